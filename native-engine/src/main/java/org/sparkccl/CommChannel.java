@@ -1,0 +1,81 @@
+package org.sparkccl;
+
+import java.util.function.BooleanSupplier;
+import org.apache.logging.log4j.LogManager;
+import org.apache.logging.log4j.Logger;
+import org.sparkccl.fifo.Fifo;
+import org.sparkccl.kernel.HostChannelKernel;
+import org.sparkccl.kernel.KernelThread;
+import org.sparkccl.kernel.KernelWaiter;
+import org.sparkccl.transport.RecvConnection;
+import org.sparkccl.transport.SendConnection;
+
+/**
+ * One ring of a communicator: its connections to the next and previous rank, its two FIFOs, and
+ * the kernel thread that runs its share of each collective.
+ */
+final class CommChannel {
+  private static final Logger LOG = LogManager.getLogger(CommChannel.class);
+
+  final int id;
+  final Fifo sendFifo;
+  final Fifo recvFifo;
+  final KernelWaiter waiter;
+  final KernelThread kernelThread;
+  final HostChannelKernel kernel;
+  SendConnection send;
+  RecvConnection recv;
+  /** Next FIFO steps the proxy will move; advanced under the communicator's launch lock. */
+  long sendBase;
+
+  long recvBase;
+  /** The collective the kernel thread is running, for messages. */
+  volatile String currentOp = "idle";
+
+  CommChannel(
+      int id, int rank, int stepSize, HostChannelKernel.Guard guard, BooleanSupplier assist) {
+    this.id = id;
+    this.waiter = new KernelWaiter(assist);
+    this.sendFifo = new Fifo(stepSize);
+    this.recvFifo = new Fifo(stepSize);
+    this.kernel = new HostChannelKernel(sendFifo, recvFifo, waiter, guard);
+    this.kernelThread = new KernelThread("sparkccl-kernel-r" + rank + "-c" + id, waiter);
+    sendFifo.onRelease(waiter);
+    recvFifo.onPublish(waiter);
+  }
+
+  /** Lets the proxy know when the kernel publishes a send slot or frees a receive slot. */
+  void wakeProxyWith(Runnable wakeProxy) {
+    sendFifo.onPublish(wakeProxy);
+    recvFifo.onRelease(wakeProxy);
+  }
+
+  void abort() {
+    sendFifo.abort();
+    recvFifo.abort();
+  }
+
+  void closeConnections() {
+    if (send != null) {
+      send.close();
+    }
+    if (recv != null) {
+      recv.close();
+    }
+  }
+
+  /**
+   * Stops the kernel thread; frees the FIFOs only if it stopped, since freed memory must never be
+   * touched again.
+   */
+  void release(long timeoutMillis) {
+    boolean stopped = kernelThread.stop(timeoutMillis);
+    closeConnections();
+    if (stopped) {
+      sendFifo.close();
+      recvFifo.close();
+    } else {
+      LOG.warn("channel {}: kernel thread did not stop; its FIFOs are not freed", id);
+    }
+  }
+}

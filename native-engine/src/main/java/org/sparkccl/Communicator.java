@@ -1,0 +1,459 @@
+package org.sparkccl;
+
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.security.SecureRandom;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.logging.log4j.LogManager;
+import org.apache.logging.log4j.Logger;
+import org.sparkccl.algorithm.ChannelPlan;
+import org.sparkccl.algorithm.ChannelSplit;
+import org.sparkccl.algorithm.RingAllReduce;
+import org.sparkccl.bootstrap.Bootstrap;
+import org.sparkccl.config.CclConfig;
+import org.sparkccl.device.DeviceBuffer;
+import org.sparkccl.device.HostBuffer;
+import org.sparkccl.device.HostDevice;
+import org.sparkccl.kernel.HostChannelKernel;
+import org.sparkccl.proxy.ProxyThread;
+import org.sparkccl.proxy.RecvProxyOp;
+import org.sparkccl.proxy.SendProxyOp;
+import org.sparkccl.transport.RecvConnection;
+import org.sparkccl.transport.socket.SocketTransport;
+import org.sparkccl.util.Backoff;
+
+/**
+ * A group of ranks that run collectives together, like an {@code ncclComm_t}.
+ *
+ * <p>Made from a {@link Bootstrap} (rank, rank count, allGather) and a {@link CclConfig}. Each
+ * collective is split over {@code nChannels} rings; per channel a kernel thread moves slices
+ * through FIFOs that the persistent proxy thread drains to, and fills from, the transport.
+ * Collectives run in the order they are called. A failure anywhere (a peer that dies, a closed
+ * connection, a stall past {@code timeout}, {@link #abort()}) fails the running collective and
+ * every later call, and closes the connections so that the peers fail too.
+ *
+ * <pre>{@code
+ * LocalBootstrap.Group group = LocalBootstrap.group(2);
+ * // on each of two threads, r = 0 or 1:
+ * try (Communicator comm = Communicator.create(group.rank(r), CclConfig.fromEnvironment());
+ *     DeviceBuffer buf = HostDevice.INSTANCE.allocate(4 * 1024)) {
+ *   comm.allReduce(buf, buf, 1024, DataType.FLOAT32, ReduceOp.SUM);
+ * }
+ * }</pre>
+ */
+public final class Communicator implements AutoCloseable {
+  private static final Logger LOG = LogManager.getLogger(Communicator.class);
+
+  private final int rank;
+  private final int nRanks;
+  private final CclConfig config;
+  private final long timeoutNanos;
+  private final CommChannel[] channels;
+  private final ProxyThread proxy;
+  private final Object launchLock = new Object();
+  private final Object failLock = new Object();
+  private final Set<CompletableFuture<Void>> pending = ConcurrentHashMap.newKeySet();
+  private SocketTransport transport;
+  private long seq;
+  private volatile CclException failure;
+  private boolean closed;
+
+  private Communicator(Bootstrap bootstrap, CclConfig config) {
+    this.rank = bootstrap.rank();
+    this.nRanks = bootstrap.nRanks();
+    this.config = config;
+    this.timeoutNanos = config.timeout().toNanos();
+    this.proxy = new ProxyThread("sparkccl-proxy-r" + rank, this::fail);
+    this.channels = new CommChannel[config.nChannels()];
+    try {
+      for (int c = 0; c < channels.length; c++) {
+        channels[c] = new CommChannel(c, rank, config.stepSize(), guard(c), proxy::assist);
+        channels[c].wakeProxyWith(proxy::wake);
+      }
+      if (nRanks > 1) {
+        connect(bootstrap);
+      }
+      proxy.start();
+    } catch (RuntimeException e) {
+      release();
+      throw e;
+    }
+    LOG.info(
+        "rank {}/{} ready: channels={} transport=socket(nThreads={}, nSocksPerThread={}) algo=ring"
+            + " (algo={}) buffSize={} stepSize={} timeout={}ms next={} prev={} listen={}",
+        rank, nRanks, channels.length, config.socketThreads(), config.socketsPerThread(),
+        config.algo(), config.buffSize(), config.stepSize(), config.timeout().toMillis(),
+        (rank + 1) % nRanks, (rank - 1 + nRanks) % nRanks,
+        transport == null ? "none" : transport.address());
+  }
+
+  /**
+   * Forms a communicator: every rank of {@code bootstrap} must call this.
+   *
+   * @throws CclException when the ranks cannot connect within the timeout
+   */
+  public static Communicator create(Bootstrap bootstrap, CclConfig config) {
+    Objects.requireNonNull(bootstrap, "bootstrap");
+    Objects.requireNonNull(config, "config");
+    EngineLogging.apply(config.debug());
+    return new Communicator(bootstrap, config);
+  }
+
+  private void connect(Bootstrap bootstrap) {
+    String host = config.socketHost() != null ? config.socketHost() : bootstrap.localHost();
+    transport =
+        SocketTransport.listen(
+            host == null ? "127.0.0.1" : host, rank, config.socketThreads(),
+            config.socketsPerThread());
+    byte[] address = transport.address().getBytes(StandardCharsets.UTF_8);
+    ByteBuffer mine = ByteBuffer.allocate(8 + address.length);
+    mine.putLong(new SecureRandom().nextLong()).put(address);
+    byte[][] all = bootstrap.allGather(mine.array(), config.timeout());
+    long token = ByteBuffer.wrap(all[0]).getLong();
+    int next = (rank + 1) % nRanks;
+    int prev = (rank - 1 + nRanks) % nRanks;
+    String nextAddress = new String(all[next], 8, all[next].length - 8, StandardCharsets.UTF_8);
+    long deadline = System.nanoTime() + timeoutNanos;
+    for (CommChannel ch : channels) {
+      ch.send =
+          transport.connect(
+              nextAddress, next, ch.id, token, proxy.selector(), proxy::wake, deadline);
+    }
+    RecvConnection[] recvs =
+        transport.accept(prev, channels.length, token, proxy.selector(), proxy::wake, deadline);
+    for (CommChannel ch : channels) {
+      ch.recv = recvs[ch.id];
+    }
+  }
+
+  private HostChannelKernel.Guard guard(int channel) {
+    return new HostChannelKernel.Guard() {
+      @Override
+      public void checkAbort() {
+        CclException f = failure;
+        if (f != null) {
+          throw new CclAbortedException(
+              "rank " + rank + ": " + channels[channel].currentOp + " failed: " + f.getMessage(), f);
+        }
+      }
+
+      @Override
+      public long timeoutNanos() {
+        return timeoutNanos;
+      }
+
+      @Override
+      public String describe(boolean sending) {
+        String peer =
+            sending
+                ? "waiting for rank " + (rank + 1) % nRanks + " to take data"
+                : "waiting for data from rank " + (rank - 1 + nRanks) % nRanks;
+        return "rank " + rank + ": " + channels[channel].currentOp + ": " + peer + " (channel "
+            + channel + ")";
+      }
+    };
+  }
+
+  public int rank() {
+    return rank;
+  }
+
+  public int nRanks() {
+    return nRanks;
+  }
+
+  public CclConfig config() {
+    return config;
+  }
+
+  /**
+   * Starts an allReduce: {@code recv[i] = op over ranks of send[i]} for {@code i < count}. {@code
+   * send == recv} works in place.
+   *
+   * @return completes when this rank's part is done, or exceptionally with a {@link
+   *     CclException} that names the rank, the peer and the operation
+   * @throws IllegalArgumentException for a null or closed buffer, a negative count, a count that
+   *     does not fit a buffer, or an op the dtype does not support
+   * @throws CclAbortedException when the communicator has failed or was aborted
+   */
+  public CompletableFuture<Void> allReduceAsync(
+      DeviceBuffer send, DeviceBuffer recv, long count, DataType dtype, ReduceOp op) {
+    Objects.requireNonNull(dtype, "dtype is null; expected one of " + DataType.names());
+    Objects.requireNonNull(op, "op is null; expected sum, prod, min, max or avg");
+    HostBuffer src = hostBuffer("send", send, count, dtype);
+    HostBuffer dst = hostBuffer("recv", recv, count, dtype);
+    if (!op.supports(dtype)) {
+      throw new IllegalArgumentException(
+          "op=" + op + " is not defined for dtype=" + dtype
+              + "; expected a floating-point dtype (float16, bfloat16, float32, float64)");
+    }
+    synchronized (launchLock) {
+      checkUsable();
+      long opSeq = ++seq;
+      String what = "allReduce #" + opSeq + " (count=" + count + ", " + dtype + ", " + op + ")";
+      CompletableFuture<Void> done = new CompletableFuture<>();
+      if (count == 0) {
+        done.complete(null);
+        return done;
+      }
+      src.retain();
+      dst.retain();
+      pending.add(done);
+      done.whenComplete(
+          (v, e) -> {
+            pending.remove(done);
+            src.release();
+            dst.release();
+          });
+      if (nRanks == 1) {
+        launchLocalCopy(src, dst, count, dtype, what, done);
+      } else {
+        launchRing(src, dst, count, dtype, op, what, done);
+      }
+      return done;
+    }
+  }
+
+  /** Blocking {@link #allReduceAsync}: returns when this rank's part is done. */
+  public void allReduce(
+      DeviceBuffer send, DeviceBuffer recv, long count, DataType dtype, ReduceOp op) {
+    await(allReduceAsync(send, recv, count, dtype, op));
+  }
+
+  private static void await(CompletableFuture<Void> f) {
+    Backoff.briefly(f::isDone);
+    try {
+      f.join();
+    } catch (CompletionException e) {
+      if (e.getCause() instanceof RuntimeException r) {
+        throw r;
+      }
+      throw e;
+    }
+  }
+
+  private void launchLocalCopy(
+      HostBuffer src, HostBuffer dst, long count, DataType dtype, String what,
+      CompletableFuture<Void> done) {
+    CommChannel ch = channels[0];
+    ch.kernelThread.submit(
+        () -> {
+          ch.currentOp = what;
+          if (src != dst) {
+            dst.memory().put(0, src.memory(), 0, (int) (count * dtype.size()));
+          }
+          done.complete(null);
+        });
+  }
+
+  private void launchRing(
+      HostBuffer src, HostBuffer dst, long count, DataType dtype, ReduceOp op, String what,
+      CompletableFuture<Void> done) {
+    int size = dtype.size();
+    int used = ChannelSplit.channels(count, size, channels.length);
+    AtomicInteger remaining = new AtomicInteger(used);
+    for (int c = 0; c < used; c++) {
+      CommChannel ch = channels[c];
+      long start = ChannelSplit.start(count, used, c);
+      long len = ChannelSplit.length(count, used, c);
+      ChannelPlan plan =
+          RingAllReduce.plan(c, rank, nRanks, start * size, len, size, config.stepSize());
+      String where = "rank " + rank + ": " + what;
+      proxy.submit(
+          new SendProxyOp(
+              ch.send, ch.sendFifo, ch.sendBase, plan.sendSteps(), timeoutNanos,
+              where + ": sending to rank " + ch.send.peer() + " (channel " + c + ")"));
+      proxy.submit(
+          new RecvProxyOp(
+              ch.recv, ch.recvFifo, ch.recvBase, plan.recvSteps(), timeoutNanos,
+              where + ": receiving from rank " + ch.recv.peer() + " (channel " + c + ")"));
+      ch.sendBase += plan.sendSteps();
+      ch.recvBase += plan.recvSteps();
+      HostChannelKernel.Work work =
+          new HostChannelKernel.Work(plan, src.memory(), dst.memory(), dtype, op, nRanks);
+      ch.kernelThread.submit(() -> runKernel(ch, work, what, remaining, done));
+    }
+  }
+
+  private void runKernel(
+      CommChannel ch, HostChannelKernel.Work work, String what, AtomicInteger remaining,
+      CompletableFuture<Void> done) {
+    ch.currentOp = what;
+    try {
+      if (done.isDone()) {
+        return;
+      }
+      ch.kernel.run(work);
+      if (remaining.decrementAndGet() == 0) {
+        done.complete(null);
+      }
+    } catch (RuntimeException e) {
+      CclException err =
+          e instanceof CclException c
+              ? c
+              : new CclException("rank " + rank + ": " + what + " failed: " + e.getMessage(), e);
+      fail(err);
+      done.completeExceptionally(err);
+    } finally {
+      ch.currentOp = "idle";
+    }
+  }
+
+  private HostBuffer hostBuffer(String name, DeviceBuffer b, long count, DataType dtype) {
+    if (b == null) {
+      throw new IllegalArgumentException(name + " buffer is null; expected a DeviceBuffer");
+    }
+    if (b.isClosed()) {
+      throw new IllegalArgumentException(name + " buffer is closed; expected an open buffer");
+    }
+    if (!(b instanceof HostBuffer h)) {
+      throw new IllegalArgumentException(
+          name + " buffer is on " + b.device().name() + "; this communicator runs on "
+              + HostDevice.INSTANCE.name());
+    }
+    if (count < 0) {
+      throw new IllegalArgumentException("count=" + count + " is negative; expected count >= 0");
+    }
+    if (count > b.byteSize() / dtype.size()) {
+      throw new IllegalArgumentException(
+          "count=" + count + " of " + dtype + " (" + dtype.size() + " bytes each) needs "
+              + count * dtype.size() + " bytes but the " + name
+              + " buffer holds " + b.byteSize() + " bytes");
+    }
+    return h;
+  }
+
+  private void checkUsable() {
+    CclException f = failure;
+    if (f != null) {
+      throw new CclAbortedException(
+          "rank " + rank + ": communicator is aborted: " + f.getMessage(), f);
+    }
+    if (closed) {
+      throw new IllegalStateException("rank " + rank + ": communicator is closed");
+    }
+  }
+
+  /**
+   * Makes every pending and future call on this communicator fail at once, and closes its
+   * connections so that the other ranks fail too. Safe from any thread; idempotent. Call {@link
+   * #close()} afterwards to release resources.
+   */
+  public void abort() {
+    fail(new CclAbortedException("rank " + rank + ": communicator aborted by abort()", null));
+  }
+
+  /** The sticky failure: first one wins; everything pending is woken and fails. */
+  private void fail(RuntimeException e) {
+    CclException err =
+        e instanceof CclException c ? c : new CclException("rank " + rank + ": " + e, e);
+    synchronized (failLock) {
+      if (failure != null) {
+        return;
+      }
+      failure = err;
+    }
+    if (e instanceof CclAbortedException && e.getCause() == null) {
+      LOG.info("{}", err.getMessage());
+    } else {
+      LOG.error("rank {}: communicator failed: {}", rank, err.getMessage());
+    }
+    proxy.dropAll();
+    for (CommChannel ch : channels) {
+      if (ch != null) {
+        ch.abort();
+        ch.closeConnections();
+      }
+    }
+    for (CompletableFuture<Void> f : List.copyOf(pending)) {
+      f.completeExceptionally(
+          new CclAbortedException("rank " + rank + ": collective failed: " + err.getMessage(), err));
+    }
+  }
+
+  /** Whether the communicator has failed or was aborted. */
+  public boolean isAborted() {
+    return failure != null;
+  }
+
+  /**
+   * Waits for pending collectives (up to the timeout), then stops every thread, closes every
+   * socket and frees every FIFO. Idempotent.
+   */
+  @Override
+  public void close() {
+    synchronized (launchLock) {
+      if (closed) {
+        return;
+      }
+      closed = true;
+    }
+    if (failure == null) {
+      drain();
+    }
+    release();
+  }
+
+  private void drain() {
+    long deadline = System.nanoTime() + timeoutNanos;
+    for (CompletableFuture<Void> f : new ArrayList<>(pending)) {
+      try {
+        f.get(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+      } catch (TimeoutException e) {
+        fail(new CclTimeoutException("rank " + rank + ": close: collectives still running"));
+        return;
+      } catch (ExecutionException e) {
+        return;
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return;
+      }
+    }
+    while (!proxy.isIdle() && failure == null) {
+      if (System.nanoTime() > deadline) {
+        fail(new CclTimeoutException("rank " + rank + ": close: sends still in flight"));
+        return;
+      }
+      try {
+        Thread.sleep(1);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return;
+      }
+    }
+  }
+
+  private void release() {
+    proxy.dropAll();
+    proxy.close();
+    for (CommChannel ch : channels) {
+      if (ch != null) {
+        ch.abort();
+        ch.release(10_000);
+      }
+    }
+    if (transport != null) {
+      transport.close();
+    }
+    for (CompletableFuture<Void> f : List.copyOf(pending)) {
+      f.completeExceptionally(
+          new CclAbortedException("rank " + rank + ": communicator closed", failure));
+    }
+  }
+
+  /** For diagnostics: the configured timeout. */
+  public Duration timeout() {
+    return config.timeout();
+  }
+}

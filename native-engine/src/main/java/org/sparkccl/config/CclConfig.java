@@ -1,0 +1,362 @@
+package org.sparkccl.config;
+
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Locale;
+import java.util.Map;
+import java.util.function.Function;
+
+/**
+ * Every tunable of the engine, immutable once built.
+ *
+ * <p>Keys (default in brackets). Outside Spark each key is read from the Java system property
+ * {@code sparkccl.<key>} and then from the environment variable {@code SPARKCCL_<KEY>} (upper
+ * case, dots as underscores: {@code socket.nThreads} is {@code SPARKCCL_SOCKET_NTHREADS}). The
+ * Spark plugin maps {@code spark.ccl.<key>} onto the same keys.
+ *
+ * <ul>
+ *   <li>{@code buffSize} [4M]: bytes of each connection's FIFO; a slot ({@code stepSize}) is 1/8
+ *       of it. Accepts K, M, G suffixes.
+ *   <li>{@code nChannels} [2]: parallel rings, each with its own connections, FIFOs and kernel.
+ *   <li>{@code socket.nThreads} [0]: helper threads per socket connection; 0 moves all data
+ *       over the control socket from the proxy thread (NCCL's default without a cloud NIC).
+ *   <li>{@code socket.nSocksPerThread} [1]: data sockets each helper thread owns.
+ *   <li>{@code socket.host} [127.0.0.1, or the bootstrap's own address when it has one]: the
+ *       address this rank listens on and advertises to its peers.
+ *   <li>{@code timeout} [120s]: longest wait without progress before a collective fails.
+ *       Accepts ms, s, m suffixes; plain numbers are seconds.
+ *   <li>{@code algo} [auto]: {@code auto} or {@code ring}.
+ *   <li>{@code debug} [WARN]: log level of the engine ({@code WARN}, {@code INFO},
+ *       {@code DEBUG}, {@code TRACE}), like {@code NCCL_DEBUG}.
+ * </ul>
+ *
+ * <pre>{@code
+ * CclConfig config = CclConfig.fromEnvironment().toBuilder().nChannels(4).build();
+ * }</pre>
+ */
+public final class CclConfig {
+  public static final String BUFF_SIZE = "buffSize";
+  public static final String N_CHANNELS = "nChannels";
+  public static final String SOCKET_N_THREADS = "socket.nThreads";
+  public static final String SOCKET_N_SOCKS_PER_THREAD = "socket.nSocksPerThread";
+  public static final String SOCKET_HOST = "socket.host";
+  public static final String TIMEOUT = "timeout";
+  public static final String ALGO = "algo";
+  public static final String DEBUG = "debug";
+
+  public static final int BUFF_SIZE_DEFAULT = 4 << 20;
+  public static final int N_CHANNELS_DEFAULT = 2;
+  public static final int SOCKET_N_THREADS_DEFAULT = 0;
+  public static final int SOCKET_N_SOCKS_PER_THREAD_DEFAULT = 1;
+  public static final Duration TIMEOUT_DEFAULT = Duration.ofSeconds(120);
+  public static final String ALGO_DEFAULT = "auto";
+  public static final String DEBUG_DEFAULT = "WARN";
+
+  /** NCCL's caps for its socket transport (MAX_THREADS, MAX_SOCKETS). */
+  public static final int MAX_SOCKET_THREADS = 16;
+
+  public static final int MAX_SOCKETS = 64;
+  public static final int MAX_CHANNELS = 32;
+
+  /** FIFO slots per connection, NCCL_STEPS. */
+  public static final int STEPS = 8;
+
+  private final int buffSize;
+  private final int nChannels;
+  private final int socketThreads;
+  private final int socketsPerThread;
+  private final String socketHost;
+  private final Duration timeout;
+  private final String algo;
+  private final String debug;
+
+  private CclConfig(Builder b) {
+    this.buffSize = b.buffSize;
+    this.nChannels = b.nChannels;
+    this.socketThreads = b.socketThreads;
+    this.socketsPerThread = b.socketsPerThread;
+    this.socketHost = b.socketHost;
+    this.timeout = b.timeout;
+    this.algo = b.algo;
+    this.debug = b.debug;
+  }
+
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  /** The defaults, overridden by {@code sparkccl.*} system properties and {@code SPARKCCL_*}. */
+  public static CclConfig fromEnvironment() {
+    return fromLookup(
+        key -> {
+          String v = System.getProperty("sparkccl." + key);
+          return v != null ? v : System.getenv(environmentName(key));
+        });
+  }
+
+  /** The defaults, overridden by entries of {@code values} keyed by the names above. */
+  public static CclConfig fromMap(Map<String, String> values) {
+    return fromLookup(values::get);
+  }
+
+  /** {@code SPARKCCL_SOCKET_NTHREADS} for {@code socket.nThreads}. */
+  public static String environmentName(String key) {
+    return "SPARKCCL_" + key.replace('.', '_').toUpperCase(Locale.ROOT);
+  }
+
+  private static CclConfig fromLookup(Function<String, String> lookup) {
+    Builder b = builder();
+    apply(lookup, BUFF_SIZE, v -> b.buffSize(toIntBytes(BUFF_SIZE, parseBytes(BUFF_SIZE, v))));
+    apply(lookup, N_CHANNELS, v -> b.nChannels(parseInt(N_CHANNELS, v)));
+    apply(lookup, SOCKET_N_THREADS, v -> b.socketThreads(parseInt(SOCKET_N_THREADS, v)));
+    apply(
+        lookup,
+        SOCKET_N_SOCKS_PER_THREAD,
+        v -> b.socketsPerThread(parseInt(SOCKET_N_SOCKS_PER_THREAD, v)));
+    apply(lookup, SOCKET_HOST, b::socketHost);
+    apply(lookup, TIMEOUT, v -> b.timeout(parseDuration(TIMEOUT, v)));
+    apply(lookup, ALGO, b::algo);
+    apply(lookup, DEBUG, b::debug);
+    return b.build();
+  }
+
+  private static void apply(
+      Function<String, String> lookup, String key, java.util.function.Consumer<String> setter) {
+    String v = lookup.apply(key);
+    if (v != null && !v.isBlank()) {
+      setter.accept(v.trim());
+    }
+  }
+
+  /** Parses {@code 4M}, {@code 512K}, {@code 1G} or a plain byte count. */
+  public static long parseBytes(String key, String text) {
+    String t = text.trim().toUpperCase(Locale.ROOT);
+    long mult = 1;
+    if (t.endsWith("B")) {
+      t = t.substring(0, t.length() - 1);
+    }
+    if (t.endsWith("K")) {
+      mult = 1L << 10;
+    } else if (t.endsWith("M")) {
+      mult = 1L << 20;
+    } else if (t.endsWith("G")) {
+      mult = 1L << 30;
+    }
+    if (mult != 1) {
+      t = t.substring(0, t.length() - 1);
+    }
+    try {
+      long v = Long.parseLong(t.trim());
+      if (v < 0) {
+        throw new NumberFormatException("negative");
+      }
+      return Math.multiplyExact(v, mult);
+    } catch (NumberFormatException | ArithmeticException e) {
+      throw new IllegalArgumentException(
+          key + "=" + text + " is not a byte size; expected a number with an optional K, M or G"
+              + " suffix, e.g. 4M");
+    }
+  }
+
+  private static int toIntBytes(String key, long v) {
+    if (v > Integer.MAX_VALUE) {
+      throw new IllegalArgumentException(key + "=" + v + " is too large; expected at most 1G");
+    }
+    return (int) v;
+  }
+
+  private static int parseInt(String key, String text) {
+    try {
+      return Integer.parseInt(text.trim());
+    } catch (NumberFormatException e) {
+      throw new IllegalArgumentException(key + "=" + text + " is not an integer");
+    }
+  }
+
+  /** Parses {@code 500ms}, {@code 30s}, {@code 2m} or a plain number of seconds. */
+  public static Duration parseDuration(String key, String text) {
+    String t = text.trim().toLowerCase(Locale.ROOT);
+    try {
+      if (t.endsWith("ms")) {
+        return Duration.ofMillis(Long.parseLong(t.substring(0, t.length() - 2).trim()));
+      } else if (t.endsWith("s")) {
+        return Duration.ofMillis(
+            Math.round(Double.parseDouble(t.substring(0, t.length() - 1).trim()) * 1000));
+      } else if (t.endsWith("m")) {
+        return Duration.ofMinutes(Long.parseLong(t.substring(0, t.length() - 1).trim()));
+      }
+      return Duration.ofMillis(Math.round(Double.parseDouble(t) * 1000));
+    } catch (NumberFormatException e) {
+      throw new IllegalArgumentException(
+          key + "=" + text + " is not a duration; expected e.g. 500ms, 30s, 2m or 30");
+    }
+  }
+
+  public int buffSize() {
+    return buffSize;
+  }
+
+  /** Bytes of one FIFO slot: {@code buffSize / STEPS}. */
+  public int stepSize() {
+    return buffSize / STEPS;
+  }
+
+  public int nChannels() {
+    return nChannels;
+  }
+
+  public int socketThreads() {
+    return socketThreads;
+  }
+
+  public int socketsPerThread() {
+    return socketsPerThread;
+  }
+
+  /** Data sockets per connection: 0 when the control socket carries the data. */
+  public int socketCount() {
+    return socketThreads * socketsPerThread;
+  }
+
+  /** Explicit listen address, or {@code null} to take the bootstrap's. */
+  public String socketHost() {
+    return socketHost;
+  }
+
+  public Duration timeout() {
+    return timeout;
+  }
+
+  public String algo() {
+    return algo;
+  }
+
+  public String debug() {
+    return debug;
+  }
+
+  public Builder toBuilder() {
+    return new Builder(this);
+  }
+
+  /** Key to value, in the order of the class documentation; what INFO logs print. */
+  public Map<String, String> asMap() {
+    Map<String, String> m = new LinkedHashMap<>();
+    m.put(BUFF_SIZE, Integer.toString(buffSize));
+    m.put(N_CHANNELS, Integer.toString(nChannels));
+    m.put(SOCKET_N_THREADS, Integer.toString(socketThreads));
+    m.put(SOCKET_N_SOCKS_PER_THREAD, Integer.toString(socketsPerThread));
+    m.put(SOCKET_HOST, socketHost == null ? "auto" : socketHost);
+    m.put(TIMEOUT, timeout.toMillis() + "ms");
+    m.put(ALGO, algo);
+    m.put(DEBUG, debug);
+    return m;
+  }
+
+  @Override
+  public String toString() {
+    return asMap().toString();
+  }
+
+  /** Fluent builder; {@link #build()} validates every value at once. */
+  public static final class Builder {
+    private int buffSize = BUFF_SIZE_DEFAULT;
+    private int nChannels = N_CHANNELS_DEFAULT;
+    private int socketThreads = SOCKET_N_THREADS_DEFAULT;
+    private int socketsPerThread = SOCKET_N_SOCKS_PER_THREAD_DEFAULT;
+    private String socketHost;
+    private Duration timeout = TIMEOUT_DEFAULT;
+    private String algo = ALGO_DEFAULT;
+    private String debug = DEBUG_DEFAULT;
+
+    private Builder() {}
+
+    private Builder(CclConfig c) {
+      buffSize = c.buffSize;
+      nChannels = c.nChannels;
+      socketThreads = c.socketThreads;
+      socketsPerThread = c.socketsPerThread;
+      socketHost = c.socketHost;
+      timeout = c.timeout;
+      algo = c.algo;
+      debug = c.debug;
+    }
+
+    public Builder buffSize(int v) {
+      buffSize = v;
+      return this;
+    }
+
+    public Builder nChannels(int v) {
+      nChannels = v;
+      return this;
+    }
+
+    public Builder socketThreads(int v) {
+      socketThreads = v;
+      return this;
+    }
+
+    public Builder socketsPerThread(int v) {
+      socketsPerThread = v;
+      return this;
+    }
+
+    public Builder socketHost(String v) {
+      socketHost = v;
+      return this;
+    }
+
+    public Builder timeout(Duration v) {
+      timeout = v;
+      return this;
+    }
+
+    public Builder algo(String v) {
+      algo = v == null ? null : v.toLowerCase(Locale.ROOT);
+      return this;
+    }
+
+    public Builder debug(String v) {
+      debug = v == null ? null : v.toUpperCase(Locale.ROOT);
+      return this;
+    }
+
+    public CclConfig build() {
+      int minBuff = STEPS * 1024;
+      if (buffSize < minBuff || buffSize % (STEPS * 64) != 0) {
+        throw new IllegalArgumentException(
+            BUFF_SIZE + "=" + buffSize + " is invalid; expected at least " + minBuff
+                + " and a multiple of " + (STEPS * 64));
+      }
+      if (nChannels < 1 || nChannels > MAX_CHANNELS) {
+        throw new IllegalArgumentException(
+            N_CHANNELS + "=" + nChannels + " is invalid; expected 1.." + MAX_CHANNELS);
+      }
+      if (socketThreads < 0 || socketThreads > MAX_SOCKET_THREADS) {
+        throw new IllegalArgumentException(
+            SOCKET_N_THREADS + "=" + socketThreads + " is invalid; expected 0.."
+                + MAX_SOCKET_THREADS);
+      }
+      if (socketsPerThread < 1 || socketThreads * socketsPerThread > MAX_SOCKETS) {
+        throw new IllegalArgumentException(
+            SOCKET_N_SOCKS_PER_THREAD + "=" + socketsPerThread + " is invalid; expected at least 1"
+                + " and " + SOCKET_N_THREADS + " x " + SOCKET_N_SOCKS_PER_THREAD + " <= "
+                + MAX_SOCKETS);
+      }
+      if (timeout == null || timeout.isZero() || timeout.isNegative()) {
+        throw new IllegalArgumentException(
+            TIMEOUT + "=" + timeout + " is invalid; expected a positive duration");
+      }
+      if (!"auto".equals(algo) && !"ring".equals(algo)) {
+        throw new IllegalArgumentException(
+            ALGO + "=" + algo + " is invalid; expected auto or ring");
+      }
+      if (debug == null || !debug.matches("OFF|ERROR|WARN|INFO|DEBUG|TRACE")) {
+        throw new IllegalArgumentException(
+            DEBUG + "=" + debug + " is invalid; expected one of WARN, INFO, DEBUG, TRACE");
+      }
+      return new CclConfig(this);
+    }
+  }
+}

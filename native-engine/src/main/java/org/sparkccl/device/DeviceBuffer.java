@@ -1,0 +1,36 @@
+package org.sparkccl.device;
+
+import java.nio.ByteBuffer;
+
+/**
+ * Memory that collectives read and write. Today it is off-heap host memory ({@link HostBuffer});
+ * a CUDA backend implements the same interface, so code above the kernels only moves data through
+ * these methods and never assumes host memory.
+ *
+ * <pre>{@code
+ * try (DeviceBuffer buf = HostDevice.INSTANCE.allocate(1024 * 4)) {
+ *   buf.copyFromHost(ByteBuffer.allocateDirect(4096), 0);
+ *   communicator.allReduce(buf, buf, 1024, DataType.FLOAT32, ReduceOp.SUM);
+ * }
+ * }</pre>
+ */
+public interface DeviceBuffer extends AutoCloseable {
+  /** The device this memory lives on. */
+  Device device();
+
+  /** Size in bytes. */
+  long byteSize();
+
+  /** True once {@link #close()} has released the memory. */
+  boolean isClosed();
+
+  /** Copies {@code src.remaining()} bytes from host memory to this buffer at {@code offset}. */
+  void copyFromHost(ByteBuffer src, long offset);
+
+  /** Copies {@code dst.remaining()} bytes from this buffer at {@code offset} into {@code dst}. */
+  void copyToHost(long offset, ByteBuffer dst);
+
+  /** Releases the memory; idempotent. */
+  @Override
+  void close();
+}

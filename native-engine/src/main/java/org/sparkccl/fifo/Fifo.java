@@ -1,0 +1,116 @@
+package org.sparkccl.fifo;
+
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import org.sparkccl.device.DirectMemory;
+
+/**
+ * One connection's FIFO in host memory, laid out as {@link FifoLayout} says. Producer and consumer
+ * may be on different threads (kernel and proxy); ordering is acquire/release on the counters,
+ * and counter stores are volatile so that a waiter that registers and then re-reads a counter
+ * never misses a wake-up (see {@code kernel.KernelWaiter}).
+ */
+public final class Fifo implements AutoCloseable {
+  private static final VarHandle LONGS =
+      MethodHandles.byteBufferViewVarHandle(long[].class, ByteOrder.nativeOrder());
+  private static final VarHandle INTS =
+      MethodHandles.byteBufferViewVarHandle(int[].class, ByteOrder.nativeOrder());
+
+  private final ByteBuffer control;
+  private final ByteBuffer data;
+  private final ByteBuffer[] slots;
+  private final int stepSize;
+  private volatile Runnable producerWaker = () -> {};
+  private volatile Runnable consumerWaker = () -> {};
+  private boolean closed;
+
+  public Fifo(int stepSize) {
+    this.stepSize = stepSize;
+    this.control = DirectMemory.allocate(FifoLayout.CONTROL_BYTES);
+    this.data = DirectMemory.allocate(FifoLayout.STEPS * stepSize);
+    this.slots = new ByteBuffer[FifoLayout.STEPS];
+    for (int i = 0; i < FifoLayout.STEPS; i++) {
+      slots[i] = data.slice(i * stepSize, stepSize).order(ByteOrder.nativeOrder());
+      INTS.setRelease(control, FifoLayout.sizeOffset(i), FifoLayout.EMPTY);
+    }
+  }
+
+  /** Called after the consumer frees a slot (the producer may be waiting for one). */
+  public void onRelease(Runnable wakeProducer) {
+    this.producerWaker = wakeProducer;
+  }
+
+  /** Called after the producer fills a slot (the consumer may be waiting for one). */
+  public void onPublish(Runnable wakeConsumer) {
+    this.consumerWaker = wakeConsumer;
+  }
+
+  public int stepSize() {
+    return stepSize;
+  }
+
+  /** The slot that {@code step} uses; position 0, capacity {@code stepSize}. */
+  public ByteBuffer slot(long step) {
+    return slots[FifoLayout.slotOf(step)];
+  }
+
+  public long head() {
+    return (long) LONGS.getVolatile(control, FifoLayout.HEAD_OFFSET);
+  }
+
+  public long tail() {
+    return (long) LONGS.getVolatile(control, FifoLayout.TAIL_OFFSET);
+  }
+
+  /** Whether the producer may fill {@code step}'s slot. */
+  public boolean hasRoomFor(long step) {
+    return step - head() < FifoLayout.STEPS;
+  }
+
+  /** Whether the producer has published {@code step}. */
+  public boolean isFilled(long step) {
+    return tail() > step;
+  }
+
+  /** Bytes the producer put in {@code step}'s slot. */
+  public int size(long step) {
+    return (int) INTS.getAcquire(control, FifoLayout.sizeOffset(FifoLayout.slotOf(step)));
+  }
+
+  /** Producer: {@code step}'s slot holds {@code bytes} bytes; make it visible to the consumer. */
+  public void publish(long step, int bytes) {
+    INTS.setRelease(control, FifoLayout.sizeOffset(FifoLayout.slotOf(step)), bytes);
+    LONGS.setVolatile(control, FifoLayout.TAIL_OFFSET, step + 1);
+    consumerWaker.run();
+  }
+
+  /** Consumer: done with {@code step}'s slot; hand it back to the producer. */
+  public void release(long step) {
+    INTS.setRelease(control, FifoLayout.sizeOffset(FifoLayout.slotOf(step)), FifoLayout.EMPTY);
+    LONGS.setVolatile(control, FifoLayout.HEAD_OFFSET, step + 1);
+    producerWaker.run();
+  }
+
+  /** Sets the abort word that spinning kernels check, and wakes both sides. */
+  public void abort() {
+    INTS.setVolatile(control, FifoLayout.ABORT_OFFSET, 1);
+    producerWaker.run();
+    consumerWaker.run();
+  }
+
+  public boolean isAborted() {
+    return (int) INTS.getVolatile(control, FifoLayout.ABORT_OFFSET) != 0;
+  }
+
+  /** Frees the memory; only once no kernel or proxy touches the FIFO any more. */
+  @Override
+  public synchronized void close() {
+    if (!closed) {
+      closed = true;
+      DirectMemory.free(control);
+      DirectMemory.free(data);
+    }
+  }
+}

@@ -1,0 +1,139 @@
+package org.sparkccl.kernel;
+
+import java.nio.ByteBuffer;
+import org.sparkccl.CclTimeoutException;
+import org.sparkccl.DataType;
+import org.sparkccl.ReduceOp;
+import org.sparkccl.algorithm.ChannelPlan;
+import org.sparkccl.algorithm.PrimitiveCall;
+import org.sparkccl.fifo.Fifo;
+
+/**
+ * The "kernel" of one channel on host memory: runs a channel plan's primitives slice by slice over
+ * the channel's send FIFO (to the next rank) and receive FIFO (from the previous rank), exactly as
+ * a GPU block would. Only the channel's kernel thread calls {@link #run}; the step counters are
+ * that thread's own.
+ */
+public final class HostChannelKernel {
+  private final Fifo sendFifo;
+  private final Fifo recvFifo;
+  private final KernelWaiter waiter;
+  private final int stepSize;
+  private final Guard guard;
+  private long sendStep;
+  private long recvStep;
+
+  /** What a kernel checks while it waits: abort and the no-progress deadline. */
+  public interface Guard {
+    /** Throws when the communicator is aborted. */
+    void checkAbort();
+
+    /** Nanoseconds a wait may last without progress. */
+    long timeoutNanos();
+
+    /** Describes a stalled wait for error messages ("no data from rank 3 (channel 1)"). */
+    String describe(boolean sending);
+  }
+
+  public HostChannelKernel(Fifo sendFifo, Fifo recvFifo, KernelWaiter waiter, Guard guard) {
+    this.sendFifo = sendFifo;
+    this.recvFifo = recvFifo;
+    this.waiter = waiter;
+    this.stepSize = sendFifo.stepSize();
+    this.guard = guard;
+  }
+
+  /** One collective's work for this channel. */
+  public record Work(
+      ChannelPlan plan, ByteBuffer src, ByteBuffer dst, DataType type, ReduceOp op, int nRanks) {}
+
+  public void run(Work w) {
+    for (PrimitiveCall call : w.plan().calls()) {
+      long done = 0;
+      while (done < call.bytes()) {
+        int len = (int) Math.min(stepSize, call.bytes() - done);
+        slice(w, call, (int) (call.offset() + done), len);
+        done += len;
+      }
+    }
+  }
+
+  private void slice(Work w, PrimitiveCall call, int off, int len) {
+    int elems = len / w.type().size();
+    switch (call.kind()) {
+      case SEND -> {
+        ByteBuffer out = awaitSendSlot();
+        out.put(0, w.src(), off, len);
+        publish(len);
+      }
+      case RECV -> {
+        ByteBuffer in = awaitRecvSlot(len);
+        w.dst().put(off, in, 0, len);
+        releaseRecv();
+      }
+      case RECV_REDUCE_SEND -> {
+        ByteBuffer in = awaitRecvSlot(len);
+        ByteBuffer out = awaitSendSlot();
+        Reducer.reduce(w.type(), w.op(), in, 0, w.src(), off, out, 0, elems);
+        publish(len);
+        releaseRecv();
+      }
+      case RECV_REDUCE_COPY_SEND -> {
+        ByteBuffer in = awaitRecvSlot(len);
+        ByteBuffer out = awaitSendSlot();
+        Reducer.reduce(w.type(), w.op(), in, 0, w.src(), off, w.dst(), off, elems);
+        if (w.op() == ReduceOp.AVG) {
+          Reducer.divide(w.type(), w.dst(), off, elems, w.nRanks());
+        }
+        out.put(0, w.dst(), off, len);
+        publish(len);
+        releaseRecv();
+      }
+      case RECV_COPY_SEND -> {
+        ByteBuffer in = awaitRecvSlot(len);
+        ByteBuffer out = awaitSendSlot();
+        w.dst().put(off, in, 0, len);
+        out.put(0, in, 0, len);
+        publish(len);
+        releaseRecv();
+      }
+    }
+  }
+
+  private ByteBuffer awaitSendSlot() {
+    long step = sendStep;
+    waiter.await(() -> sendFifo.hasRoomFor(step), waited -> check(waited, true));
+    return sendFifo.slot(step);
+  }
+
+  private void publish(int len) {
+    sendFifo.publish(sendStep, len);
+    sendStep++;
+  }
+
+  private ByteBuffer awaitRecvSlot(int expected) {
+    long step = recvStep;
+    waiter.await(() -> recvFifo.isFilled(step), waited -> check(waited, false));
+    int got = recvFifo.size(step);
+    if (got != expected) {
+      throw new IllegalStateException(
+          guard.describe(false) + ": received a slice of " + got + " bytes where this rank"
+              + " expected " + expected + " (step " + step + "); the ranks disagree on the call");
+    }
+    return recvFifo.slot(step);
+  }
+
+  private void releaseRecv() {
+    recvFifo.release(recvStep);
+    recvStep++;
+  }
+
+  private void check(long waitedNanos, boolean sending) {
+    guard.checkAbort();
+    if (waitedNanos > guard.timeoutNanos()) {
+      throw new CclTimeoutException(
+          guard.describe(sending) + " for " + waitedNanos / 1_000_000 + " ms (timeout "
+              + guard.timeoutNanos() / 1_000_000 + " ms)");
+    }
+  }
+}

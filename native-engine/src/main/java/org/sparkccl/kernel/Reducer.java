@@ -1,0 +1,172 @@
+package org.sparkccl.kernel;
+
+import java.nio.ByteBuffer;
+import java.util.function.LongBinaryOperator;
+import org.sparkccl.DataType;
+import org.sparkccl.ReduceOp;
+
+/**
+ * Element-wise reductions over host memory: {@code out[i] = a[i] op b[i]} for every data type and
+ * operator. Offsets are in bytes, counts in elements; buffers are native order. {@code AVG}
+ * reduces as {@code SUM}; the final division is {@link #divide}. Half-precision types are
+ * computed in float32 and rounded once per operation, as a GPU's half adds do.
+ */
+public final class Reducer {
+  private Reducer() {}
+
+  public static void reduce(
+      DataType type, ReduceOp op, ByteBuffer a, int ao, ByteBuffer b, int bo, ByteBuffer out,
+      int oo, int count) {
+    switch (type) {
+      case FLOAT32 -> float32(op, a, ao, b, bo, out, oo, count);
+      case FLOAT64 -> float64(op, a, ao, b, bo, out, oo, count);
+      case FLOAT16, BFLOAT16 -> half(type, op, a, ao, b, bo, out, oo, count);
+      default -> integer(type, op, a, ao, b, bo, out, oo, count);
+    }
+  }
+
+  private static void float32(
+      ReduceOp op, ByteBuffer a, int ao, ByteBuffer b, int bo, ByteBuffer o, int oo, int n) {
+    int end = 4 * n;
+    switch (op) {
+      case SUM, AVG -> {
+        for (int i = 0; i < end; i += 4) {
+          o.putFloat(oo + i, a.getFloat(ao + i) + b.getFloat(bo + i));
+        }
+      }
+      case PROD -> {
+        for (int i = 0; i < end; i += 4) {
+          o.putFloat(oo + i, a.getFloat(ao + i) * b.getFloat(bo + i));
+        }
+      }
+      case MIN -> {
+        for (int i = 0; i < end; i += 4) {
+          o.putFloat(oo + i, Math.min(a.getFloat(ao + i), b.getFloat(bo + i)));
+        }
+      }
+      case MAX -> {
+        for (int i = 0; i < end; i += 4) {
+          o.putFloat(oo + i, Math.max(a.getFloat(ao + i), b.getFloat(bo + i)));
+        }
+      }
+    }
+  }
+
+  private static void float64(
+      ReduceOp op, ByteBuffer a, int ao, ByteBuffer b, int bo, ByteBuffer o, int oo, int n) {
+    int end = 8 * n;
+    switch (op) {
+      case SUM, AVG -> {
+        for (int i = 0; i < end; i += 8) {
+          o.putDouble(oo + i, a.getDouble(ao + i) + b.getDouble(bo + i));
+        }
+      }
+      case PROD -> {
+        for (int i = 0; i < end; i += 8) {
+          o.putDouble(oo + i, a.getDouble(ao + i) * b.getDouble(bo + i));
+        }
+      }
+      case MIN -> {
+        for (int i = 0; i < end; i += 8) {
+          o.putDouble(oo + i, Math.min(a.getDouble(ao + i), b.getDouble(bo + i)));
+        }
+      }
+      case MAX -> {
+        for (int i = 0; i < end; i += 8) {
+          o.putDouble(oo + i, Math.max(a.getDouble(ao + i), b.getDouble(bo + i)));
+        }
+      }
+    }
+  }
+
+  private static void half(
+      DataType type, ReduceOp op, ByteBuffer a, int ao, ByteBuffer b, int bo, ByteBuffer o,
+      int oo, int n) {
+    boolean bf = type == DataType.BFLOAT16;
+    for (int i = 0; i < 2 * n; i += 2) {
+      float x = toFloat(bf, a.getShort(ao + i));
+      float y = toFloat(bf, b.getShort(bo + i));
+      float r =
+          switch (op) {
+            case SUM, AVG -> x + y;
+            case PROD -> x * y;
+            case MIN -> Math.min(x, y);
+            case MAX -> Math.max(x, y);
+          };
+      o.putShort(oo + i, fromFloat(bf, r));
+    }
+  }
+
+  private static float toFloat(boolean bf, short s) {
+    return bf ? HalfFloats.bfloat16ToFloat(s) : HalfFloats.halfToFloat(s);
+  }
+
+  private static short fromFloat(boolean bf, float f) {
+    return bf ? HalfFloats.floatToBfloat16(f) : HalfFloats.floatToHalf(f);
+  }
+
+  /** Integer types computed in 64 bits, extended by signedness, truncated on store. */
+  private static void integer(
+      DataType type, ReduceOp op, ByteBuffer a, int ao, ByteBuffer b, int bo, ByteBuffer o,
+      int oo, int n) {
+    LongBinaryOperator f = integerOp(type, op);
+    boolean signed = type.isSigned();
+    switch (type.size()) {
+      case 1 -> {
+        for (int i = 0; i < n; i++) {
+          long x = signed ? a.get(ao + i) : a.get(ao + i) & 0xffL;
+          long y = signed ? b.get(bo + i) : b.get(bo + i) & 0xffL;
+          o.put(oo + i, (byte) f.applyAsLong(x, y));
+        }
+      }
+      case 4 -> {
+        for (int i = 0; i < 4 * n; i += 4) {
+          long x = signed ? a.getInt(ao + i) : a.getInt(ao + i) & 0xffffffffL;
+          long y = signed ? b.getInt(bo + i) : b.getInt(bo + i) & 0xffffffffL;
+          o.putInt(oo + i, (int) f.applyAsLong(x, y));
+        }
+      }
+      default -> {
+        for (int i = 0; i < 8 * n; i += 8) {
+          o.putLong(oo + i, f.applyAsLong(a.getLong(ao + i), b.getLong(bo + i)));
+        }
+      }
+    }
+  }
+
+  private static LongBinaryOperator integerOp(DataType type, ReduceOp op) {
+    boolean unsigned64 = type == DataType.UINT64;
+    return switch (op) {
+      case SUM, AVG -> Long::sum;
+      case PROD -> (x, y) -> x * y;
+      case MIN -> unsigned64 ? (x, y) -> Long.compareUnsigned(x, y) <= 0 ? x : y : Math::min;
+      case MAX -> unsigned64 ? (x, y) -> Long.compareUnsigned(x, y) >= 0 ? x : y : Math::max;
+    };
+  }
+
+  /** {@code buf[i] /= divisor} for floating-point types: the last step of {@code AVG}. */
+  public static void divide(DataType type, ByteBuffer buf, int off, int count, int divisor) {
+    if (divisor == 1) {
+      return;
+    }
+    switch (type) {
+      case FLOAT32 -> {
+        for (int i = 0; i < 4 * count; i += 4) {
+          buf.putFloat(off + i, buf.getFloat(off + i) / divisor);
+        }
+      }
+      case FLOAT64 -> {
+        for (int i = 0; i < 8 * count; i += 8) {
+          buf.putDouble(off + i, buf.getDouble(off + i) / divisor);
+        }
+      }
+      case FLOAT16, BFLOAT16 -> {
+        boolean bf = type == DataType.BFLOAT16;
+        for (int i = 0; i < 2 * count; i += 2) {
+          buf.putShort(off + i, fromFloat(bf, toFloat(bf, buf.getShort(off + i)) / divisor));
+        }
+      }
+      default -> throw new IllegalArgumentException("avg is not defined for dtype=" + type);
+    }
+  }
+}

@@ -1,0 +1,81 @@
+package org.sparkccl.perf;
+
+import java.util.ArrayList;
+import java.util.List;
+import org.sparkccl.config.CclConfig;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.ITypeConverter;
+import picocli.CommandLine.Option;
+
+/** Command line of {@code bin/sparkccl-perf}, modelled on nccl-tests. */
+@Command(
+    name = "sparkccl-perf",
+    mixinStandardHelpOptions = true,
+    description = "Measures SparkCCL collectives the way nccl-tests does.")
+final class PerfOptions {
+  /** Sizes like 8, 64K, 16M, 1G. */
+  static final class Bytes implements ITypeConverter<Long> {
+    @Override
+    public Long convert(String value) {
+      return CclConfig.parseBytes("size", value);
+    }
+  }
+
+  @Option(names = "-n", description = "ranks: separate JVMs on this machine (default ${DEFAULT-VALUE})")
+  int ranks = 2;
+
+  @Option(names = "-b", converter = Bytes.class, description = "smallest size in bytes (default ${DEFAULT-VALUE})")
+  long minBytes = 8;
+
+  @Option(names = "-e", converter = Bytes.class, description = "largest size in bytes (default ${DEFAULT-VALUE})")
+  long maxBytes = 32 << 20;
+
+  @Option(names = "-f", description = "size factor between steps (default ${DEFAULT-VALUE})")
+  int factor = 2;
+
+  @Option(names = "-o", description = "operation: allreduce (default ${DEFAULT-VALUE})")
+  String operation = "allreduce";
+
+  @Option(names = "-d", description = "dtype: int8 uint8 int32 uint32 int64 uint64 float16 bfloat16 float32 float64 (default ${DEFAULT-VALUE})")
+  String dtype = "float32";
+
+  @Option(names = "-r", description = "reduction: sum prod min max avg (default ${DEFAULT-VALUE})")
+  String redop = "sum";
+
+  @Option(names = "-t", description = "transport: socket (default ${DEFAULT-VALUE})")
+  String transport = "socket";
+
+  @Option(names = "-w", description = "warm-up iterations (default ${DEFAULT-VALUE})")
+  int warmup = 5;
+
+  @Option(names = "-i", description = "timed iterations (default ${DEFAULT-VALUE})")
+  int iters = 20;
+
+  @Option(names = "-c", description = "check results: 0 or 1 (default ${DEFAULT-VALUE})")
+  int check = 1;
+
+  @Option(names = "--json", description = "also write the rows as JSON to this file")
+  String json;
+
+  @Option(names = "--timeout", description = "seconds a rank process may run in all (default ${DEFAULT-VALUE})")
+  int processTimeoutSeconds = 600;
+
+  @Option(names = "--rank", hidden = true, description = "internal: this process's rank")
+  int rank = -1;
+
+  @Option(names = "--root", hidden = true, description = "internal: bootstrap root address")
+  String root;
+
+  /** Arguments to hand a rank process: everything but the internal options. */
+  List<String> forRank(int r, String rootAddress) {
+    List<String> a = new ArrayList<>();
+    a.addAll(List.of("-n", "" + ranks, "-b", "" + minBytes, "-e", "" + maxBytes, "-f", "" + factor));
+    a.addAll(List.of("-o", operation, "-d", dtype, "-r", redop, "-t", transport));
+    a.addAll(List.of("-w", "" + warmup, "-i", "" + iters, "-c", "" + check));
+    if (json != null) {
+      a.addAll(List.of("--json", json));
+    }
+    a.addAll(List.of("--rank", "" + r, "--root", rootAddress));
+    return a;
+  }
+}

@@ -1,0 +1,28 @@
+package org.sparkccl.proxy;
+
+/**
+ * A unit of proxy work, as the seed's {@code ncclProxyArgs}: the proxy thread calls
+ * {@link #progress} until {@link #isDone}. Operations on the same connection run one after the
+ * other through {@link #nextPeer}, in the order they were submitted.
+ */
+public abstract class ProxyOp {
+  ProxyOp next;
+  ProxyOp nextPeer;
+
+  /** Operations with equal keys share a connection and must run in order. */
+  public abstract Object peerKey();
+
+  /**
+   * Does whatever can be done now without blocking.
+   *
+   * @param nowNanos the proxy's clock
+   * @return whether anything moved
+   * @throws org.sparkccl.CclException on a transport failure or a stall past the timeout
+   */
+  public abstract boolean progress(long nowNanos);
+
+  public abstract boolean isDone();
+
+  /** What the operation does, for error messages ("rank 1: allReduce #3 ...: sending to rank 2"). */
+  public abstract String what();
+}

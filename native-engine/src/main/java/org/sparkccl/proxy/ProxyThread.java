@@ -1,0 +1,260 @@
+package org.sparkccl.proxy;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.channels.Selector;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Consumer;
+import org.apache.logging.log4j.LogManager;
+import org.apache.logging.log4j.Logger;
+import org.sparkccl.CclException;
+import org.sparkccl.CclTimeoutException;
+import org.sparkccl.util.Backoff;
+
+/**
+ * The persistent proxy thread of the seed. Created with the communicator; walks a linked list of
+ * operations calling each one's non-blocking {@code progress}; unlinks finished ones, replacing
+ * each by its {@code nextPeer} when it has one.
+ *
+ * <p>Waiting: with no operations it blocks in {@link Selector#select()}, which costs no CPU. With
+ * operations that cannot move it spins a little, yields, then waits in the selector on the
+ * sockets its connections registered, with a short timeout as a guard. Every wake-up source
+ * (submission, a kernel publishing or freeing a slot, a helper thread finishing a chunk) calls
+ * {@link #wake()}, i.e. {@link Selector#wakeup()}, whose contract makes the next or current
+ * select return: a wake-up can never be lost.
+ */
+public final class ProxyThread implements AutoCloseable {
+  private static final Logger LOG = LogManager.getLogger(ProxyThread.class);
+  private static final int SPINS = 32;
+  private static final long BUSY_SELECT_MS = 1;
+
+  private final Selector selector;
+  private final Thread thread;
+  private final ConcurrentLinkedQueue<ProxyOp> submitted = new ConcurrentLinkedQueue<>();
+  private final Consumer<RuntimeException> onError;
+  private final ReentrantLock progressLock = new ReentrantLock();
+  private ProxyOp head;
+  private volatile boolean stopping;
+  private volatile boolean dropAll;
+  private volatile boolean idle = true;
+
+  /**
+   * Creates the thread (not started: connections register with {@link #selector()} first).
+   *
+   * @param name thread name
+   * @param onError told of the first failure of any operation, on the proxy thread
+   */
+  public ProxyThread(String name, Consumer<RuntimeException> onError) {
+    try {
+      this.selector = Selector.open();
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot open a selector for the proxy thread", e);
+    }
+    this.onError = onError;
+    this.thread = new Thread(this::loop, name);
+    this.thread.setDaemon(true);
+  }
+
+  /** The selector connections register their sockets with, so readiness wakes the proxy. */
+  public Selector selector() {
+    return selector;
+  }
+
+  public void start() {
+    thread.start();
+  }
+
+  /** Queues an operation; the proxy thread links it in. */
+  public void submit(ProxyOp op) {
+    idle = false;
+    submitted.add(op);
+    selector.wakeup();
+  }
+
+  /** Makes the proxy look at its operations again. */
+  public void wake() {
+    selector.wakeup();
+  }
+
+  /** True when no operation is queued or linked. */
+  public boolean isIdle() {
+    return idle && submitted.isEmpty();
+  }
+
+  /** Drops every operation (after a failure or an abort); the thread keeps running until close. */
+  public void dropAll() {
+    dropAll = true;
+    selector.wakeup();
+  }
+
+  private void loop() {
+    int idleRounds = 0;
+    long idleSince = 0;
+    try {
+      while (!stopping) {
+        boolean empty;
+        boolean moved;
+        progressLock.lock();
+        try {
+          if (dropAll) {
+            head = null;
+            submitted.clear();
+          }
+          linkSubmitted();
+          empty = head == null;
+          moved = !empty && progressAll();
+        } finally {
+          progressLock.unlock();
+        }
+        if (empty) {
+          idle = true;
+          if (!Backoff.briefly(() -> !submitted.isEmpty() || stopping || dropAll)) {
+            selector.select();
+            selector.selectedKeys().clear();
+          }
+        } else if (moved) {
+          idleRounds = 0;
+        } else if (++idleRounds <= SPINS) {
+          Thread.onSpinWait();
+          idleSince = System.nanoTime();
+        } else if (System.nanoTime() - idleSince < Backoff.YIELD_NANOS) {
+          Thread.yield();
+        } else {
+          selector.select(BUSY_SELECT_MS);
+          selector.selectedKeys().clear();
+        }
+      }
+    } catch (IOException | RuntimeException e) {
+      LOG.error("proxy thread {} failed", thread.getName(), e);
+      onError.accept(new IllegalStateException("proxy thread failed: " + e, e));
+    }
+  }
+
+  /**
+   * Lends the calling thread to the proxy: one progress pass if no other thread is in one. Host
+   * kernels call this while they wait, so that on a busy ring the data moves without waking the
+   * proxy thread (a thread wake-up costs more than a small message's whole hop); the proxy
+   * thread still owns progress whenever no kernel is waiting. Passes are mutually exclusive, so
+   * operations and connections only ever see one thread at a time.
+   *
+   * @return whether anything moved
+   */
+  public boolean assist() {
+    if (dropAll || stopping || !progressLock.tryLock()) {
+      return false;
+    }
+    try {
+      linkSubmitted();
+      return head != null && progressAll();
+    } finally {
+      progressLock.unlock();
+    }
+  }
+
+  private void linkSubmitted() {
+    ProxyOp op;
+    while ((op = submitted.poll()) != null) {
+      op.next = null;
+      op.nextPeer = null;
+      ProxyOp same = findPeer(op.peerKey());
+      if (same != null) {
+        while (same.nextPeer != null) {
+          same = same.nextPeer;
+        }
+        same.nextPeer = op;
+      } else if (head == null) {
+        head = op;
+      } else {
+        ProxyOp last = head;
+        while (last.next != null) {
+          last = last.next;
+        }
+        last.next = op;
+      }
+    }
+  }
+
+  private ProxyOp findPeer(Object key) {
+    for (ProxyOp p = head; p != null; p = p.next) {
+      if (p.peerKey() == key) {
+        return p;
+      }
+    }
+    return null;
+  }
+
+  /** One pass over the list; unlinks finished operations. Returns whether anything moved. */
+  private boolean progressAll() {
+    boolean moved = false;
+    long now = System.nanoTime();
+    ProxyOp prev = null;
+    ProxyOp op = head;
+    while (op != null) {
+      try {
+        moved |= op.progress(now);
+      } catch (RuntimeException e) {
+        head = null;
+        onError.accept(describe(op, e));
+        return true;
+      }
+      ProxyOp following = op.next;
+      if (op.isDone()) {
+        ProxyOp replacement = op.nextPeer;
+        if (replacement != null) {
+          replacement.next = following;
+          following = replacement;
+        }
+        if (prev == null) {
+          head = following;
+        } else {
+          prev.next = following;
+        }
+        moved = true;
+        op = following;
+        continue;
+      }
+      prev = op;
+      op = following;
+    }
+    return moved;
+  }
+
+  private static RuntimeException describe(ProxyOp op, RuntimeException e) {
+    String message = op.what() + ": " + e.getMessage();
+    return e instanceof CclTimeoutException
+        ? new CclTimeoutException(message)
+        : new CclException(message, e);
+  }
+
+  /** Stops the thread and closes the selector; waits at most {@code timeoutMillis}. */
+  public void close(long timeoutMillis) {
+    stopping = true;
+    selector.wakeup();
+    try {
+      if (thread.isAlive() || thread.getState() != Thread.State.NEW) {
+        thread.join(timeoutMillis);
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    if (thread.isAlive()) {
+      LOG.warn("proxy thread {} did not stop within {} ms", thread.getName(), timeoutMillis);
+    }
+    try {
+      selector.close();
+    } catch (IOException e) {
+      LOG.debug("closing the proxy selector", e);
+    }
+  }
+
+  @Override
+  public void close() {
+    close(10_000);
+  }
+
+  /** The thread, for tests that check it is gone after close. */
+  Thread thread() {
+    return thread;
+  }
+}

@@ -1,0 +1,14 @@
+package org.sparkccl.transport;
+
+/** A send or receive in flight on a connection; polled by the proxy thread, never blocks. */
+public interface NetRequest {
+  /**
+   * Moves the request along and says whether it has completed.
+   *
+   * @throws org.sparkccl.CclException when the connection failed
+   */
+  boolean test();
+
+  /** Bytes moved; valid once {@link #test()} returned true. */
+  int size();
+}

@@ -1,0 +1,128 @@
+package org.sparkccl.transport.socket;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.Selector;
+import java.nio.channels.SocketChannel;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
+import org.apache.logging.log4j.LogManager;
+import org.apache.logging.log4j.Logger;
+import org.sparkccl.CclException;
+
+/**
+ * What the two ends of a socket connection share (NCCL's net_socket comm): a control socket the
+ * proxy thread drives without blocking, and {@code nThreads x nSocksPerThread} data sockets owned
+ * by helper threads. Messages below {@link #MIN_CHUNK} bytes, and all messages when there are no
+ * data sockets, travel inline on the control socket; larger ones are cut into chunks of at least
+ * {@link #MIN_CHUNK} bytes, chunk {@code i} on data socket {@code i % nSocks}.
+ */
+abstract class SocketConnection {
+  private static final Logger LOG = LogManager.getLogger(SocketConnection.class);
+
+  /** NCCL's MIN_CHUNKSIZE for its socket transport. */
+  static final int MIN_CHUNK = 64 << 10;
+
+  protected final SocketChannel control;
+  protected final SelectionKey controlKey;
+  protected final SocketChannel[] data;
+  protected final SocketHelperThread[] helpers;
+  protected final ArrayDeque<SocketRequest> queue = new ArrayDeque<>();
+  protected final String description;
+  private final int peer;
+  private boolean closed;
+
+  SocketConnection(
+      String description, int peer, SocketChannel control, SocketChannel[] data, int nThreads,
+      Selector proxySelector, Runnable wakeProxy) throws IOException {
+    this.description = description;
+    this.peer = peer;
+    this.control = control;
+    this.data = data;
+    control.configureBlocking(false);
+    this.controlKey = control.register(proxySelector, 0);
+    this.helpers = new SocketHelperThread[nThreads];
+    int perThread = nThreads == 0 ? 0 : data.length / nThreads;
+    for (int t = 0; t < nThreads; t++) {
+      helpers[t] =
+          new SocketHelperThread(
+              "sparkccl-socket-" + description.replace(' ', '-') + "-t" + t,
+              wakeProxy,
+              i -> description + " (data socket " + i + ")");
+      for (int s = t * perThread; s < (t + 1) * perThread; s++) {
+        helpers[t].own(data[s], s);
+      }
+    }
+    for (SocketHelperThread h : helpers) {
+      h.start();
+    }
+  }
+
+  public int peer() {
+    return peer;
+  }
+
+  /** Whether a payload of {@code size} bytes travels on the control socket. */
+  protected boolean isInline(int size) {
+    return data.length == 0 || size < MIN_CHUNK;
+  }
+
+  /** Cuts {@code payload} into chunk tasks and hands them to the helper threads. */
+  protected ChunkTask[] dispatchChunks(ByteBuffer payload, int size, boolean send) {
+    int nSocks = data.length;
+    int chunk = Math.max(MIN_CHUNK, (size + nSocks - 1) / nSocks);
+    chunk = (chunk + 63) & ~63;
+    List<ChunkTask> tasks = new ArrayList<>();
+    for (int i = 0, off = 0; off < size; i++, off += chunk) {
+      int len = Math.min(chunk, size - off);
+      int socket = i % nSocks;
+      ChunkTask t = new ChunkTask(data[socket], payload.slice(off, len), send);
+      tasks.add(t);
+      helpers[socket / (nSocks / helpers.length)].submit(t);
+    }
+    return tasks.toArray(new ChunkTask[0]);
+  }
+
+  /** Moves queued requests along on the control socket; proxy thread only. */
+  abstract void progress();
+
+  protected void interest(int ops) {
+    if (controlKey.isValid() && controlKey.interestOps() != ops) {
+      controlKey.interestOps(ops);
+    }
+  }
+
+  protected CclException failure(String what, Exception e) {
+    return new CclException(description + ": " + what + (e == null ? "" : ": " + e.getMessage()));
+  }
+
+  public synchronized void close() {
+    if (closed) {
+      return;
+    }
+    closed = true;
+    controlKey.cancel();
+    closeQuietly(control);
+    for (SocketChannel c : data) {
+      closeQuietly(c);
+    }
+    for (SocketHelperThread h : helpers) {
+      h.close();
+    }
+  }
+
+  private static void closeQuietly(SocketChannel c) {
+    try {
+      c.close();
+    } catch (IOException e) {
+      LOG.debug("closing a socket", e);
+    }
+  }
+
+  @Override
+  public String toString() {
+    return description;
+  }
+}

@@ -1,0 +1,143 @@
+package org.sparkccl.transport.socket;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.Selector;
+import java.nio.channels.SocketChannel;
+import java.util.ArrayDeque;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.function.IntFunction;
+import org.apache.logging.log4j.LogManager;
+import org.apache.logging.log4j.Logger;
+import org.sparkccl.CclException;
+
+/**
+ * A helper thread of the socket transport (NCCL's {@code persistentSocketThread}): owns a few data
+ * sockets of one connection and moves the chunks the proxy hands it, in order per socket, with
+ * non-blocking I/O. It waits in its selector (no CPU) when it has nothing to move or the sockets
+ * are not ready, and wakes the proxy whenever a chunk completes.
+ */
+final class SocketHelperThread implements AutoCloseable {
+  private static final Logger LOG = LogManager.getLogger(SocketHelperThread.class);
+  private static final long SELECT_MS = 100;
+
+  private final Selector selector;
+  private final Thread thread;
+  private final ConcurrentLinkedQueue<ChunkTask> incoming = new ConcurrentLinkedQueue<>();
+  private final Runnable wakeProxy;
+  private final IntFunction<String> describeSocket;
+  private volatile boolean stopping;
+
+  SocketHelperThread(String name, Runnable wakeProxy, IntFunction<String> describeSocket) {
+    try {
+      this.selector = Selector.open();
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot open a selector for " + name, e);
+    }
+    this.wakeProxy = wakeProxy;
+    this.describeSocket = describeSocket;
+    this.thread = new Thread(this::loop, name);
+    this.thread.setDaemon(true);
+  }
+
+  /** Takes ownership of a data socket; before {@link #start()}. */
+  void own(SocketChannel channel, int socketIndex) throws IOException {
+    channel.configureBlocking(false);
+    channel.register(selector, 0, new Owned(socketIndex));
+  }
+
+  void start() {
+    thread.start();
+  }
+
+  void submit(ChunkTask task) {
+    incoming.add(task);
+    selector.wakeup();
+  }
+
+  private static final class Owned {
+    final int socketIndex;
+    final ArrayDeque<ChunkTask> tasks = new ArrayDeque<>();
+
+    Owned(int socketIndex) {
+      this.socketIndex = socketIndex;
+    }
+  }
+
+  private void loop() {
+    try {
+      while (!stopping) {
+        ChunkTask t;
+        while ((t = incoming.poll()) != null) {
+          ((Owned) t.channel.keyFor(selector).attachment()).tasks.add(t);
+        }
+        boolean moved = false;
+        for (SelectionKey key : selector.keys()) {
+          moved |= progress(key);
+        }
+        if (!moved) {
+          selector.select(SELECT_MS);
+          selector.selectedKeys().clear();
+        }
+      }
+    } catch (IOException | RuntimeException e) {
+      LOG.error("socket helper {} failed", thread.getName(), e);
+    }
+  }
+
+  private boolean progress(SelectionKey key) {
+    Owned owned = (Owned) key.attachment();
+    SocketChannel ch = (SocketChannel) key.channel();
+    boolean moved = false;
+    try {
+      ChunkTask head;
+      while ((head = owned.tasks.peek()) != null) {
+        int n = head.send ? ch.write(head.buffer) : ch.read(head.buffer);
+        if (n < 0) {
+          throw new IOException("closed by the peer");
+        }
+        moved |= n > 0;
+        if (head.buffer.hasRemaining()) {
+          break;
+        }
+        owned.tasks.poll();
+        head.complete();
+        wakeProxy.run();
+      }
+      int want = head == null ? 0 : head.send ? SelectionKey.OP_WRITE : SelectionKey.OP_READ;
+      if (key.interestOps() != want) {
+        key.interestOps(want);
+      }
+    } catch (IOException | RuntimeException e) {
+      CclException failure =
+          new CclException(describeSocket.apply(owned.socketIndex) + " failed: " + e.getMessage());
+      for (ChunkTask t : owned.tasks) {
+        t.fail(failure);
+      }
+      owned.tasks.clear();
+      key.cancel();
+      wakeProxy.run();
+      moved = true;
+    }
+    return moved;
+  }
+
+  @Override
+  public void close() {
+    stopping = true;
+    selector.wakeup();
+    try {
+      if (thread.getState() != Thread.State.NEW) {
+        thread.join(10_000);
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    try {
+      selector.close();
+    } catch (IOException e) {
+      LOG.debug("closing a helper selector", e);
+    }
+  }
+}

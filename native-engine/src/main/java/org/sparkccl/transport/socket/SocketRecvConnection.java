@@ -1,0 +1,80 @@
+package org.sparkccl.transport.socket;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.Selector;
+import java.nio.channels.SocketChannel;
+import org.sparkccl.transport.NetRequest;
+import org.sparkccl.transport.RecvConnection;
+
+/** The receiving end of a socket connection. */
+final class SocketRecvConnection extends SocketConnection implements RecvConnection {
+  SocketRecvConnection(
+      String description, int peer, SocketChannel control, SocketChannel[] data, int nThreads,
+      Selector proxySelector, Runnable wakeProxy) throws IOException {
+    super(description, peer, control, data, nThreads, proxySelector, wakeProxy);
+  }
+
+  @Override
+  public NetRequest postRecv(ByteBuffer slot, long step) {
+    SocketRequest r = new SocketRequest(this, slot, step);
+    queue.add(r);
+    progress();
+    return r;
+  }
+
+  @Override
+  void progress() {
+    try {
+      SocketRequest r;
+      while ((r = queue.peek()) != null) {
+        if (r.header.hasRemaining()) {
+          read(r.header);
+          if (r.header.hasRemaining()) {
+            interest(SelectionKey.OP_READ);
+            return;
+          }
+          parseHeader(r);
+        }
+        if (r.inline) {
+          if (r.payload.hasRemaining()) {
+            read(r.payload);
+            if (r.payload.hasRemaining()) {
+              interest(SelectionKey.OP_READ);
+              return;
+            }
+          }
+        } else if (r.chunks == null) {
+          r.chunks = dispatchChunks(r.payload, r.size, false);
+        }
+        r.controlDone = true;
+        queue.poll();
+      }
+      interest(0);
+    } catch (IOException e) {
+      throw failure("receiving failed", e);
+    }
+  }
+
+  /** Reads what is there; throws when the peer has closed. */
+  private void read(ByteBuffer into) throws IOException {
+    if (control.read(into) < 0) {
+      throw failure("connection closed by the peer (did the peer process die or abort?)", null);
+    }
+  }
+
+  private void parseHeader(SocketRequest r) {
+    long step = r.header.getLong(0);
+    int size = r.header.getInt(8);
+    if (step != r.step || size < 0 || size > r.slot.capacity()) {
+      throw failure(
+          "protocol error: got step " + step + " of " + size + " bytes, expected step " + r.step
+              + " of at most " + r.slot.capacity() + " bytes",
+          null);
+    }
+    r.size = size;
+    r.inline = isInline(size);
+    r.payload = r.slot.slice(0, size);
+  }
+}

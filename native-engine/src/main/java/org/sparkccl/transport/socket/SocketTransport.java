@@ -1,0 +1,249 @@
+package org.sparkccl.transport.socket;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.StandardSocketOptions;
+import java.nio.ByteBuffer;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.Selector;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.apache.logging.log4j.LogManager;
+import org.apache.logging.log4j.Logger;
+import org.sparkccl.CclException;
+import org.sparkccl.CclTimeoutException;
+import org.sparkccl.transport.RecvConnection;
+import org.sparkccl.transport.SendConnection;
+
+/**
+ * The socket transport on Java NIO: a listener per rank, and per channel a connection to the next
+ * rank made of one control socket and {@code nThreads x nSocksPerThread} data sockets.
+ *
+ * <pre>{@code
+ * SocketTransport t = SocketTransport.listen("127.0.0.1", rank, 0, 1);
+ * // exchange t.address() and a token with the peers, then:
+ * SendConnection out = t.connect(nextAddress, next, channel, token, sel, proxy::wake, deadline);
+ * RecvConnection in = t.accept(prev, nChannels, token, sel, proxy::wake, deadline)[channel];
+ * }</pre>
+ */
+public final class SocketTransport implements AutoCloseable {
+  private static final Logger LOG = LogManager.getLogger(SocketTransport.class);
+
+  private final ServerSocketChannel listener;
+  private final int rank;
+  private final int nThreads;
+  private final int nSocks;
+
+  private SocketTransport(ServerSocketChannel listener, int rank, int nThreads, int nSocks) {
+    this.listener = listener;
+    this.rank = rank;
+    this.nThreads = nThreads;
+    this.nSocks = nSocks;
+  }
+
+  /** Opens a listener on {@code host}, on a port the system picks. */
+  public static SocketTransport listen(String host, int rank, int nThreads, int nSocksPerThread) {
+    try {
+      ServerSocketChannel l = ServerSocketChannel.open();
+      l.bind(new InetSocketAddress(host, 0), 256);
+      l.configureBlocking(false);
+      return new SocketTransport(l, rank, nThreads, nThreads * nSocksPerThread);
+    } catch (IOException e) {
+      throw new CclException("rank " + rank + ": cannot listen on " + host + ": " + e.getMessage(), e);
+    }
+  }
+
+  /** {@code host:port} that peers connect to. */
+  public String address() {
+    try {
+      InetSocketAddress a = (InetSocketAddress) listener.getLocalAddress();
+      return a.getHostString() + ":" + a.getPort();
+    } catch (IOException e) {
+      throw new CclException("rank " + rank + ": listener has no address: " + e.getMessage(), e);
+    }
+  }
+
+  /** Connects channel {@code channel}'s sending end to rank {@code peer} at {@code address}. */
+  public SendConnection connect(
+      String address, int peer, int channel, long token, Selector proxySelector,
+      Runnable wakeProxy, long deadlineNanos) {
+    String what = "rank " + rank + " -> rank " + peer + " (channel " + channel + ")";
+    SocketChannel control = null;
+    SocketChannel[] data = new SocketChannel[nSocks];
+    try {
+      control = open(address, deadlineNanos, what);
+      write(control, new Handshake(token, rank, channel, Handshake.CONTROL).encode());
+      for (int i = 0; i < nSocks; i++) {
+        data[i] = open(address, deadlineNanos, what);
+        write(data[i], new Handshake(token, rank, channel, i).encode());
+      }
+      return new SocketSendConnection(what, peer, control, data, nThreads, proxySelector, wakeProxy);
+    } catch (IOException e) {
+      closeAll(control, data);
+      throw new CclException(what + ": cannot connect to " + address + ": " + e.getMessage(), e);
+    } catch (RuntimeException e) {
+      closeAll(control, data);
+      throw e;
+    }
+  }
+
+  /**
+   * Accepts every channel's sockets from rank {@code peer} and returns the receiving ends,
+   * indexed by channel. Connections with a wrong token or from another rank are refused.
+   */
+  public RecvConnection[] accept(
+      int peer, int nChannels, long token, Selector proxySelector, Runnable wakeProxy,
+      long deadlineNanos) {
+    int expected = nChannels * (1 + nSocks);
+    Map<Integer, SocketChannel> got = new HashMap<>();
+    Map<SocketChannel, ByteBuffer> pending = new HashMap<>();
+    try (Selector sel = Selector.open()) {
+      listener.register(sel, SelectionKey.OP_ACCEPT);
+      while (got.size() < expected) {
+        long left = deadlineNanos - System.nanoTime();
+        if (left <= 0) {
+          throw new CclTimeoutException(
+              "rank " + rank + ": only " + got.size() + " of " + expected + " sockets from rank "
+                  + peer + " arrived before the timeout");
+        }
+        sel.select(Math.max(1, TimeUnit.NANOSECONDS.toMillis(left)));
+        for (Iterator<SelectionKey> it = sel.selectedKeys().iterator(); it.hasNext(); ) {
+          SelectionKey k = it.next();
+          it.remove();
+          if (k.isAcceptable()) {
+            SocketChannel c = listener.accept();
+            if (c != null) {
+              c.configureBlocking(false);
+              c.setOption(StandardSocketOptions.TCP_NODELAY, true);
+              c.register(sel, SelectionKey.OP_READ);
+              pending.put(c, ByteBuffer.allocate(Handshake.BYTES));
+            }
+          } else if (k.isReadable()) {
+            readHandshake((SocketChannel) k.channel(), pending, got, peer, nChannels, token, k);
+          }
+        }
+      }
+      RecvConnection[] result = new RecvConnection[nChannels];
+      for (int c = 0; c < nChannels; c++) {
+        SocketChannel[] data = new SocketChannel[nSocks];
+        for (int i = 0; i < nSocks; i++) {
+          data[i] = got.get(key(c, i));
+          data[i].keyFor(sel).cancel();
+        }
+        SocketChannel control = got.get(key(c, Handshake.CONTROL));
+        control.keyFor(sel).cancel();
+        sel.selectNow();
+        String what = "rank " + rank + " <- rank " + peer + " (channel " + c + ")";
+        result[c] =
+            new SocketRecvConnection(what, peer, control, data, nThreads, proxySelector, wakeProxy);
+      }
+      listener.keyFor(sel).cancel();
+      sel.selectNow();
+      return result;
+    } catch (IOException e) {
+      got.values().forEach(SocketTransport::closeQuietly);
+      throw new CclException("rank " + rank + ": accepting from rank " + peer + " failed: " + e, e);
+    } catch (RuntimeException e) {
+      got.values().forEach(SocketTransport::closeQuietly);
+      pending.keySet().forEach(SocketTransport::closeQuietly);
+      throw e;
+    }
+  }
+
+  private void readHandshake(
+      SocketChannel c, Map<SocketChannel, ByteBuffer> pending, Map<Integer, SocketChannel> got,
+      int peer, int nChannels, long token, SelectionKey k) throws IOException {
+    ByteBuffer b = pending.get(c);
+    if (c.read(b) < 0) {
+      k.cancel();
+      pending.remove(c);
+      closeQuietly(c);
+      return;
+    }
+    if (b.hasRemaining()) {
+      return;
+    }
+    pending.remove(c);
+    Handshake h;
+    try {
+      h = Handshake.decode(b);
+    } catch (CclException e) {
+      LOG.warn("rank {}: {}", rank, e.getMessage());
+      k.cancel();
+      closeQuietly(c);
+      return;
+    }
+    boolean valid =
+        h.token() == token && h.fromRank() == peer && h.channel() >= 0 && h.channel() < nChannels
+            && h.socketIndex() >= Handshake.CONTROL && h.socketIndex() < nSocks
+            && !got.containsKey(key(h.channel(), h.socketIndex()));
+    if (!valid) {
+      LOG.warn(
+          "rank {}: refused a connection {} (expected token {} from rank {})", rank, h, token, peer);
+      k.cancel();
+      closeQuietly(c);
+      return;
+    }
+    got.put(key(h.channel(), h.socketIndex()), c);
+  }
+
+  private static int key(int channel, int socketIndex) {
+    return channel * 1000 + socketIndex + 1;
+  }
+
+  private static SocketChannel open(String address, long deadlineNanos, String what)
+      throws IOException {
+    int colon = address.lastIndexOf(':');
+    InetSocketAddress to =
+        new InetSocketAddress(address.substring(0, colon), Integer.parseInt(address.substring(colon + 1)));
+    long left = TimeUnit.NANOSECONDS.toMillis(deadlineNanos - System.nanoTime());
+    if (left <= 0) {
+      throw new CclTimeoutException(what + ": timed out before connecting to " + address);
+    }
+    SocketChannel c = SocketChannel.open();
+    try {
+      c.setOption(StandardSocketOptions.TCP_NODELAY, true);
+      c.socket().connect(to, (int) Math.min(Integer.MAX_VALUE, left));
+      return c;
+    } catch (IOException e) {
+      closeQuietly(c);
+      throw e;
+    }
+  }
+
+  private static void write(SocketChannel c, ByteBuffer b) throws IOException {
+    while (b.hasRemaining()) {
+      c.write(b);
+    }
+  }
+
+  private static void closeAll(SocketChannel control, SocketChannel[] data) {
+    closeQuietly(control);
+    for (SocketChannel d : data) {
+      closeQuietly(d);
+    }
+  }
+
+  private static void closeQuietly(SocketChannel c) {
+    if (c != null) {
+      try {
+        c.close();
+      } catch (IOException e) {
+        LOG.debug("closing a socket", e);
+      }
+    }
+  }
+
+  @Override
+  public void close() {
+    try {
+      listener.close();
+    } catch (IOException e) {
+      LOG.debug("closing the listener", e);
+    }
+  }
+}

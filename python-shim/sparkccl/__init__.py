@@ -1,0 +1,1 @@
+"""PySpark shim for SparkCCL. The API arrives with the Spark plugin issue."""
