@@ -98,6 +98,7 @@ public final class ProxyThread implements AutoCloseable {
         progressLock.lock();
         try {
           if (dropAll) {
+            dropAll = false;
             head = null;
             submitted.clear();
           }

@@ -1,0 +1,82 @@
+package org.sparkccl.proxy;
+
+import org.sparkccl.fifo.Fifo;
+import org.sparkccl.fifo.FifoLayout;
+import org.sparkccl.transport.NetRequest;
+
+/**
+ * Moves {@code nSteps} FIFO steps from {@code base} on between a FIFO and a connection, with the
+ * seed's counters: {@code posted} (handed to the transport) and {@code done} (completed by it).
+ * At most one request per slot is in flight; a stall with requests in flight fails after the
+ * timeout.
+ */
+abstract class FifoProxyOp extends ProxyOp {
+  protected final Fifo fifo;
+  private final Object connection;
+  private final long base;
+  private final long nSteps;
+  private final NetRequest[] requests = new NetRequest[FifoLayout.STEPS];
+  private final StallClock clock;
+  private final String what;
+  private long posted;
+  private long done;
+
+  FifoProxyOp(
+      Object connection, Fifo fifo, long base, long nSteps, long timeoutNanos, String what) {
+    this.connection = connection;
+    this.fifo = fifo;
+    this.base = base;
+    this.nSteps = nSteps;
+    this.clock = new StallClock(timeoutNanos);
+    this.what = what;
+  }
+
+  /** Whether {@code step} can be handed to the transport now. */
+  protected abstract boolean canPost(long step);
+
+  /** Hands {@code step} to the transport. */
+  protected abstract NetRequest post(long step);
+
+  /** The transport finished {@code step}: give the slot to the kernel. */
+  protected abstract void complete(long step, NetRequest request);
+
+  @Override
+  public final Object peerKey() {
+    return connection;
+  }
+
+  @Override
+  public final boolean progress(long now) {
+    boolean moved = false;
+    while (posted < nSteps && canPost(base + posted)) {
+      long step = base + posted;
+      requests[FifoLayout.slotOf(step)] = post(step);
+      posted++;
+      moved = true;
+    }
+    while (done < posted && requests[FifoLayout.slotOf(base + done)].test()) {
+      long step = base + done;
+      NetRequest r = requests[FifoLayout.slotOf(step)];
+      requests[FifoLayout.slotOf(step)] = null;
+      complete(step, r);
+      done++;
+      moved = true;
+    }
+    if (moved) {
+      clock.moved(now);
+    } else if (done < posted) {
+      clock.check(now);
+    }
+    return moved;
+  }
+
+  @Override
+  public final boolean isDone() {
+    return done == nSteps;
+  }
+
+  @Override
+  public final String what() {
+    return what;
+  }
+}

@@ -1,0 +1,256 @@
+package org.sparkccl;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SplittableRandom;
+import java.util.concurrent.CompletableFuture;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+import org.sparkccl.algorithm.RingAllReduce;
+import org.sparkccl.bootstrap.LocalBootstrap;
+import org.sparkccl.config.CclConfig;
+import org.sparkccl.device.DeviceBuffer;
+import org.sparkccl.device.HostDevice;
+
+/**
+ * allReduce with ranks as threads of this JVM, every data type and operator against an
+ * independent reference. One set of communicators per setup; the cases run one after the other
+ * on it, so the FIFO step counters keep growing across collectives as in real use.
+ */
+@DisplayName("allReduce with ranks as threads")
+class AllReduceTest {
+  private static final Duration WAIT = Duration.ofSeconds(60);
+  private static final int SMALL_BUFF = 64 << 10;
+
+  /** One communicator setup; {@code reduced} runs a smaller dtype x op x count set. */
+  record Setup(
+      int ranks, int channels, int buffSize, int socketThreads, int socksPerThread,
+      boolean reduced) {
+    CclConfig config() {
+      return CclConfig.builder()
+          .buffSize(buffSize)
+          .nChannels(channels)
+          .socketThreads(socketThreads)
+          .socketsPerThread(socksPerThread)
+          .timeout(Duration.ofSeconds(30))
+          .build();
+    }
+
+    @Override
+    public String toString() {
+      return ranks + " rank(s), " + channels + " channel(s), buffSize " + (buffSize >> 10) + "K"
+          + (socketThreads > 0
+              ? ", socket.nThreads " + socketThreads + " x nSocksPerThread " + socksPerThread
+              : "")
+          + (reduced ? " (reduced set)" : "");
+    }
+  }
+
+  static Stream<Setup> setups() {
+    return Stream.of(
+        new Setup(1, 1, SMALL_BUFF, 0, 1, false),
+        new Setup(2, 1, SMALL_BUFF, 0, 1, false),
+        new Setup(3, 2, SMALL_BUFF, 0, 1, false),
+        new Setup(4, 4, SMALL_BUFF, 0, 1, false),
+        new Setup(2, 2, CclConfig.BUFF_SIZE_DEFAULT, 0, 1, true),
+        new Setup(3, 2, SMALL_BUFF, 2, 2, true),
+        new Setup(8, 2, SMALL_BUFF, 0, 1, true));
+  }
+
+  /** dtype x op pairs of the reduced set: every dtype and every op at least once. */
+  private static final List<Object[]> REDUCED =
+      List.of(
+          new Object[] {DataType.FLOAT32, ReduceOp.SUM},
+          new Object[] {DataType.FLOAT32, ReduceOp.AVG},
+          new Object[] {DataType.FLOAT64, ReduceOp.PROD},
+          new Object[] {DataType.FLOAT16, ReduceOp.SUM},
+          new Object[] {DataType.BFLOAT16, ReduceOp.MAX},
+          new Object[] {DataType.INT8, ReduceOp.MIN},
+          new Object[] {DataType.UINT8, ReduceOp.SUM},
+          new Object[] {DataType.INT32, ReduceOp.PROD},
+          new Object[] {DataType.UINT32, ReduceOp.MAX},
+          new Object[] {DataType.INT64, ReduceOp.SUM},
+          new Object[] {DataType.UINT64, ReduceOp.MIN});
+
+  /**
+   * A count that covers at least two full ring rounds on every channel the setup has: a round
+   * of a channel is {@code ranks} chunks of {@link RingAllReduce#CHUNK_STEPS} slots, and a
+   * channel is only used for 128 KiB of data or more. Odd, so it divides by neither the ranks
+   * nor the channels.
+   */
+  static int multiRoundCount(Setup s, DataType t) {
+    long chunkElems = (long) (s.buffSize() / CclConfig.STEPS / t.size()) * RingAllReduce.CHUNK_STEPS;
+    long perChannel = Math.max(2L * Math.max(2, s.ranks()) * chunkElems, (128 << 10) / t.size());
+    long count = s.channels() * perChannel + 13;
+    // default 4M buffers would need hundreds of MiB for two rounds: a few channels' worth is enough
+    return (int) Math.min(count, (4L << 20) / t.size() + 13);
+  }
+
+  @ParameterizedTest(name = "every dtype x op x count matches the reference: {0}")
+  @MethodSource("setups")
+  void everyDtypeOpAndCountMatchesTheReference(Setup s) {
+    Communicator[] comms = RankHarness.createAll(s.ranks(), s.config(), WAIT);
+    List<String> wrong = new ArrayList<>();
+    int cases = 0;
+    try {
+      List<Object[]> pairs = new ArrayList<>();
+      if (s.reduced()) {
+        pairs.addAll(REDUCED);
+      } else {
+        for (DataType t : DataType.values()) {
+          for (ReduceOp op : ReduceOp.values()) {
+            if (op.supports(t)) {
+              pairs.add(new Object[] {t, op});
+            }
+          }
+        }
+      }
+      long seed = 1;
+      for (Object[] p : pairs) {
+        DataType t = (DataType) p[0];
+        ReduceOp op = (ReduceOp) p[1];
+        int[] counts =
+            s.reduced()
+                ? new int[] {1, 1003, multiRoundCount(s, t)}
+                : new int[] {0, 1, 7, 1003, multiRoundCount(s, t)};
+        for (int count : counts) {
+          // the reduced set alternates in-place and out-of-place instead of running both
+          boolean[] placements =
+              s.reduced() ? new boolean[] {seed % 2 == 0} : new boolean[] {false, true};
+          for (boolean inPlace : placements) {
+            String name =
+                s + ": " + t + " " + op + " count=" + count + (inPlace ? " in-place" : " out-of-place");
+            String m;
+            try {
+              m = RankHarness.allReduceAndCheck(comms, count, t, op, inPlace, seed++, WAIT);
+            } catch (AssertionError e) {
+              throw new AssertionError(name + ": " + e.getMessage(), e);
+            }
+            cases++;
+            if (m != null) {
+              wrong.add(name + ":" + m);
+            }
+          }
+        }
+      }
+    } finally {
+      if (wrong.isEmpty()) {
+        RankHarness.closeAll(comms, WAIT);
+      } else {
+        RankHarness.closeQuietly(comms);
+      }
+    }
+    if (!wrong.isEmpty()) {
+      fail(wrong.size() + " of " + cases + " cases wrong:\n" + String.join("\n", wrong));
+    }
+    assertTrue(cases > 0, "no case ran");
+  }
+
+  @Test
+  @DisplayName("ranks calling the blocking allReduce from their own threads get the reference")
+  void blockingAllReduceOnRankThreads() {
+    int n = 3;
+    CclConfig config =
+        CclConfig.builder().buffSize(SMALL_BUFF).nChannels(2).timeout(Duration.ofSeconds(30)).build();
+    LocalBootstrap.Group group = LocalBootstrap.group(n);
+    Object[][] cases = {
+      {DataType.FLOAT32, ReduceOp.SUM, 100_003},
+      {DataType.INT32, ReduceOp.MAX, 70_001},
+      {DataType.BFLOAT16, ReduceOp.AVG, 9_999},
+      {DataType.UINT64, ReduceOp.PROD, 20_011},
+      {DataType.FLOAT16, ReduceOp.MIN, 1},
+    };
+    RankHarness.run(
+        n,
+        WAIT,
+        rank -> {
+          try (Communicator comm = Communicator.create(group.rank(rank), config)) {
+            for (int k = 0; k < cases.length; k++) {
+              DataType t = (DataType) cases[k][0];
+              ReduceOp op = (ReduceOp) cases[k][1];
+              int count = (int) cases[k][2];
+              ByteBuffer[] inputs = new ByteBuffer[n];
+              for (int r = 0; r < n; r++) {
+                inputs[r] = Reference.heap(count * t.size());
+                Reference.fill(
+                    inputs[r], count, t, new SplittableRandom(1000L * k + r), op == ReduceOp.PROD);
+              }
+              try (DeviceBuffer buf = HostDevice.INSTANCE.allocate((long) count * t.size())) {
+                buf.copyFromHost(inputs[rank].duplicate(), 0);
+                comm.allReduce(buf, buf, count, t, op);
+                ByteBuffer got = Reference.heap(count * t.size());
+                buf.copyToHost(0, got);
+                String m = Reference.allReduce(inputs, count, t, op).mismatches(got);
+                assertEquals(
+                    null, m, "rank " + rank + ": " + t + " " + op + " count=" + count + ": " + m);
+              }
+            }
+          }
+        });
+  }
+
+  @Test
+  @DisplayName("several allReduces in flight at once complete in order with the right results")
+  void manyAsyncCollectivesInFlight() {
+    int n = 3;
+    int inFlight = 12;
+    int count = 30_001;
+    DataType t = DataType.FLOAT32;
+    CclConfig config =
+        CclConfig.builder().buffSize(SMALL_BUFF).nChannels(2).timeout(Duration.ofSeconds(30)).build();
+    Communicator[] comms = RankHarness.createAll(n, config, WAIT);
+    DeviceBuffer[][] bufs = new DeviceBuffer[inFlight][n];
+    ByteBuffer[][] inputs = new ByteBuffer[inFlight][n];
+    boolean ok = false;
+    try {
+      List<List<CompletableFuture<Void>>> futures = new ArrayList<>();
+      for (int k = 0; k < inFlight; k++) {
+        ReduceOp op = k % 2 == 0 ? ReduceOp.SUM : ReduceOp.MAX;
+        List<CompletableFuture<Void>> perRank = new ArrayList<>();
+        for (int r = 0; r < n; r++) {
+          inputs[k][r] = Reference.heap(count * 4);
+          Reference.fill(inputs[k][r], count, t, new SplittableRandom(31L * k + r), false);
+          bufs[k][r] = HostDevice.INSTANCE.allocate(count * 4L);
+          bufs[k][r].copyFromHost(inputs[k][r].duplicate(), 0);
+        }
+        for (int r = 0; r < n; r++) {
+          perRank.add(comms[r].allReduceAsync(bufs[k][r], bufs[k][r], count, t, op));
+        }
+        futures.add(perRank);
+      }
+      for (int k = 0; k < inFlight; k++) {
+        ReduceOp op = k % 2 == 0 ? ReduceOp.SUM : ReduceOp.MAX;
+        Reference.Expected expected = Reference.allReduce(inputs[k], count, t, op);
+        for (int r = 0; r < n; r++) {
+          Throwable e = RankHarness.await(futures.get(k).get(r), WAIT, "collective " + k);
+          assertEquals(null, e, "collective " + k + " on rank " + r + " failed: " + e);
+          ByteBuffer got = Reference.heap(count * 4);
+          bufs[k][r].copyToHost(0, got);
+          String m = expected.mismatches(got);
+          assertEquals(null, m, "collective " + k + " (" + op + ") on rank " + r + ": " + m);
+        }
+      }
+      ok = true;
+    } finally {
+      if (ok) {
+        RankHarness.closeAll(comms, WAIT);
+      } else {
+        RankHarness.closeQuietly(comms);
+      }
+      for (DeviceBuffer[] row : bufs) {
+        for (DeviceBuffer b : row) {
+          RankHarness.closeBuffer(b);
+        }
+      }
+    }
+  }
+}
