@@ -5,7 +5,6 @@ import java.nio.charset.StandardCharsets;
 import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.List;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
@@ -14,7 +13,6 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
 import org.sparkccl.algorithm.ChannelPlan;
@@ -26,6 +24,7 @@ import org.sparkccl.device.DeviceBuffer;
 import org.sparkccl.device.HostBuffer;
 import org.sparkccl.device.HostDevice;
 import org.sparkccl.kernel.HostChannelKernel;
+import org.sparkccl.kernel.KernelTask;
 import org.sparkccl.proxy.ProxyThread;
 import org.sparkccl.proxy.RecvProxyOp;
 import org.sparkccl.proxy.SendProxyOp;
@@ -54,6 +53,7 @@ import org.sparkccl.util.Backoff;
  */
 public final class Communicator implements AutoCloseable {
   private static final Logger LOG = LogManager.getLogger(Communicator.class);
+  private static final boolean USER_SPIN = !Boolean.getBoolean("sparkccl.noUserSpin");
 
   private final int rank;
   private final int nRanks;
@@ -63,7 +63,7 @@ public final class Communicator implements AutoCloseable {
   private final ProxyThread proxy;
   private final Object launchLock = new Object();
   private final Object failLock = new Object();
-  private final Set<CompletableFuture<Void>> pending = ConcurrentHashMap.newKeySet();
+  private final Set<Collective> pending = ConcurrentHashMap.newKeySet();
   private SocketTransport transport;
   private long seq;
   private volatile CclException failure;
@@ -143,8 +143,7 @@ public final class Communicator implements AutoCloseable {
       public void checkAbort() {
         CclException f = failure;
         if (f != null) {
-          throw new CclAbortedException(
-              "rank " + rank + ": " + channels[channel].currentOp + " failed: " + f.getMessage(), f);
+          throw aborted(channels[channel].currentOp, f);
         }
       }
 
@@ -202,26 +201,28 @@ public final class Communicator implements AutoCloseable {
       checkUsable();
       long opSeq = ++seq;
       String what = "allReduce #" + opSeq + " (count=" + count + ", " + dtype + ", " + op + ")";
-      CompletableFuture<Void> done = new CompletableFuture<>();
       if (count == 0) {
-        done.complete(null);
-        return done;
+        return CompletableFuture.completedFuture(null);
       }
+      int used = nRanks == 1 ? 1 : ChannelSplit.channels(count, dtype.size(), channels.length);
       src.retain();
       dst.retain();
-      pending.add(done);
-      done.whenComplete(
-          (v, e) -> {
-            pending.remove(done);
-            src.release();
-            dst.release();
-          });
+      Collective coll =
+          new Collective(
+              what,
+              used,
+              () -> {
+                src.release();
+                dst.release();
+              });
+      pending.add(coll);
+      coll.future.whenComplete((v, e) -> pending.remove(coll));
       if (nRanks == 1) {
-        launchLocalCopy(src, dst, count, dtype, what, done);
+        launchLocalCopy(src, dst, count, dtype, coll);
       } else {
-        launchRing(src, dst, count, dtype, op, what, done);
+        launchRing(src, dst, count, dtype, op, used, coll);
       }
-      return done;
+      return coll.future;
     }
   }
 
@@ -232,7 +233,9 @@ public final class Communicator implements AutoCloseable {
   }
 
   private static void await(CompletableFuture<Void> f) {
-    Backoff.briefly(f::isDone);
+    if (USER_SPIN) {
+      Backoff.briefly(f::isDone);
+    }
     try {
       f.join();
     } catch (CompletionException e) {
@@ -244,32 +247,29 @@ public final class Communicator implements AutoCloseable {
   }
 
   private void launchLocalCopy(
-      HostBuffer src, HostBuffer dst, long count, DataType dtype, String what,
-      CompletableFuture<Void> done) {
-    CommChannel ch = channels[0];
-    ch.kernelThread.submit(
-        () -> {
-          ch.currentOp = what;
-          if (src != dst) {
-            dst.memory().put(0, src.memory(), 0, (int) (count * dtype.size()));
+      HostBuffer src, HostBuffer dst, long count, DataType dtype, Collective coll) {
+    channels[0].kernelThread.submit(
+        new ChannelTask(channels[0], coll) {
+          @Override
+          void work() {
+            if (src != dst) {
+              dst.memory().put(0, src.memory(), 0, (int) (count * dtype.size()));
+            }
           }
-          done.complete(null);
         });
   }
 
   private void launchRing(
-      HostBuffer src, HostBuffer dst, long count, DataType dtype, ReduceOp op, String what,
-      CompletableFuture<Void> done) {
+      HostBuffer src, HostBuffer dst, long count, DataType dtype, ReduceOp op, int used,
+      Collective coll) {
     int size = dtype.size();
-    int used = ChannelSplit.channels(count, size, channels.length);
-    AtomicInteger remaining = new AtomicInteger(used);
     for (int c = 0; c < used; c++) {
       CommChannel ch = channels[c];
       long start = ChannelSplit.start(count, used, c);
       long len = ChannelSplit.length(count, used, c);
       ChannelPlan plan =
           RingAllReduce.plan(c, rank, nRanks, start * size, len, size, config.stepSize());
-      String where = "rank " + rank + ": " + what;
+      String where = "rank " + rank + ": " + coll.what;
       proxy.submit(
           new SendProxyOp(
               ch.send, ch.sendFifo, ch.sendBase, plan.sendSteps(), timeoutNanos,
@@ -282,32 +282,66 @@ public final class Communicator implements AutoCloseable {
       ch.recvBase += plan.recvSteps();
       HostChannelKernel.Work work =
           new HostChannelKernel.Work(plan, src.memory(), dst.memory(), dtype, op, nRanks);
-      ch.kernelThread.submit(() -> runKernel(ch, work, what, remaining, done));
+      ch.kernelThread.submit(
+          new ChannelTask(ch, coll) {
+            @Override
+            void work() {
+              ch.kernel.run(work);
+            }
+          });
     }
   }
 
-  private void runKernel(
-      CommChannel ch, HostChannelKernel.Work work, String what, AtomicInteger remaining,
-      CompletableFuture<Void> done) {
-    ch.currentOp = what;
-    try {
-      if (done.isDone()) {
-        return;
-      }
-      ch.kernel.run(work);
-      if (remaining.decrementAndGet() == 0) {
-        done.complete(null);
-      }
-    } catch (RuntimeException e) {
-      CclException err =
-          e instanceof CclException c
-              ? c
-              : new CclException("rank " + rank + ": " + what + " failed: " + e.getMessage(), e);
-      fail(err);
-      done.completeExceptionally(err);
-    } finally {
-      ch.currentOp = "idle";
+  /**
+   * One channel's share of a collective on its kernel thread. It does not start once the
+   * communicator has failed, and it always reports back to its {@link Collective}: after it ran,
+   * after it failed, or (if the kernel thread stopped first) when cancelled.
+   */
+  private abstract class ChannelTask implements KernelTask {
+    private final CommChannel ch;
+    private final Collective coll;
+
+    ChannelTask(CommChannel ch, Collective coll) {
+      this.ch = ch;
+      this.coll = coll;
     }
+
+    abstract void work();
+
+    @Override
+    public void run() {
+      ch.currentOp = coll.what;
+      try {
+        CclException f = failure;
+        if (f != null) {
+          coll.channelDone(aborted(coll.what, f));
+          return;
+        }
+        work();
+        coll.channelDone(null);
+      } catch (RuntimeException e) {
+        CclException err =
+            e instanceof CclException c
+                ? c
+                : new CclException(
+                    "rank " + rank + ": " + coll.what + " failed: " + e.getMessage(), e);
+        fail(err);
+        coll.channelDone(err);
+      } finally {
+        ch.currentOp = "idle";
+      }
+    }
+
+    @Override
+    public void cancel() {
+      coll.channelDone(
+          aborted(coll.what, failure != null ? failure : new CclException("communicator closed")));
+    }
+  }
+
+  private CclAbortedException aborted(String what, CclException cause) {
+    return new CclAbortedException(
+        "rank " + rank + ": " + what + " failed: " + cause.getMessage(), cause);
   }
 
   private HostBuffer hostBuffer(String name, DeviceBuffer b, long count, DataType dtype) {
@@ -376,10 +410,6 @@ public final class Communicator implements AutoCloseable {
         ch.closeConnections();
       }
     }
-    for (CompletableFuture<Void> f : List.copyOf(pending)) {
-      f.completeExceptionally(
-          new CclAbortedException("rank " + rank + ": collective failed: " + err.getMessage(), err));
-    }
   }
 
   /** Whether the communicator has failed or was aborted. */
@@ -407,9 +437,9 @@ public final class Communicator implements AutoCloseable {
 
   private void drain() {
     long deadline = System.nanoTime() + timeoutNanos;
-    for (CompletableFuture<Void> f : new ArrayList<>(pending)) {
+    for (Collective c : new ArrayList<>(pending)) {
       try {
-        f.get(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+        c.future.get(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
       } catch (TimeoutException e) {
         fail(new CclTimeoutException("rank " + rank + ": close: collectives still running"));
         return;
@@ -446,9 +476,10 @@ public final class Communicator implements AutoCloseable {
     if (transport != null) {
       transport.close();
     }
-    for (CompletableFuture<Void> f : List.copyOf(pending)) {
-      f.completeExceptionally(
-          new CclAbortedException("rank " + rank + ": communicator closed", failure));
+    if (!pending.isEmpty()) {
+      LOG.error(
+          "rank {}: {} collective(s) never finished because a kernel thread did not stop; their"
+              + " buffers stay marked in use", rank, pending.size());
     }
   }
 

@@ -10,12 +10,15 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.SplittableRandom;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 import org.sparkccl.algorithm.RingAllReduce;
+import org.sparkccl.bootstrap.Bootstrap;
 import org.sparkccl.bootstrap.LocalBootstrap;
 import org.sparkccl.config.CclConfig;
 import org.sparkccl.device.DeviceBuffer;
@@ -62,7 +65,9 @@ class AllReduceTest {
         new Setup(3, 2, SMALL_BUFF, 0, 1, false),
         new Setup(4, 4, SMALL_BUFF, 0, 1, false),
         new Setup(2, 2, CclConfig.BUFF_SIZE_DEFAULT, 0, 1, true),
-        new Setup(3, 2, SMALL_BUFF, 2, 2, true),
+        // slots of 128K and 64K: big enough (>= 64K) for the socket helper threads to carry data
+        new Setup(3, 2, 1 << 20, 2, 2, true),
+        new Setup(4, 2, 512 << 10, 1, 3, true),
         new Setup(8, 2, SMALL_BUFF, 0, 1, true));
   }
 
@@ -162,6 +167,8 @@ class AllReduceTest {
     CclConfig config =
         CclConfig.builder().buffSize(SMALL_BUFF).nChannels(2).timeout(Duration.ofSeconds(30)).build();
     LocalBootstrap.Group group = LocalBootstrap.group(n);
+    // every rank connected before any starts sending: early senders have their own test below
+    CyclicBarrier connected = new CyclicBarrier(n);
     Object[][] cases = {
       {DataType.FLOAT32, ReduceOp.SUM, 100_003},
       {DataType.INT32, ReduceOp.MAX, 70_001},
@@ -174,6 +181,7 @@ class AllReduceTest {
         WAIT,
         rank -> {
           try (Communicator comm = Communicator.create(group.rank(rank), config)) {
+            connected.await(30, TimeUnit.SECONDS);
             for (int k = 0; k < cases.length; k++) {
               DataType t = (DataType) cases[k][0];
               ReduceOp op = (ReduceOp) cases[k][1];
@@ -186,7 +194,12 @@ class AllReduceTest {
               }
               try (DeviceBuffer buf = HostDevice.INSTANCE.allocate((long) count * t.size())) {
                 buf.copyFromHost(inputs[rank].duplicate(), 0);
-                comm.allReduce(buf, buf, count, t, op);
+                try {
+                  comm.allReduce(buf, buf, count, t, op);
+                } catch (RuntimeException e) {
+                  comm.close(); // stop the kernels before the buffer is freed
+                  throw e;
+                }
                 ByteBuffer got = Reference.heap(count * t.size());
                 buf.copyToHost(0, got);
                 String m = Reference.allReduce(inputs, count, t, op).mismatches(got);
@@ -196,6 +209,81 @@ class AllReduceTest {
             }
           }
         });
+  }
+
+  /** A bootstrap whose allGather returns late on one rank, so that rank connects last. */
+  private record LateBootstrap(Bootstrap inner, int lateRank, long delayMillis) implements Bootstrap {
+    @Override
+    public int rank() {
+      return inner.rank();
+    }
+
+    @Override
+    public int nRanks() {
+      return inner.nRanks();
+    }
+
+    @Override
+    public byte[][] allGather(byte[] mine, Duration timeout) {
+      byte[][] all = inner.allGather(mine, timeout);
+      if (inner.rank() == lateRank) {
+        try {
+          Thread.sleep(delayMillis);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+      }
+      return all;
+    }
+
+    @Override
+    public String localHost() {
+      return inner.localHost();
+    }
+  }
+
+  @Test
+  @DisplayName("a rank that accepts its connections late still works when its peer already sends data")
+  void rankThatConnectsLateWhilePeersAlreadySend() {
+    int n = 3;
+    int count = 4099;
+    DataType t = DataType.FLOAT32;
+    for (int[] setup : new int[][] {{1, 0, 1}, {2, 0, 1}, {2, 2, 2}}) {
+      CclConfig config =
+          CclConfig.builder()
+              .buffSize(SMALL_BUFF)
+              .nChannels(setup[0])
+              .socketThreads(setup[1])
+              .socketsPerThread(setup[2])
+              .timeout(Duration.ofSeconds(20))
+              .build();
+      LocalBootstrap.Group group = LocalBootstrap.group(n);
+      ByteBuffer[] inputs = new ByteBuffer[n];
+      for (int r = 0; r < n; r++) {
+        inputs[r] = Reference.heap(count * 4);
+        Reference.fill(inputs[r], count, t, new SplittableRandom(500 + r), false);
+      }
+      Reference.Expected expected = Reference.allReduce(inputs, count, t, ReduceOp.SUM);
+      Throwable[] errors =
+          RankHarness.runCollect(
+              n,
+              WAIT,
+              rank -> {
+                // rank 2 starts accepting 300 ms after rank 1 has connected to it and started
+                // the buffer is declared first so that it is freed after the communicator closed
+                try (DeviceBuffer buf = HostDevice.INSTANCE.allocate(count * 4L);
+                    Communicator comm =
+                        Communicator.create(new LateBootstrap(group.rank(rank), 2, 300), config)) {
+                  buf.copyFromHost(inputs[rank].duplicate(), 0);
+                  comm.allReduce(buf, buf, count, t, ReduceOp.SUM);
+                  ByteBuffer got = Reference.heap(count * 4);
+                  buf.copyToHost(0, got);
+                  String m = expected.mismatches(got);
+                  assertEquals(null, m, "rank " + rank + ": " + m);
+                }
+              });
+      RankHarness.assertNoErrors(errors, config.toString());
+    }
   }
 
   @Test

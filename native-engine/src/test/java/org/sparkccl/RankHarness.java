@@ -80,18 +80,32 @@ public final class RankHarness {
 
   /** {@link #runCollect}, failing with every rank's error when any rank threw. */
   public static void run(int n, Duration deadline, RankBody body) {
-    Throwable[] errors = runCollect(n, deadline, body);
-    AssertionError failure = null;
-    for (int r = 0; r < n; r++) {
+    assertNoErrors(runCollect(n, deadline, body), "");
+  }
+
+  /**
+   * Fails when any rank threw, naming every failed rank and its error (a rank's own error, such
+   * as a NullPointerException, is often the cause of its peers' "connection closed").
+   */
+  public static void assertNoErrors(Throwable[] errors, String what) {
+    StringBuilder msg = new StringBuilder();
+    Throwable first = null;
+    for (int r = 0; r < errors.length; r++) {
       if (errors[r] != null) {
-        if (failure == null) {
-          failure = new AssertionError("rank " + r + " failed: " + errors[r], errors[r]);
-        } else {
-          failure.addSuppressed(errors[r]);
+        msg.append("\n  rank ").append(r).append(" failed: ").append(errors[r]);
+        // the cause shown is a rank's own error in preference to a peer's CclException
+        if (first == null || (first instanceof CclException && !(errors[r] instanceof CclException))) {
+          first = errors[r];
         }
       }
     }
-    if (failure != null) {
+    if (first != null) {
+      AssertionError failure = new AssertionError(what + msg, first);
+      for (Throwable e : errors) {
+        if (e != null && e != first) {
+          failure.addSuppressed(e);
+        }
+      }
       throw failure;
     }
   }
@@ -261,6 +275,11 @@ public final class RankHarness {
         }
       }
       return problems.length() == 0 ? null : problems.toString();
+    } catch (RuntimeException | AssertionError e) {
+      // stop every kernel before the buffers below are freed: a failed collective's future may
+      // complete while a kernel still touches them
+      closeQuietly(comms);
+      throw e;
     } finally {
       for (int r = 0; r < n; r++) {
         closeBuffer(send[r]);

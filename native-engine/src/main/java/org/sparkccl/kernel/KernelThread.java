@@ -10,7 +10,7 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 public final class KernelThread {
   private final Thread thread;
   private final KernelWaiter waiter;
-  private final ConcurrentLinkedQueue<Runnable> work = new ConcurrentLinkedQueue<>();
+  private final ConcurrentLinkedQueue<KernelTask> work = new ConcurrentLinkedQueue<>();
   private volatile boolean stopping;
 
   public KernelThread(String name, KernelWaiter waiter) {
@@ -20,14 +20,14 @@ public final class KernelThread {
     this.thread.start();
   }
 
-  public void submit(Runnable task) {
+  public void submit(KernelTask task) {
     work.add(task);
     waiter.run();
   }
 
   private void loop() {
     while (!stopping) {
-      Runnable task = work.poll();
+      KernelTask task = work.poll();
       if (task != null) {
         task.run();
       } else {
@@ -36,7 +36,10 @@ public final class KernelThread {
     }
   }
 
-  /** Stops after the current task; queued tasks are dropped. Returns whether the thread ended. */
+  /**
+   * Stops after the current task. Once the thread has ended, tasks still queued are cancelled:
+   * only then is it certain that no kernel touches their buffers. Returns whether it ended.
+   */
   public boolean stop(long timeoutMillis) {
     stopping = true;
     waiter.run();
@@ -45,7 +48,13 @@ public final class KernelThread {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
-    work.clear();
-    return !thread.isAlive();
+    if (thread.isAlive()) {
+      return false;
+    }
+    KernelTask t;
+    while ((t = work.poll()) != null) {
+      t.cancel();
+    }
+    return true;
   }
 }

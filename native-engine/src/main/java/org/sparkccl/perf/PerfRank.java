@@ -1,5 +1,6 @@
 package org.sparkccl.perf;
 
+import com.fasterxml.jackson.annotation.JsonProperty;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import java.io.File;
@@ -26,8 +27,15 @@ final class PerfRank {
 
   /** One output row, as nccl-tests prints it. */
   record Row(
-      long size, long count, String type, String redop, int root, double timeUs, double algbw,
-      double busbw, long wrong) {}
+      long size,
+      long count,
+      String type,
+      String redop,
+      int root,
+      @JsonProperty("time_us") double timeUs,
+      @JsonProperty("algbw_GBps") double algbw,
+      @JsonProperty("busbw_GBps") double busbw,
+      long wrong) {}
 
   static void validate(PerfOptions o) {
     if (!o.operation.equals("allreduce")) {

@@ -27,6 +27,7 @@ import org.sparkccl.util.Backoff;
 public final class ProxyThread implements AutoCloseable {
   private static final Logger LOG = LogManager.getLogger(ProxyThread.class);
   private static final int SPINS = 32;
+  private static final long PROXY_YIELD = Long.getLong("sparkccl.proxyYield", Backoff.YIELD_NANOS);
   private static final long BUSY_SELECT_MS = 1;
 
   private final Selector selector;
@@ -119,7 +120,7 @@ public final class ProxyThread implements AutoCloseable {
         } else if (++idleRounds <= SPINS) {
           Thread.onSpinWait();
           idleSince = System.nanoTime();
-        } else if (System.nanoTime() - idleSince < Backoff.YIELD_NANOS) {
+        } else if (System.nanoTime() - idleSince < PROXY_YIELD) {
           Thread.yield();
         } else {
           selector.select(BUSY_SELECT_MS);

@@ -166,6 +166,9 @@ public final class SocketTransport implements AutoCloseable {
       SocketChannel c, Map<SocketChannel, ByteBuffer> pending, Map<Integer, SocketChannel> got,
       int peer, int nChannels, long token, SelectionKey k) throws IOException {
     ByteBuffer b = pending.get(c);
+    if (b == null) {
+      return;
+    }
     if (c.read(b) < 0) {
       k.cancel();
       pending.remove(c);
@@ -176,6 +179,8 @@ public final class SocketTransport implements AutoCloseable {
       return;
     }
     pending.remove(c);
+    // The peer may start sending data before every socket is accepted: stop watching this one.
+    k.interestOps(0);
     Handshake h;
     try {
       h = Handshake.decode(b);

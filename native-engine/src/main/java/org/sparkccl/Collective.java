@@ -1,0 +1,40 @@
+package org.sparkccl;
+
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+
+/**
+ * One collective in flight: its future completes only when every channel's kernel has finished
+ * with the user's buffers (successfully or not), so a caller that frees a buffer as soon as the
+ * future fails can never pull memory from under a kernel.
+ */
+final class Collective {
+  final String what;
+  final CompletableFuture<Void> future = new CompletableFuture<>();
+  private final AtomicInteger remaining;
+  private final AtomicReference<CclException> error = new AtomicReference<>();
+  private final Runnable releaseBuffers;
+
+  Collective(String what, int channels, Runnable releaseBuffers) {
+    this.what = what;
+    this.remaining = new AtomicInteger(channels);
+    this.releaseBuffers = releaseBuffers;
+  }
+
+  /** A channel's kernel is done with the buffers; {@code failure} is null on success. */
+  void channelDone(CclException failure) {
+    if (failure != null) {
+      error.compareAndSet(null, failure);
+    }
+    if (remaining.decrementAndGet() == 0) {
+      releaseBuffers.run();
+      CclException e = error.get();
+      if (e == null) {
+        future.complete(null);
+      } else {
+        future.completeExceptionally(e);
+      }
+    }
+  }
+}

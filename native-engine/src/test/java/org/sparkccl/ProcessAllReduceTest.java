@@ -1,0 +1,186 @@
+package org.sparkccl;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.File;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.sparkccl.bootstrap.TcpBootstrapRoot;
+
+/** Ranks as separate JVMs meeting through a TCP bootstrap root, like the perf tool's ranks. */
+@DisplayName("allReduce with ranks as separate processes")
+class ProcessAllReduceTest {
+  private static final int N = 3;
+
+  @TempDir Path dir;
+
+  private Process start(String root, int rank, String mode, String... props) throws IOException {
+    List<String> args = new ArrayList<>(List.of(props));
+    args.add(RankProcessMain.class.getName());
+    args.addAll(List.of(root, Integer.toString(rank), Integer.toString(N), mode));
+    return startJava(rank, args);
+  }
+
+  private Process startJava(int rank, List<String> args) throws IOException {
+    List<String> cmd = new ArrayList<>();
+    cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+    cmd.add("-Xmx256m");
+    cmd.add("-XX:MaxDirectMemorySize=256m");
+    cmd.add("-XX:+UseSerialGC");
+    cmd.add("-XX:ErrorFile=" + dir.resolve("hs_err_rank" + rank + "_%p.log"));
+    cmd.add("-cp");
+    cmd.add(System.getProperty("java.class.path"));
+    cmd.addAll(args);
+    File out = dir.resolve("rank" + rank + ".log").toFile();
+    return new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(out).start();
+  }
+
+  private String output(int rank) {
+    try {
+      return Files.readString(dir.resolve("rank" + rank + ".log"), StandardCharsets.UTF_8);
+    } catch (IOException e) {
+      return "(no output: " + e + ")";
+    }
+  }
+
+  private static void destroyAll(List<Process> ps) {
+    for (Process p : ps) {
+      p.destroyForcibly();
+    }
+    for (Process p : ps) {
+      try {
+        p.waitFor(10, TimeUnit.SECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }
+  }
+
+  @Test
+  @DisplayName("3 rank processes get the reference result for several dtypes and ops")
+  void threeProcessesAgreeWithTheReference() throws Exception {
+    List<Process> ps = new ArrayList<>();
+    try (TcpBootstrapRoot root = TcpBootstrapRoot.start("127.0.0.1", N)) {
+      for (int r = 0; r < N; r++) {
+        ps.add(start(root.address(), r, "check", "-Dsparkccl.timeout=30s",
+            "-Dsparkccl.buffSize=64K", "-Dsparkccl.nChannels=2"));
+      }
+      for (int r = 0; r < N; r++) {
+        boolean exited = ps.get(r).waitFor(120, TimeUnit.SECONDS);
+        assertTrue(exited, "rank " + r + " still running after 120 s:\n" + output(r));
+        assertEquals(0, ps.get(r).exitValue(), "rank " + r + " failed:\n" + output(r));
+        assertTrue(output(r).contains("OK"), "rank " + r + " did not print OK:\n" + output(r));
+      }
+    } finally {
+      destroyAll(ps);
+    }
+  }
+
+  @Test
+  @DisplayName("killing one rank process mid-run makes the others exit with an error, not hang")
+  void killedRankMakesTheOthersFailWithinTheTimeout() throws Exception {
+    List<Process> ps = new ArrayList<>();
+    try (TcpBootstrapRoot root = TcpBootstrapRoot.start("127.0.0.1", N)) {
+      for (int r = 0; r < N; r++) {
+        ps.add(start(root.address(), r, "loop", "-Dsparkccl.timeout=10s"));
+      }
+      // wait until every rank has finished at least one large allReduce
+      long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(90);
+      for (int r = 0; r < N; r++) {
+        while (!output(r).contains("ITER 1")) {
+          assertTrue(ps.get(r).isAlive(), "rank " + r + " exited early:\n" + output(r));
+          assertTrue(System.nanoTime() < end, "rank " + r + " made no progress:\n" + output(r));
+          Thread.sleep(20);
+        }
+      }
+      Thread.sleep(30); // somewhere inside a collective
+      ps.get(1).destroyForcibly();
+      long killedAt = System.nanoTime();
+      assertTrue(ps.get(1).waitFor(10, TimeUnit.SECONDS), "the killed rank did not die");
+      for (int r : new int[] {0, 2}) {
+        long left = TimeUnit.SECONDS.toNanos(30) - (System.nanoTime() - killedAt);
+        boolean exited = ps.get(r).waitFor(Math.max(1, left), TimeUnit.NANOSECONDS);
+        long ms = (System.nanoTime() - killedAt) / 1_000_000;
+        assertTrue(exited, "rank " + r + " still running " + ms + " ms after rank 1 was killed:\n"
+            + tail(output(r)));
+        String out = output(r);
+        assertFalse(
+            out.contains("A fatal error has been detected by the Java Runtime"),
+            "rank " + r + " crashed its JVM (native memory touched after it was freed?) instead"
+                + " of failing cleanly:\n" + tail(out) + crashReport(r));
+        assertNotEquals(0, ps.get(r).exitValue(), "rank " + r + " exited 0:\n" + tail(out));
+        assertTrue(out.contains("FAILED"), "rank " + r + " printed no error:\n" + tail(out));
+        String error = out.substring(out.indexOf("FAILED"));
+        assertTrue(error.contains("allReduce"), "the error should name the operation: " + error);
+        assertTrue(
+            Pattern.compile("rank \\d").matcher(error).find(),
+            "the error should name a rank: " + error);
+      }
+    } finally {
+      destroyAll(ps);
+    }
+  }
+
+  @Test
+  @DisplayName("a buffer freed as soon as an aborted allReduce returns is never touched again")
+  void bufferFreedRightAfterAFailedCallIsNotTouched() throws Exception {
+    // in a child JVM: if the engine touches the freed memory, that JVM crashes, not this one
+    Process p =
+        startJava(0, List.of("-XX:MaxDirectMemorySize=512m", FreeAfterFailureMain.class.getName()));
+    try {
+      boolean exited = p.waitFor(150, TimeUnit.SECONDS);
+      String out = output(0);
+      assertTrue(exited, "still running after 150 s:\n" + tail(out));
+      assertFalse(
+          out.contains("A fatal error has been detected by the Java Runtime"),
+          "the JVM crashed: the engine touched a buffer after the failed call had returned and the"
+              + " buffer was freed:\n" + tail(out) + crashReport(0));
+      assertEquals(0, p.exitValue(), "failed:\n" + tail(out));
+      assertTrue(out.contains("OK"), "did not print OK:\n" + tail(out));
+    } finally {
+      destroyAll(List.of(p));
+    }
+  }
+
+  /** The crashing thread and its top frames from the JVM's error file, if there is one. */
+  private String crashReport(int rank) {
+    try (var files = Files.list(dir)) {
+      for (Path p : (Iterable<Path>) files::iterator) {
+        if (p.getFileName().toString().startsWith("hs_err_rank" + rank + "_")) {
+          List<String> lines = Files.readAllLines(p);
+          StringBuilder b = new StringBuilder("\n--- from " + p.getFileName() + ":\n");
+          int from = -1;
+          for (int i = 0; i < lines.size(); i++) {
+            if (lines.get(i).startsWith("Current thread")) {
+              from = i;
+              break;
+            }
+          }
+          for (int i = Math.max(0, from); i < Math.min(lines.size(), from + 20); i++) {
+            b.append(lines.get(i)).append('\n');
+          }
+          return b.toString();
+        }
+      }
+    } catch (IOException e) {
+      return "\n(no error file: " + e + ")";
+    }
+    return "";
+  }
+
+  private static String tail(String s) {
+    return s.length() <= 4000 ? s : "..." + s.substring(s.length() - 4000);
+  }
+}

@@ -1,0 +1,101 @@
+package org.sparkccl;
+
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.util.SplittableRandom;
+import org.sparkccl.bootstrap.TcpBootstrap;
+import org.sparkccl.config.CclConfig;
+import org.sparkccl.device.DeviceBuffer;
+import org.sparkccl.device.HostDevice;
+
+/**
+ * One rank in its own JVM, for {@code ProcessAllReduceTest}. Arguments: {@code root rank nRanks
+ * mode}; the configuration comes from {@code -Dsparkccl.*}.
+ *
+ * <ul>
+ *   <li>{@code check}: a few allReduces, each checked against every rank's input (rebuilt from
+ *       seeds) with {@link Reference}; prints {@code OK} and exits 0.
+ *   <li>{@code loop}: allReduces of 4M floats until one fails (a peer dies) or 90 s pass; prints
+ *       {@code ITER <i>} after each one. Exits 3 when the time runs out.
+ * </ul>
+ *
+ * Any failure prints {@code FAILED: <message>} and exits 1.
+ */
+public final class RankProcessMain {
+  private RankProcessMain() {}
+
+  public static void main(String[] args) {
+    int code;
+    try {
+      code = run(args[0], Integer.parseInt(args[1]), Integer.parseInt(args[2]), args[3]);
+    } catch (Throwable t) {
+      System.out.println("FAILED: " + t);
+      t.printStackTrace(System.out);
+      code = 1;
+    }
+    System.out.flush();
+    System.exit(code);
+  }
+
+  private static int run(String root, int rank, int n, String mode) {
+    CclConfig config = CclConfig.fromEnvironment();
+    try (TcpBootstrap boot = TcpBootstrap.connect(root, rank, n, Duration.ofSeconds(60));
+        Communicator comm = Communicator.create(boot, config)) {
+      // every rank connected before any starts sending (a separate test covers early senders)
+      boot.allGather(new byte[0], Duration.ofSeconds(60));
+      return mode.equals("loop") ? loop(comm) : check(comm, rank, n);
+    }
+  }
+
+  private static int check(Communicator comm, int rank, int n) {
+    Object[][] cases = {
+      {DataType.FLOAT32, ReduceOp.SUM, 1003},
+      {DataType.INT64, ReduceOp.SUM, 50_001},
+      {DataType.BFLOAT16, ReduceOp.MAX, 7},
+      {DataType.FLOAT64, ReduceOp.AVG, 300_007},
+      {DataType.UINT8, ReduceOp.PROD, 200_003},
+      {DataType.FLOAT16, ReduceOp.SUM, 1},
+    };
+    for (int k = 0; k < cases.length; k++) {
+      DataType t = (DataType) cases[k][0];
+      ReduceOp op = (ReduceOp) cases[k][1];
+      int count = (int) cases[k][2];
+      ByteBuffer[] inputs = new ByteBuffer[n];
+      for (int r = 0; r < n; r++) {
+        inputs[r] = Reference.heap(count * t.size());
+        Reference.fill(inputs[r], count, t, new SplittableRandom(77L * k + r), op == ReduceOp.PROD);
+      }
+      boolean inPlace = k % 2 == 0;
+      try (DeviceBuffer send = HostDevice.INSTANCE.allocate((long) count * t.size());
+          DeviceBuffer recvBuf = inPlace ? null : HostDevice.INSTANCE.allocate((long) count * t.size())) {
+        DeviceBuffer recv = inPlace ? send : recvBuf;
+        send.copyFromHost(inputs[rank].duplicate(), 0);
+        comm.allReduce(send, recv, count, t, op);
+        ByteBuffer got = Reference.heap(count * t.size());
+        recv.copyToHost(0, got);
+        String m = Reference.allReduce(inputs, count, t, op).mismatches(got);
+        if (m != null) {
+          System.out.println(
+              "FAILED: rank " + rank + ": " + t + " " + op + " count=" + count + ": " + m);
+          return 1;
+        }
+      }
+    }
+    System.out.println("OK");
+    return 0;
+  }
+
+  private static int loop(Communicator comm) {
+    int count = 4 << 20;
+    long end = System.nanoTime() + 90_000_000_000L;
+    try (DeviceBuffer buf = HostDevice.INSTANCE.allocate(4L * count)) {
+      for (int i = 1; System.nanoTime() < end; i++) {
+        comm.allReduce(buf, buf, count, DataType.FLOAT32, ReduceOp.MAX);
+        System.out.println("ITER " + i);
+        System.out.flush();
+      }
+    }
+    System.out.println("FAILED: the loop ran 90 s without an error");
+    return 3;
+  }
+}
