@@ -33,21 +33,18 @@ final class CommChannel {
   volatile String currentOp = "idle";
 
   CommChannel(
-      int id, int rank, int stepSize, HostChannelKernel.Guard guard, BooleanSupplier assist) {
+      int id, int rank, int stepSize, HostChannelKernel.Guard guard, BooleanSupplier assist,
+      Runnable wakeProxy) {
     this.id = id;
-    this.waiter = new KernelWaiter(assist);
+    this.waiter = new KernelWaiter(assist, wakeProxy);
     this.sendFifo = new Fifo(stepSize);
     this.recvFifo = new Fifo(stepSize);
     this.kernel = new HostChannelKernel(sendFifo, recvFifo, waiter, guard);
     this.kernelThread = new KernelThread("sparkccl-kernel-r" + rank + "-c" + id, waiter);
     sendFifo.onRelease(waiter);
     recvFifo.onPublish(waiter);
-  }
-
-  /** Lets the proxy know when the kernel publishes a send slot or frees a receive slot. */
-  void wakeProxyWith(Runnable wakeProxy) {
-    sendFifo.onPublish(wakeProxy);
-    recvFifo.onRelease(wakeProxy);
+    sendFifo.onPublish(waiter::deferProxyWake);
+    recvFifo.onRelease(waiter::deferProxyWake);
   }
 
   void abort() {

@@ -53,7 +53,6 @@ import org.sparkccl.util.Backoff;
  */
 public final class Communicator implements AutoCloseable {
   private static final Logger LOG = LogManager.getLogger(Communicator.class);
-  private static final boolean USER_SPIN = !Boolean.getBoolean("sparkccl.noUserSpin");
 
   private final int rank;
   private final int nRanks;
@@ -78,8 +77,8 @@ public final class Communicator implements AutoCloseable {
     this.channels = new CommChannel[config.nChannels()];
     try {
       for (int c = 0; c < channels.length; c++) {
-        channels[c] = new CommChannel(c, rank, config.stepSize(), guard(c), proxy::assist);
-        channels[c].wakeProxyWith(proxy::wake);
+        channels[c] =
+            new CommChannel(c, rank, config.stepSize(), guard(c), proxy::assist, proxy::wake);
       }
       if (nRanks > 1) {
         connect(bootstrap);
@@ -233,9 +232,7 @@ public final class Communicator implements AutoCloseable {
   }
 
   private static void await(CompletableFuture<Void> f) {
-    if (USER_SPIN) {
-      Backoff.briefly(f::isDone);
-    }
+    Backoff.briefly(f::isDone);
     try {
       f.join();
     } catch (CompletionException e) {
@@ -270,16 +267,17 @@ public final class Communicator implements AutoCloseable {
       ChannelPlan plan =
           RingAllReduce.plan(c, rank, nRanks, start * size, len, size, config.stepSize());
       String where = "rank " + rank + ": " + coll.what;
-      proxy.submit(
+      proxy.enqueue(
           new SendProxyOp(
               ch.send, ch.sendFifo, ch.sendBase, plan.sendSteps(), timeoutNanos,
               where + ": sending to rank " + ch.send.peer() + " (channel " + c + ")"));
-      proxy.submit(
+      proxy.enqueue(
           new RecvProxyOp(
               ch.recv, ch.recvFifo, ch.recvBase, plan.recvSteps(), timeoutNanos,
               where + ": receiving from rank " + ch.recv.peer() + " (channel " + c + ")"));
       ch.sendBase += plan.sendSteps();
       ch.recvBase += plan.recvSteps();
+      ch.waiter.deferProxyWake();
       HostChannelKernel.Work work =
           new HostChannelKernel.Work(plan, src.memory(), dst.memory(), dtype, op, nRanks);
       ch.kernelThread.submit(

@@ -17,7 +17,8 @@ import java.util.function.Function;
  * <ul>
  *   <li>{@code buffSize} [4M]: bytes of each connection's FIFO; a slot ({@code stepSize}) is 1/8
  *       of it. Accepts K, M, G suffixes.
- *   <li>{@code nChannels} [2]: parallel rings, each with its own connections, FIFOs and kernel.
+ *   <li>{@code nChannels} [1]: parallel rings, each with its own connections, FIFOs and kernel
+ *       thread (one is fastest on 2 cores: see docs/benchmarks.md).
  *   <li>{@code socket.nThreads} [0]: helper threads per socket connection; 0 moves all data
  *       over the control socket from the proxy thread (NCCL's default without a cloud NIC).
  *   <li>{@code socket.nSocksPerThread} [1]: data sockets each helper thread owns.
@@ -45,7 +46,7 @@ public final class CclConfig {
   public static final String DEBUG = "debug";
 
   public static final int BUFF_SIZE_DEFAULT = 4 << 20;
-  public static final int N_CHANNELS_DEFAULT = 2;
+  public static final int N_CHANNELS_DEFAULT = 1;
   public static final int SOCKET_N_THREADS_DEFAULT = 0;
   public static final int SOCKET_N_SOCKS_PER_THREAD_DEFAULT = 1;
   public static final Duration TIMEOUT_DEFAULT = Duration.ofSeconds(120);

@@ -30,6 +30,7 @@ public final class KernelThread {
       KernelTask task = work.poll();
       if (task != null) {
         task.run();
+        waiter.flushProxyWake();
       } else {
         waiter.await(() -> stopping || !work.isEmpty(), waited -> {});
       }

@@ -17,19 +17,41 @@ public final class KernelWaiter implements Runnable {
   private static final long MAX_PARK_NANOS = 2_000_000;
 
   private final BooleanSupplier assist;
+  private final Runnable wakeProxy;
   private volatile Thread parked;
+  private volatile boolean proxyWakePending;
 
   /** A waiter that only waits. */
   public KernelWaiter() {
-    this(() -> false);
+    this(() -> false, () -> {});
   }
 
   /**
    * A waiter that, while it waits briefly, calls {@code assist} (one proxy progress pass that
-   * returns whether anything moved) instead of only yielding.
+   * returns whether anything moved) instead of only yielding, and that wakes the proxy thread
+   * ({@code wakeProxy}) only when it stops assisting.
    */
-  public KernelWaiter(BooleanSupplier assist) {
+  public KernelWaiter(BooleanSupplier assist, Runnable wakeProxy) {
     this.assist = assist;
+    this.wakeProxy = wakeProxy;
+  }
+
+  /**
+   * The proxy has something new to do (operations queued for this kernel, a published send
+   * slot, a freed receive slot). While this thread assists it will do it itself; the proxy thread is woken
+   * only by {@link #flushProxyWake()}, before this thread parks or when its task ends. Waking a
+   * thread per slice would cost more than the slice.
+   */
+  public void deferProxyWake() {
+    proxyWakePending = true;
+  }
+
+  /** Kernel thread only: wakes the proxy thread if something is pending. */
+  public void flushProxyWake() {
+    if (proxyWakePending) {
+      proxyWakePending = false;
+      wakeProxy.run();
+    }
   }
 
   /** The checks a wait makes while it waits. */
@@ -64,6 +86,7 @@ public final class KernelWaiter implements Runnable {
         if (assist.getAsBoolean()) {
           continue;
         }
+        flushProxyWake();
         LockSupport.parkNanos(this, MAX_PARK_NANOS);
       }
     } finally {

@@ -51,6 +51,12 @@ final class PerfOptions {
   @Option(names = "-i", description = "timed iterations (default ${DEFAULT-VALUE})")
   int iters = 20;
 
+  @Option(
+      names = "--jit-warmup",
+      description = "untimed iterations before the first size, so that the JIT has compiled the"
+          + " engine (default ${DEFAULT-VALUE})")
+  int jitWarmup = 1000;
+
   @Option(names = "-c", description = "check results: 0 or 1 (default ${DEFAULT-VALUE})")
   int check = 1;
 
@@ -72,6 +78,7 @@ final class PerfOptions {
     a.addAll(List.of("-n", "" + ranks, "-b", "" + minBytes, "-e", "" + maxBytes, "-f", "" + factor));
     a.addAll(List.of("-o", operation, "-d", dtype, "-r", redop, "-t", transport));
     a.addAll(List.of("-w", "" + warmup, "-i", "" + iters, "-c", "" + check));
+    a.addAll(List.of("--jit-warmup", "" + jitWarmup));
     if (json != null) {
       a.addAll(List.of("--json", json));
     }

@@ -27,7 +27,6 @@ import org.sparkccl.util.Backoff;
 public final class ProxyThread implements AutoCloseable {
   private static final Logger LOG = LogManager.getLogger(ProxyThread.class);
   private static final int SPINS = 32;
-  private static final long PROXY_YIELD = Long.getLong("sparkccl.proxyYield", Backoff.YIELD_NANOS);
   private static final long BUSY_SELECT_MS = 1;
 
   private final Selector selector;
@@ -71,6 +70,15 @@ public final class ProxyThread implements AutoCloseable {
     idle = false;
     submitted.add(op);
     selector.wakeup();
+  }
+
+  /**
+   * Queues an operation without waking the proxy thread: for callers whose kernel will pick it
+   * up through {@link #assist()} or wake the proxy itself when it stops assisting.
+   */
+  public void enqueue(ProxyOp op) {
+    idle = false;
+    submitted.add(op);
   }
 
   /** Makes the proxy look at its operations again. */
@@ -120,7 +128,7 @@ public final class ProxyThread implements AutoCloseable {
         } else if (++idleRounds <= SPINS) {
           Thread.onSpinWait();
           idleSince = System.nanoTime();
-        } else if (System.nanoTime() - idleSince < PROXY_YIELD) {
+        } else if (System.nanoTime() - idleSince < Backoff.YIELD_NANOS) {
           Thread.yield();
         } else {
           selector.select(BUSY_SELECT_MS);
