@@ -18,6 +18,8 @@ import org.apache.logging.log4j.Logger;
 import org.sparkccl.algorithm.ChannelPlan;
 import org.sparkccl.algorithm.ChannelSplit;
 import org.sparkccl.algorithm.RingAllReduce;
+import org.sparkccl.algorithm.RingChain;
+import org.sparkccl.algorithm.RingGather;
 import org.sparkccl.bootstrap.Bootstrap;
 import org.sparkccl.config.CclConfig;
 import org.sparkccl.device.DeviceBuffer;
@@ -187,48 +189,130 @@ public final class Communicator implements AutoCloseable {
    */
   public CompletableFuture<Void> allReduceAsync(
       DeviceBuffer send, DeviceBuffer recv, long count, DataType dtype, ReduceOp op) {
-    Objects.requireNonNull(dtype, "dtype is null; expected one of " + DataType.names());
-    Objects.requireNonNull(op, "op is null; expected sum, prod, min, max or avg");
+    checkOp(dtype, op);
     HostBuffer src = hostBuffer("send", send, count, dtype);
     HostBuffer dst = hostBuffer("recv", recv, count, dtype);
-    if (!op.supports(dtype)) {
-      throw new IllegalArgumentException(
-          "op=" + op + " is not defined for dtype=" + dtype
-              + "; expected a floating-point dtype (float16, bfloat16, float32, float64)");
-    }
-    synchronized (launchLock) {
-      checkUsable();
-      long opSeq = ++seq;
-      String what = "allReduce #" + opSeq + " (count=" + count + ", " + dtype + ", " + op + ")";
-      if (count == 0) {
-        return CompletableFuture.completedFuture(null);
-      }
-      int used = nRanks == 1 ? 1 : ChannelSplit.channels(count, dtype.size(), channels.length);
-      src.retain();
-      dst.retain();
-      Collective coll =
-          new Collective(
-              what,
-              used,
-              () -> {
-                src.release();
-                dst.release();
-              });
-      pending.add(coll);
-      coll.future.whenComplete((v, e) -> pending.remove(coll));
-      if (nRanks == 1) {
-        launchLocalCopy(src, dst, count, dtype, coll);
-      } else {
-        launchRing(src, dst, count, dtype, op, used, coll);
-      }
-      return coll.future;
-    }
+    return launch(
+        CollectiveCall.Kind.ALL_REDUCE, count, dtype, op, 0, src, dst, 0, 0,
+        (c, start, len) ->
+            RingAllReduce.plan(c, rank, nRanks, start, len, dtype.size(), config.stepSize()));
   }
 
-  /** Blocking {@link #allReduceAsync}: returns when this rank's part is done. */
+  /** Blocking {@link #allReduceAsync}. */
   public void allReduce(
       DeviceBuffer send, DeviceBuffer recv, long count, DataType dtype, ReduceOp op) {
     await(allReduceAsync(send, recv, count, dtype, op));
+  }
+
+  /**
+   * Starts a broadcast: {@code recv[i] = send[i]} of rank {@code root}, for {@code i < count}.
+   * Only the root reads {@code send}; {@code send == recv} works in place.
+   */
+  public CompletableFuture<Void> broadcastAsync(
+      DeviceBuffer send, DeviceBuffer recv, long count, DataType dtype, int root) {
+    checkDtype(dtype);
+    checkRoot(root);
+    HostBuffer dst = hostBuffer("recv", recv, count, dtype);
+    HostBuffer src = rank == root ? hostBuffer("send", send, count, dtype) : dst;
+    return launch(
+        CollectiveCall.Kind.BROADCAST, count, dtype, null, root, src, dst, 0, 0,
+        (c, start, len) ->
+            RingChain.broadcast(
+                c, rank, nRanks, root, start, len, dtype.size(), config.stepSize()));
+  }
+
+  /** In-place broadcast of {@code buf}, like {@code ncclBcast}. */
+  public CompletableFuture<Void> broadcastAsync(
+      DeviceBuffer buf, long count, DataType dtype, int root) {
+    return broadcastAsync(buf, buf, count, dtype, root);
+  }
+
+  /** Blocking in-place {@link #broadcastAsync}. */
+  public void broadcast(DeviceBuffer buf, long count, DataType dtype, int root) {
+    await(broadcastAsync(buf, buf, count, dtype, root));
+  }
+
+  /** Blocking {@link #broadcastAsync(DeviceBuffer, DeviceBuffer, long, DataType, int)}. */
+  public void broadcast(
+      DeviceBuffer send, DeviceBuffer recv, long count, DataType dtype, int root) {
+    await(broadcastAsync(send, recv, count, dtype, root));
+  }
+
+  /**
+   * Starts a reduce: on rank {@code root}, {@code recv[i] = op over ranks of send[i]}. Other
+   * ranks do not touch {@code recv}, which may be {@code null} there.
+   */
+  public CompletableFuture<Void> reduceAsync(
+      DeviceBuffer send, DeviceBuffer recv, long count, DataType dtype, ReduceOp op, int root) {
+    checkOp(dtype, op);
+    checkRoot(root);
+    HostBuffer src = hostBuffer("send", send, count, dtype);
+    HostBuffer dst = rank == root || recv != null ? hostBuffer("recv", recv, count, dtype) : src;
+    return launch(
+        CollectiveCall.Kind.REDUCE, count, dtype, op, root, src, dst, 0, 0,
+        (c, start, len) ->
+            RingChain.reduce(c, rank, nRanks, root, start, len, dtype.size(), config.stepSize()));
+  }
+
+  /** Blocking {@link #reduceAsync}. */
+  public void reduce(
+      DeviceBuffer send, DeviceBuffer recv, long count, DataType dtype, ReduceOp op, int root) {
+    await(reduceAsync(send, recv, count, dtype, op, root));
+  }
+
+  /**
+   * Starts an allGather: {@code recv} gets {@code nRanks} blocks of {@code sendCount} elements,
+   * block {@code k} being rank {@code k}'s {@code send}. In place when {@code send == recv}: this
+   * rank's input is then block {@code rank} of {@code recv}, as in NCCL.
+   */
+  public CompletableFuture<Void> allGatherAsync(
+      DeviceBuffer send, DeviceBuffer recv, long sendCount, DataType dtype) {
+    checkDtype(dtype);
+    long total = multiply(sendCount, nRanks, "sendCount");
+    HostBuffer dst = hostBuffer("recv", recv, total, dtype);
+    boolean inPlace = send == recv;
+    HostBuffer src = inPlace ? dst : hostBuffer("send", send, sendCount, dtype);
+    long srcBase = inPlace ? rank * sendCount : 0;
+    return launch(
+        CollectiveCall.Kind.ALL_GATHER, sendCount, dtype, null, 0, src, dst, srcBase,
+        rank * sendCount,
+        (c, start, len) ->
+            RingGather.allGather(
+                c, rank, nRanks, sendCount, start, len, srcBase, dtype.size(),
+                config.stepSize()));
+  }
+
+  /** Blocking {@link #allGatherAsync}. */
+  public void allGather(DeviceBuffer send, DeviceBuffer recv, long sendCount, DataType dtype) {
+    await(allGatherAsync(send, recv, sendCount, dtype));
+  }
+
+  /**
+   * Starts a reduceScatter: {@code send} holds {@code nRanks} blocks of {@code recvCount}
+   * elements; {@code recv} gets the reduction over ranks of block {@code rank}. In place when
+   * {@code send == recv}: the result is then written to block {@code rank} of the buffer.
+   */
+  public CompletableFuture<Void> reduceScatterAsync(
+      DeviceBuffer send, DeviceBuffer recv, long recvCount, DataType dtype, ReduceOp op) {
+    checkOp(dtype, op);
+    long total = multiply(recvCount, nRanks, "recvCount");
+    HostBuffer src = hostBuffer("send", send, total, dtype);
+    boolean inPlace = send == recv;
+    HostBuffer dst = inPlace ? src : hostBuffer("recv", recv, recvCount, dtype);
+    long dstBase = inPlace ? rank * recvCount : 0;
+    return launch(
+        CollectiveCall.Kind.REDUCE_SCATTER, recvCount, dtype, op, 0, src, dst, rank * recvCount,
+        dstBase,
+        (c, start, len) ->
+            RingGather.reduceScatter(
+                c, rank, nRanks, recvCount, start, len, dstBase, dtype.size(),
+                config.stepSize()));
+  }
+
+  /** Blocking {@link #reduceScatterAsync}. */
+  public void reduceScatter(
+      DeviceBuffer send, DeviceBuffer recv, long recvCount, DataType dtype, ReduceOp op) {
+    await(reduceScatterAsync(send, recv, recvCount, dtype, op));
   }
 
   private static void await(CompletableFuture<Void> f) {
@@ -243,43 +327,90 @@ public final class Communicator implements AutoCloseable {
     }
   }
 
+  /** Plans one channel's part, elements {@code [start, start + len)} of the per-rank count. */
+  private interface Planner {
+    ChannelPlan plan(int channel, long start, long len);
+  }
+
+  /**
+   * Launches a collective on the channels, in call order. With one rank it is a copy of {@code
+   * count} elements from {@code localSrc} to {@code localDst} (element offsets).
+   */
+  private CompletableFuture<Void> launch(
+      CollectiveCall.Kind kind, long count, DataType dtype, ReduceOp op, int root,
+      HostBuffer src, HostBuffer dst, long localSrc, long localDst, Planner planner) {
+    synchronized (launchLock) {
+      checkUsable();
+      CollectiveCall call = new CollectiveCall(kind, ++seq, count, dtype, op, root);
+      if (count == 0) {
+        return CompletableFuture.completedFuture(null);
+      }
+      int used = nRanks == 1 ? 1 : ChannelSplit.channels(count, dtype.size(), channels.length);
+      src.retain();
+      dst.retain();
+      Collective coll =
+          new Collective(
+              call.what(),
+              used,
+              () -> {
+                src.release();
+                dst.release();
+              });
+      pending.add(coll);
+      coll.future.whenComplete((v, e) -> pending.remove(coll));
+      if (nRanks == 1) {
+        int size = dtype.size();
+        launchLocalCopy(
+            src, dst, (int) (localSrc * size), (int) (localDst * size), (int) (count * size),
+            coll);
+      } else {
+        launchRing(src, dst, call, used, planner, coll);
+      }
+      return coll.future;
+    }
+  }
+
   private void launchLocalCopy(
-      HostBuffer src, HostBuffer dst, long count, DataType dtype, Collective coll) {
+      HostBuffer src, HostBuffer dst, int srcOff, int dstOff, int bytes, Collective coll) {
     channels[0].kernelThread.submit(
         new ChannelTask(channels[0], coll) {
           @Override
           void work() {
-            if (src != dst) {
-              dst.memory().put(0, src.memory(), 0, (int) (count * dtype.size()));
+            if (src != dst || srcOff != dstOff) {
+              dst.memory().put(dstOff, src.memory(), srcOff, bytes);
             }
           }
         });
   }
 
   private void launchRing(
-      HostBuffer src, HostBuffer dst, long count, DataType dtype, ReduceOp op, int used,
+      HostBuffer src, HostBuffer dst, CollectiveCall call, int used, Planner planner,
       Collective coll) {
-    int size = dtype.size();
     for (int c = 0; c < used; c++) {
       CommChannel ch = channels[c];
-      long start = ChannelSplit.start(count, used, c);
-      long len = ChannelSplit.length(count, used, c);
       ChannelPlan plan =
-          RingAllReduce.plan(c, rank, nRanks, start * size, len, size, config.stepSize());
+          planner.plan(
+              c, ChannelSplit.start(call.count(), used, c),
+              ChannelSplit.length(call.count(), used, c));
       String where = "rank " + rank + ": " + coll.what;
-      proxy.enqueue(
-          new SendProxyOp(
-              ch.send, ch.sendFifo, ch.sendBase, plan.sendSteps(), timeoutNanos,
-              where + ": sending to rank " + ch.send.peer() + " (channel " + c + ")"));
-      proxy.enqueue(
-          new RecvProxyOp(
-              ch.recv, ch.recvFifo, ch.recvBase, plan.recvSteps(), timeoutNanos,
-              where + ": receiving from rank " + ch.recv.peer() + " (channel " + c + ")"));
+      if (plan.sendSteps() > 0) {
+        proxy.enqueue(
+            new SendProxyOp(
+                ch.send, ch.sendFifo, ch.sendBase, plan.sendSteps(), timeoutNanos,
+                where + ": sending to rank " + ch.send.peer() + " (channel " + c + ")"));
+      }
+      if (plan.recvSteps() > 0) {
+        proxy.enqueue(
+            new RecvProxyOp(
+                ch.recv, ch.recvFifo, ch.recvBase, plan.recvSteps(), timeoutNanos,
+                where + ": receiving from rank " + ch.recv.peer() + " (channel " + c + ")"));
+      }
       ch.sendBase += plan.sendSteps();
       ch.recvBase += plan.recvSteps();
       ch.waiter.deferProxyWake();
       HostChannelKernel.Work work =
-          new HostChannelKernel.Work(plan, src.memory(), dst.memory(), dtype, op, nRanks);
+          new HostChannelKernel.Work(
+              plan, src.memory(), dst.memory(), call.dtype(), call.op(), nRanks);
       ch.kernelThread.submit(
           new ChannelTask(ch, coll) {
             @Override
@@ -340,6 +471,43 @@ public final class Communicator implements AutoCloseable {
   private CclAbortedException aborted(String what, CclException cause) {
     return new CclAbortedException(
         "rank " + rank + ": " + what + " failed: " + cause.getMessage(), cause);
+  }
+
+  private static void checkDtype(DataType dtype) {
+    if (dtype == null) {
+      throw new IllegalArgumentException("dtype is null; expected one of " + DataType.names());
+    }
+  }
+
+  private static void checkOp(DataType dtype, ReduceOp op) {
+    checkDtype(dtype);
+    if (op == null) {
+      throw new IllegalArgumentException("op is null; expected sum, prod, min, max or avg");
+    }
+    if (!op.supports(dtype)) {
+      throw new IllegalArgumentException(
+          "op=" + op + " is not defined for dtype=" + dtype
+              + "; expected a floating-point dtype (float16, bfloat16, float32, float64)");
+    }
+  }
+
+  private void checkRoot(int root) {
+    if (root < 0 || root >= nRanks) {
+      throw new IllegalArgumentException(
+          "root=" + root + " is out of range; expected 0.." + (nRanks - 1));
+    }
+  }
+
+  private static long multiply(long count, int nRanks, String name) {
+    if (count < 0) {
+      throw new IllegalArgumentException(
+          name + "=" + count + " is negative; expected " + name + " >= 0");
+    }
+    try {
+      return Math.multiplyExact(count, nRanks);
+    } catch (ArithmeticException e) {
+      throw new IllegalArgumentException(name + "=" + count + " x " + nRanks + " ranks overflows");
+    }
   }
 
   private HostBuffer hostBuffer(String name, DeviceBuffer b, long count, DataType dtype) {

@@ -19,7 +19,7 @@ public final class ChannelSplit {
 
   /** First element of channel {@code c} of {@code channels}. */
   public static long start(long count, int channels, int c) {
-    long per = RingAllReduce.ceilDiv(count, channels);
+    long per = (count + channels - 1) / channels;
     return Math.min(count, c * per);
   }
 

@@ -52,51 +52,65 @@ public final class HostChannelKernel {
       long done = 0;
       while (done < call.bytes()) {
         int len = (int) Math.min(stepSize, call.bytes() - done);
-        slice(w, call, (int) (call.offset() + done), len);
+        slice(w, call, (int) (call.srcOffset() + done), (int) (call.dstOffset() + done), len);
         done += len;
       }
     }
   }
 
-  private void slice(Work w, PrimitiveCall call, int off, int len) {
+  private void slice(Work w, PrimitiveCall call, int src, int dst, int len) {
     int elems = len / w.type().size();
     switch (call.kind()) {
       case SEND -> {
-        ByteBuffer out = awaitSendSlot();
-        out.put(0, w.src(), off, len);
+        awaitSendSlot().put(0, w.src(), src, len);
+        publish(len);
+      }
+      case COPY_SEND -> {
+        if (w.src() != w.dst() || src != dst) {
+          w.dst().put(dst, w.src(), src, len);
+        }
+        awaitSendSlot().put(0, w.src(), src, len);
         publish(len);
       }
       case RECV -> {
-        ByteBuffer in = awaitRecvSlot(len);
-        w.dst().put(off, in, 0, len);
+        w.dst().put(dst, awaitRecvSlot(len), 0, len);
         releaseRecv();
       }
       case RECV_REDUCE_SEND -> {
         ByteBuffer in = awaitRecvSlot(len);
         ByteBuffer out = awaitSendSlot();
-        Reducer.reduce(w.type(), w.op(), in, 0, w.src(), off, out, 0, elems);
+        Reducer.reduce(w.type(), w.op(), in, 0, w.src(), src, out, 0, elems);
         publish(len);
+        releaseRecv();
+      }
+      case RECV_REDUCE_COPY -> {
+        reduceFinal(w, awaitRecvSlot(len), src, dst, elems);
         releaseRecv();
       }
       case RECV_REDUCE_COPY_SEND -> {
         ByteBuffer in = awaitRecvSlot(len);
         ByteBuffer out = awaitSendSlot();
-        Reducer.reduce(w.type(), w.op(), in, 0, w.src(), off, w.dst(), off, elems);
-        if (w.op() == ReduceOp.AVG) {
-          Reducer.divide(w.type(), w.dst(), off, elems, w.nRanks());
-        }
-        out.put(0, w.dst(), off, len);
+        reduceFinal(w, in, src, dst, elems);
+        out.put(0, w.dst(), dst, len);
         publish(len);
         releaseRecv();
       }
       case RECV_COPY_SEND -> {
         ByteBuffer in = awaitRecvSlot(len);
         ByteBuffer out = awaitSendSlot();
-        w.dst().put(off, in, 0, len);
+        w.dst().put(dst, in, 0, len);
         out.put(0, in, 0, len);
         publish(len);
         releaseRecv();
       }
+    }
+  }
+
+  /** {@code dst = in op src}, then the division of {@code avg}: the result is complete here. */
+  private static void reduceFinal(Work w, ByteBuffer in, int src, int dst, int elems) {
+    Reducer.reduce(w.type(), w.op(), in, 0, w.src(), src, w.dst(), dst, elems);
+    if (w.op() == ReduceOp.AVG) {
+      Reducer.divide(w.type(), w.dst(), dst, elems, w.nRanks());
     }
   }
 

@@ -1,0 +1,81 @@
+package org.sparkccl;
+
+import java.nio.ByteBuffer;
+
+/**
+ * What a rank asked for, as every rank must agree on it: the kind of collective, its sequence
+ * number on the communicator, count, dtype, operator and root. It travels in the header of every
+ * message (24 bytes, no extra round trip), so that a receiver can tell at the first message of a
+ * collective whether its neighbour called the same thing.
+ */
+public record CollectiveCall(Kind kind, long seq, long count, DataType dtype, ReduceOp op, int root) {
+  /** Collective kinds, named as users call them. */
+  public enum Kind {
+    ALL_REDUCE("allReduce"),
+    BROADCAST("broadcast"),
+    REDUCE("reduce"),
+    ALL_GATHER("allGather"),
+    REDUCE_SCATTER("reduceScatter");
+
+    private final String label;
+
+    Kind(String label) {
+      this.label = label;
+    }
+
+    public String label() {
+      return label;
+    }
+  }
+
+  public static final int BYTES = 24;
+
+  /** {@code allReduce(count=1024, float32, sum)}, as in error messages. */
+  public String signature() {
+    StringBuilder b = new StringBuilder(kind.label()).append("(count=").append(count);
+    b.append(", ").append(dtype);
+    if (op != null) {
+      b.append(", ").append(op);
+    }
+    if (kind == Kind.BROADCAST || kind == Kind.REDUCE) {
+      b.append(", root=").append(root);
+    }
+    return b.append(')').toString();
+  }
+
+  /** {@code allReduce #17 (count=1024, float32, sum)}, for logs and errors. */
+  public String what() {
+    String s = signature();
+    int paren = s.indexOf('(');
+    return s.substring(0, paren) + " #" + seq + " " + s.substring(paren);
+  }
+
+  /** Whether two ranks' calls can run together (same collective, same arguments). */
+  public boolean matches(CollectiveCall other) {
+    return equals(other);
+  }
+
+  public void encode(ByteBuffer out, int at) {
+    out.putLong(at, seq);
+    out.putLong(at + 8, count);
+    out.put(at + 16, (byte) kind.ordinal());
+    out.put(at + 17, (byte) dtype.ordinal());
+    out.put(at + 18, (byte) (op == null ? -1 : op.ordinal()));
+    out.put(at + 19, (byte) 0);
+    out.putInt(at + 20, root);
+  }
+
+  /** Decodes what {@link #encode} wrote, or {@code null} for bytes that are no call. */
+  public static CollectiveCall decode(ByteBuffer in, int at) {
+    int k = in.get(at + 16);
+    int t = in.get(at + 17);
+    int o = in.get(at + 18);
+    if (k < 0 || k >= Kind.values().length || t < 0 || t >= DataType.values().length
+        || o < -1 || o >= ReduceOp.values().length) {
+      return null;
+    }
+    return new CollectiveCall(
+        Kind.values()[k], in.getLong(at), in.getLong(at + 8), DataType.values()[t],
+        o < 0 ? null : ReduceOp.values()[o], in.getInt(at + 20));
+  }
+}
