@@ -17,6 +17,9 @@ package org.sparkccl.algorithm;
  * </ol>
  */
 public final class RingAllReduce {
+  /** Slots per chunk: NCCL's ALLREDUCE_CHUNKSTEPS (half of the FIFO). */
+  public static final int CHUNK_STEPS = RingPlanner.CHUNK_STEPS;
+
   private RingAllReduce() {}
 
   /**

@@ -33,8 +33,17 @@ final class PerfOptions {
   @Option(names = "-f", description = "size factor between steps (default ${DEFAULT-VALUE})")
   int factor = 2;
 
-  @Option(names = "-o", description = "operation: allreduce (default ${DEFAULT-VALUE})")
+  @Option(
+      names = "-o",
+      description = "operation: allreduce, broadcast, reduce, allgather, reducescatter or all"
+          + " (default ${DEFAULT-VALUE})")
   String operation = "allreduce";
+
+  @Option(names = "--root", description = "root rank of broadcast and reduce (default ${DEFAULT-VALUE})")
+  int root = 0;
+
+  @Option(names = {"-a", "--algo"}, description = "algorithm: ring or auto (default ${DEFAULT-VALUE})")
+  String algo = "auto";
 
   @Option(names = "-d", description = "dtype: int8 uint8 int32 uint32 int64 uint64 float16 bfloat16 float32 float64 (default ${DEFAULT-VALUE})")
   String dtype = "float32";
@@ -69,20 +78,26 @@ final class PerfOptions {
   @Option(names = "--rank", hidden = true, description = "internal: this process's rank")
   int rank = -1;
 
-  @Option(names = "--root", hidden = true, description = "internal: bootstrap root address")
-  String root;
+  @Option(names = "--bootstrap", hidden = true, description = "internal: bootstrap root address")
+  String bootstrap;
+
+  /** The bootstrap root's address (internal option). */
+  String root() {
+    return bootstrap;
+  }
 
   /** Arguments to hand a rank process: everything but the internal options. */
   List<String> forRank(int r, String rootAddress) {
     List<String> a = new ArrayList<>();
     a.addAll(List.of("-n", "" + ranks, "-b", "" + minBytes, "-e", "" + maxBytes, "-f", "" + factor));
     a.addAll(List.of("-o", operation, "-d", dtype, "-r", redop, "-t", transport));
+    a.addAll(List.of("--root", "" + root, "-a", algo));
     a.addAll(List.of("-w", "" + warmup, "-i", "" + iters, "-c", "" + check));
     a.addAll(List.of("--jit-warmup", "" + jitWarmup));
     if (json != null) {
       a.addAll(List.of("--json", json));
     }
-    a.addAll(List.of("--rank", "" + r, "--root", rootAddress));
+    a.addAll(List.of("--rank", "" + r, "--bootstrap", rootAddress));
     return a;
   }
 }

@@ -6,7 +6,6 @@ import com.fasterxml.jackson.databind.SerializationFeature;
 import java.io.File;
 import java.io.IOException;
 import java.nio.ByteBuffer;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -27,6 +26,7 @@ final class PerfRank {
 
   /** One output row, as nccl-tests prints it. */
   record Row(
+      String operation,
       long size,
       long count,
       String type,
@@ -37,17 +37,27 @@ final class PerfRank {
       @JsonProperty("busbw_GBps") double busbw,
       long wrong) {}
 
+  /** What a rank process needs besides the options. */
+  private record Context(
+      PerfOptions o, TcpBootstrap boot, CclConfig config, Communicator comm, HostBuffer send,
+      HostBuffer recv, DataType type, ReduceOp op) {}
+
+  static List<PerfOp> operations(PerfOptions o) {
+    return o.operation.equals("all") ? List.of(PerfOp.values()) : List.of(PerfOp.fromName(o.operation));
+  }
+
   static void validate(PerfOptions o) {
-    if (!o.operation.equals("allreduce")) {
-      throw new IllegalArgumentException(
-          "-o " + o.operation + " is not supported yet; expected allreduce");
-    }
+    List<PerfOp> ops = operations(o);
     if (!o.transport.equals("socket")) {
       throw new IllegalArgumentException("-t " + o.transport + " is not supported; expected socket");
     }
+    if (!o.algo.equals("ring") && !o.algo.equals("auto")) {
+      throw new IllegalArgumentException(
+          "-a " + o.algo + " is not available; expected ring or auto (tree is not built yet)");
+    }
     DataType type = DataType.fromName(o.dtype);
     ReduceOp op = ReduceOp.fromName(o.redop);
-    if (!op.supports(type)) {
+    if (ops.stream().anyMatch(PerfOp::reduces) && !op.supports(type)) {
       throw new IllegalArgumentException(
           "-r " + op + " is not defined for -d " + type + "; expected a floating-point dtype");
     }
@@ -55,6 +65,10 @@ final class PerfRank {
         || o.warmup < 0 || (o.check != 0 && o.check != 1)) {
       throw new IllegalArgumentException(
           "expected -n >= 1, 1 <= -b <= -e, -f >= 2, -i >= 1, -w >= 0, -c 0|1");
+    }
+    if (o.root < 0 || o.root >= o.ranks) {
+      throw new IllegalArgumentException(
+          "--root " + o.root + " is out of range; expected 0.." + (o.ranks - 1));
     }
     if (o.maxBytes > Integer.MAX_VALUE - 8) {
       throw new IllegalArgumentException("-e " + o.maxBytes + " is too large; expected at most 2G");
@@ -65,63 +79,49 @@ final class PerfRank {
     validate(o);
     DataType type = DataType.fromName(o.dtype);
     ReduceOp op = ReduceOp.fromName(o.redop);
-    CclConfig config = CclConfig.fromEnvironment();
+    CclConfig config = CclConfig.fromEnvironment().toBuilder().algo(o.algo).build();
     boolean lead = o.rank == 0;
-    long wrongTotal = 0;
     List<Row> rows = new ArrayList<>();
-    try (TcpBootstrap boot = TcpBootstrap.connect(o.root, o.rank, o.ranks, config.timeout());
+    try (TcpBootstrap boot = TcpBootstrap.connect(o.root(), o.rank, o.ranks, config.timeout());
         Communicator comm = Communicator.create(boot, config);
         HostBuffer send = HostDevice.INSTANCE.allocate(o.maxBytes);
         HostBuffer recv = HostDevice.INSTANCE.allocate(o.maxBytes)) {
-      if (lead) {
-        System.out.printf(
-            "# sparkccl-perf: %s, %d ranks (one JVM each), transport %s, device host%n",
-            o.operation, o.ranks, o.transport);
-        System.out.println("# config: " + config);
-        System.out.printf(
-            "#%11s %12s %9s %6s %5s %11s %11s %11s %8s%n",
-            "size", "count", "type", "redop", "root", "time_us", "algbw_GBps", "busbw_GBps",
-            "wrong");
-      }
-      jitWarmup(comm, send, recv, o, type, op);
-      for (long size = o.minBytes; size <= o.maxBytes; size *= o.factor) {
-        long count = size / type.size();
-        if (count == 0) {
-          continue;
-        }
-        long bytes = count * type.size();
-        TestData.fill(send.memory(), count, type, 1, o.rank);
-        for (int i = 0; i < o.warmup; i++) {
-          comm.allReduce(send, recv, count, type, op);
-        }
-        barrier(boot, config);
-        long t0 = System.nanoTime();
-        for (int i = 0; i < o.iters; i++) {
-          comm.allReduce(send, recv, count, type, op);
-        }
-        double myUs = (System.nanoTime() - t0) / 1e3 / o.iters;
-        double timeUs = maxOver(boot, config, myUs);
-        long wrong = o.check == 1 ? check(comm, boot, config, send, recv, count, type, op, size) : 0;
-        double algbw = bytes / timeUs / 1e3;
-        double busbw = algbw * 2.0 * (o.ranks - 1) / o.ranks;
-        Row row = new Row(bytes, count, type.wireName(), op.wireName(), -1, timeUs, algbw, busbw, wrong);
-        rows.add(row);
-        wrongTotal += wrong;
+      Context ctx = new Context(o, boot, config, comm, send, recv, type, op);
+      jitWarmup(ctx);
+      for (PerfOp perfOp : operations(o)) {
         if (lead) {
           System.out.printf(
-              Locale.ROOT, "%12d %12d %9s %6s %5d %11.2f %11.4f %11.4f %8d%n", row.size(),
-              row.count(), row.type(), row.redop(), row.root(), row.timeUs(), row.algbw(),
-              row.busbw(), row.wrong());
-          System.out.flush();
+              "# sparkccl-perf: %s, %d ranks (one JVM each), transport %s, algo %s, device host%n",
+              perfOp.label(), o.ranks, o.transport, o.algo);
+          System.out.println("# config: " + config);
+          System.out.printf(
+              "#%11s %12s %9s %6s %5s %11s %11s %11s %8s%n", "size", "count", "type", "redop",
+              "root", "time_us", "algbw_GBps", "busbw_GBps", "wrong");
+        }
+        for (long size = o.minBytes; size <= o.maxBytes; size *= o.factor) {
+          Row row = measure(ctx, perfOp, size);
+          if (row == null) {
+            continue;
+          }
+          rows.add(row);
+          if (lead) {
+            System.out.printf(
+                Locale.ROOT, "%12d %12d %9s %6s %5d %11.2f %11.4f %11.4f %8d%n", row.size(),
+                row.count(), row.type(), row.redop(), row.root(), row.timeUs(), row.algbw(),
+                row.busbw(), row.wrong());
+            System.out.flush();
+          }
         }
       }
     } catch (CclException e) {
       System.err.println("sparkccl-perf: rank " + o.rank + ": " + e.getMessage());
       return 1;
     }
+    long wrongTotal = rows.stream().mapToLong(Row::wrong).sum();
     if (lead) {
       double avg = rows.stream().mapToDouble(Row::busbw).average().orElse(0);
-      System.out.printf(Locale.ROOT, "# Out of bounds values : %d %s%n", wrongTotal,
+      System.out.printf(
+          Locale.ROOT, "# Out of bounds values : %d %s%n", wrongTotal,
           wrongTotal == 0 ? "OK" : "FAILED");
       System.out.printf(Locale.ROOT, "# Avg bus bandwidth : %.4f%n", avg);
       if (o.json != null) {
@@ -131,47 +131,76 @@ final class PerfRank {
     return wrongTotal == 0 ? 0 : 3;
   }
 
+  /** Measures one row; {@code null} when the size holds no element per rank. */
+  private static Row measure(Context c, PerfOp perfOp, long size) {
+    int n = c.o().ranks;
+    long perRank = perfOp.perRankCount(size, c.type(), n);
+    if (perRank == 0) {
+      return null;
+    }
+    long bytes = perfOp.recvCount(perRank, n) * c.type().size();
+    bytes = Math.max(bytes, perfOp.sendCount(perRank, n) * c.type().size());
+    TestData.fill(c.send().memory(), perfOp.sendCount(perRank, n), c.type(), 1, c.o().rank);
+    for (int i = 0; i < c.o().warmup; i++) {
+      perfOp.run(c.comm(), c.send(), c.recv(), perRank, c.type(), c.op(), c.o().root);
+    }
+    barrier(c);
+    long t0 = System.nanoTime();
+    for (int i = 0; i < c.o().iters; i++) {
+      perfOp.run(c.comm(), c.send(), c.recv(), perRank, c.type(), c.op(), c.o().root);
+    }
+    double timeUs = maxOver(c, (System.nanoTime() - t0) / 1e3 / c.o().iters);
+    long wrong = c.o().check == 1 ? check(c, perfOp, perRank, size) : 0;
+    double algbw = bytes / timeUs / 1e3;
+    return new Row(
+        perfOp.label(), bytes, bytes / c.type().size(), c.type().wireName(),
+        perfOp.reduces() ? c.op().wireName() : "none", perfOp.rootColumn(c.o().root), timeUs,
+        algbw, algbw * perfOp.busFactor(n), wrong);
+  }
+
   /**
    * Runs the engine's code paths until the JIT has compiled them: four JVMs compiling on two
    * cores would otherwise make the first sizes measure the interpreter (5 ms instead of 0.5 ms at
    * 8 B). Takes about a second; {@code --jit-warmup 0} skips it.
    */
-  private static void jitWarmup(
-      Communicator comm, HostBuffer send, HostBuffer recv, PerfOptions o, DataType type,
-      ReduceOp op) {
-    long small = Math.max(1, Math.min(o.maxBytes, 4096) / type.size());
-    long large = Math.max(1, Math.min(o.maxBytes, 1 << 20) / type.size());
-    TestData.fill(send.memory(), large, type, 7, o.rank);
-    for (int i = 0; i < o.jitWarmup; i++) {
-      comm.allReduce(send, recv, i % 20 == 19 ? large : small, type, op);
+  private static void jitWarmup(Context c) {
+    long small = Math.max(1, Math.min(c.o().maxBytes, 4096) / c.type().size());
+    long large = Math.max(1, Math.min(c.o().maxBytes, 1 << 20) / c.type().size());
+    TestData.fill(c.send().memory(), large, c.type(), 7, c.o().rank);
+    for (int i = 0; i < c.o().jitWarmup; i++) {
+      c.comm().allReduce(c.send(), c.recv(), i % 20 == 19 ? large : small, c.type(), c.op());
     }
   }
 
-  private static long check(
-      Communicator comm, TcpBootstrap boot, CclConfig config, HostBuffer send, HostBuffer recv,
-      long count, DataType type, ReduceOp op, long seed) {
-    TestData.fill(send.memory(), count, type, seed, boot.rank());
-    comm.allReduce(send, recv, count, type, op);
-    ByteBuffer[] inputs = new ByteBuffer[boot.nRanks()];
-    for (int r = 0; r < inputs.length; r++) {
-      inputs[r] = TestData.scratch(count * type.size());
-      TestData.fill(inputs[r], count, type, seed, r);
+  private static long check(Context c, PerfOp perfOp, long perRank, long seed) {
+    int n = c.o().ranks;
+    long sendCount = perfOp.sendCount(perRank, n);
+    TestData.fill(c.send().memory(), sendCount, c.type(), seed, c.o().rank);
+    perfOp.run(c.comm(), c.send(), c.recv(), perRank, c.type(), c.op(), c.o().root);
+    ByteBuffer[] inputs = new ByteBuffer[n];
+    for (int r = 0; r < n; r++) {
+      inputs[r] = TestData.scratch(sendCount * c.type().size());
+      TestData.fill(inputs[r], sendCount, c.type(), seed, r);
     }
-    long wrong = TestData.countWrong(recv.memory(), inputs, count, type, op);
+    long wrong =
+        perfOp.countWrong(
+            c.recv().memory(), inputs, perRank, c.type(), c.op(), c.o().rank, c.o().root);
     long total = 0;
-    for (byte[] b : boot.allGather(ByteBuffer.allocate(8).putLong(wrong).array(), config.timeout())) {
+    for (byte[] b :
+        c.boot().allGather(ByteBuffer.allocate(8).putLong(wrong).array(), c.config().timeout())) {
       total += ByteBuffer.wrap(b).getLong();
     }
     return total;
   }
 
-  private static void barrier(TcpBootstrap boot, CclConfig config) {
-    boot.allGather(new byte[0], config.timeout());
+  private static void barrier(Context c) {
+    c.boot().allGather(new byte[0], c.config().timeout());
   }
 
-  private static double maxOver(TcpBootstrap boot, CclConfig config, double v) {
+  private static double maxOver(Context c, double v) {
     double max = v;
-    for (byte[] b : boot.allGather(ByteBuffer.allocate(8).putDouble(v).array(), config.timeout())) {
+    for (byte[] b :
+        c.boot().allGather(ByteBuffer.allocate(8).putDouble(v).array(), c.config().timeout())) {
       max = Math.max(max, ByteBuffer.wrap(b).getDouble());
     }
     return max;
@@ -182,6 +211,7 @@ final class PerfRank {
     doc.put("operation", o.operation);
     doc.put("ranks", o.ranks);
     doc.put("transport", o.transport);
+    doc.put("algo", o.algo);
     doc.put("rows", rows);
     doc.put("avgBusBandwidth", avg);
     try {

@@ -127,6 +127,22 @@ public final class TestData {
     return wrong;
   }
 
+  /** Elements of {@code a} (from byte {@code ao}) that differ bit for bit from {@code b}'s. */
+  public static long countDifferent(
+      ByteBuffer a, int ao, ByteBuffer b, int bo, long count, DataType type) {
+    long wrong = 0;
+    int size = type.size();
+    for (int i = 0; i < count; i++) {
+      for (int k = 0; k < size; k++) {
+        if (a.get(ao + i * size + k) != b.get(bo + i * size + k)) {
+          wrong++;
+          break;
+        }
+      }
+    }
+    return wrong;
+  }
+
   private static long combine(DataType type, ReduceOp op, long a, long b) {
     return switch (op) {
       case SUM, AVG -> a + b;
