@@ -1,12 +1,19 @@
 #!/usr/bin/env python3
-"""Compare SparkCCL allreduce results with OpenMPI baselines (stdlib only).
+"""Compare SparkCCL collective results with OpenMPI baselines (stdlib only).
 
-Every input file holds rows in the nccl-tests-like format shared by
-bin/sparkccl-perf and bench/mpi_allreduce ('#' lines are ignored):
+Every input file holds rows of one operation in the nccl-tests-like format
+shared by bin/sparkccl-perf and bench/mpi_coll ('#' lines are ignored):
 
     size count type redop root time_us algbw_GBps busbw_GBps wrong
 
 Rows are joined by size. A missing or empty file just yields 'n/a' columns.
+Rows of the same size whose count/type/redop/root differ between SparkCCL and
+an MPI run are reported (a convention mismatch would make the join wrong).
+
+--op names the operation (title "<op>: SparkCCL vs OpenMPI" unless --title);
+--section writes a '##' section without the default header notes, so that
+several reports can be concatenated under one header (see
+bench/run-collectives-bench.sh).
 
 Example:
     compare.py --sparkccl bench/build/sparkccl.txt \
@@ -42,6 +49,7 @@ def parse(path):
                     "count": int(fields[1]),
                     "type": fields[2],
                     "redop": fields[3],
+                    "root": int(fields[4]),
                     "time_us": float(fields[5]),
                     "algbw": float(fields[6]),
                     "busbw": float(fields[7]),
@@ -79,13 +87,18 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sparkccl", help="bin/sparkccl-perf output")
-    ap.add_argument("--mpi-tcp", help="mpi_allreduce output over TCP")
-    ap.add_argument("--mpi-shm", help="mpi_allreduce output, default transports")
+    ap.add_argument("--mpi-tcp", help="mpi_coll output over TCP")
+    ap.add_argument("--mpi-shm", help="mpi_coll output, default transports")
+    ap.add_argument("--op", help="operation label, e.g. allreduce or broadcast")
+    ap.add_argument("--section", action="store_true",
+                    help="write a '##' section without default header notes")
     ap.add_argument("--note", action="append", default=[],
                     help="header line (repeatable), e.g. 'Date: ...'")
     ap.add_argument("--cmd", action="append", default=[],
                     help="command that was run (repeatable), shown verbatim")
-    ap.add_argument("--title", default="Allreduce: SparkCCL vs OpenMPI")
+    ap.add_argument("--title",
+                    help="default: '<op>: SparkCCL vs OpenMPI' "
+                         "(op defaults to Allreduce)")
     ap.add_argument("--out", help="also write the Markdown report here")
     a = ap.parse_args()
 
@@ -94,13 +107,16 @@ def main():
     shm = parse(a.mpi_shm)
     have_shm = bool(shm)
 
-    notes = a.note or [
-        "Date: " + time.strftime("%a %b %d %H:%M:%S UTC %Y", time.gmtime()),
-        "Machine: " + " ".join(platform.uname()),
-        f"nproc: {os.cpu_count()}",
-    ]
+    title = a.title or f"{a.op or 'Allreduce'}: SparkCCL vs OpenMPI"
+    notes = a.note
+    if not notes and not a.section:
+        notes = [
+            "Date: " + time.strftime("%a %b %d %H:%M:%S UTC %Y", time.gmtime()),
+            "Machine: " + " ".join(platform.uname()),
+            f"nproc: {os.cpu_count()}",
+        ]
 
-    out = [f"# {a.title}", ""]
+    out = [("## " if a.section else "# ") + title, ""]
     out += [f"- {n}" for n in notes]
     for label, path, rows in (("SparkCCL", a.sparkccl, spark),
                               ("MPI-TCP", a.mpi_tcp, tcp),
@@ -142,6 +158,20 @@ def main():
         out.append("**WARNING: wrong results:** " + "; ".join(bad))
     else:
         out.append("All checked rows have wrong = 0.")
+
+    # Conventions: the same size must mean the same row in every file.
+    mismatch = []
+    for label, rows in (("MPI-TCP", tcp), ("MPI-shm", shm)):
+        for s in sorted(set(spark) & set(rows)):
+            diff = [f"{k} {spark[s][k]} vs {rows[s][k]}"
+                    for k in ("count", "type", "redop", "root")
+                    if spark[s][k] != rows[s][k]]
+            if diff:
+                mismatch.append(f"{label} @ {human(s)}: " + ", ".join(diff))
+    if mismatch:
+        out.append("")
+        out.append("**WARNING: rows differ in conventions (SparkCCL vs MPI):** "
+                   + "; ".join(mismatch))
 
     # Summary: busbw ratio at the largest size, latency ratio at the smallest
     # (8 B by default) size, each over the sizes both runs measured.

@@ -28,56 +28,21 @@ SKIP_SHM="${SKIP_SHM:-0}"
 read -r -a SPARKCCL_EXTRA <<<"${SPARKCCL_EXTRA_ARGS:-}"
 read -r -a MPI_EXTRA <<<"${MPI_EXTRA_ARGS:-}"
 
-BUILD=bench/build
-mkdir -p "$BUILD"
+# shellcheck source=bench/common.sh
+source bench/common.sh
 
-log() { printf '==> %s\n' "$*" >&2; }
-# Shell-quote only the words that need it (keeps 'tcp,self' readable).
-quote() {
-  local w out=()
-  for w in "$@"; do
-    if [[ $w =~ ^[A-Za-z0-9_./,:=+@%-]+$ ]]; then out+=("$w"); else out+=("$(printf '%q' "$w")"); fi
-  done
-  printf '%s' "${out[*]}"
-}
-
-# --- dependencies ---------------------------------------------------------
-need=()
-command -v mpicc >/dev/null 2>&1 || need+=(libopenmpi-dev)
-command -v mpirun >/dev/null 2>&1 || need+=(openmpi-bin)
-command -v python3 >/dev/null 2>&1 || need+=(python3)
-if ((${#need[@]})); then
-  SUDO=""
-  if [[ $(id -u) -ne 0 ]]; then SUDO="sudo"; fi
-  [[ " ${need[*]} " == *" libopenmpi-dev "* ]] && need+=(openmpi-bin)
-  log "installing: ${need[*]}"
-  export DEBIAN_FRONTEND=noninteractive
-  # apt-get update only if installing from the current package lists fails.
-  if ! $SUDO apt-get install -y --no-install-recommends "${need[@]}"; then
-    $SUDO apt-get update
-    $SUDO apt-get install -y --no-install-recommends "${need[@]}"
-  fi
-fi
-
-# --- build ----------------------------------------------------------------
-if ! grep -qxF 'bench/build/' .gitignore 2>/dev/null; then
-  echo 'bench/build/' >>.gitignore
-fi
-BIN="$BUILD/mpi_allreduce"
-if [[ ! -x $BIN || bench/mpi_allreduce.c -nt $BIN ]]; then
-  log "compiling $BIN"
-  mpicc -O2 -std=c11 -Wall -o "$BIN" bench/mpi_allreduce.c -lm
-fi
+# --- dependencies and build -------------------------------------------------
+ensure_deps
+build_mpi_coll
+BIN="$MPI_BIN"
 
 # --- runs -----------------------------------------------------------------
-MPIRUN=(mpirun --allow-run-as-root --oversubscribe)
-BENCH_ARGS=(-b "$MINBYTES" -e "$MAXBYTES" -f "$FACTOR" -d "$DTYPE" "${MPI_EXTRA[@]}")
-[[ $OP == sum ]] || { echo "mpi_allreduce only supports OP=sum" >&2; exit 2; }
+BENCH_ARGS=(-o allreduce -b "$MINBYTES" -e "$MAXBYTES" -f "$FACTOR" -d "$DTYPE" "${MPI_EXTRA[@]}")
+[[ $OP == sum ]] || { echo "mpi_coll only supports OP=sum" >&2; exit 2; }
 
 SPARK_CMD=(bin/sparkccl-perf -n "$RANKS" -b "$MINBYTES" -e "$MAXBYTES" -f "$FACTOR"
            -t "$TRANSPORT" -d "$DTYPE" -r "$OP" "${SPARKCCL_EXTRA[@]}")
-TCP_CMD=("${MPIRUN[@]}" --mca btl tcp,self --mca pml ob1 --mca btl_tcp_if_include lo
-         -np "$RANKS" "$BIN" "${BENCH_ARGS[@]}")
+TCP_CMD=("${MPIRUN[@]}" "${MPI_TCP_ARGS[@]}" -np "$RANKS" "$BIN" "${BENCH_ARGS[@]}")
 SHM_CMD=("${MPIRUN[@]}" -np "$RANKS" "$BIN" "${BENCH_ARGS[@]}")
 
 CMDS=()
@@ -110,6 +75,7 @@ python3 bench/compare.py \
   --sparkccl "$BUILD/sparkccl.txt" \
   --mpi-tcp "$BUILD/mpi_tcp.txt" \
   --mpi-shm "$BUILD/mpi_shm.txt" \
+  --op allreduce \
   --title "Allreduce ($DTYPE $OP, $RANKS ranks, $MINBYTES..$MAXBYTES): SparkCCL vs OpenMPI" \
   --note "Date: $(date -u)" \
   --note "Machine: $(uname -a)" \

@@ -52,6 +52,19 @@ final class CommChannel {
     recvFifo.abort();
   }
 
+  /**
+   * Tells the previous rank about a failure or a normal close, and the next rank about a failure
+   * (best effort). Call inside a proxy progress pass.
+   */
+  void notifyPeers(boolean failed, String message) {
+    if (recv != null) {
+      recv.notifyPeer(failed, message);
+    }
+    if (failed && send != null) {
+      send.notifyFailure(message);
+    }
+  }
+
   void closeConnections() {
     if (send != null) {
       send.close();

@@ -396,13 +396,13 @@ public final class Communicator implements AutoCloseable {
       if (plan.sendSteps() > 0) {
         proxy.enqueue(
             new SendProxyOp(
-                ch.send, ch.sendFifo, ch.sendBase, plan.sendSteps(), timeoutNanos,
+                ch.send, ch.sendFifo, ch.sendBase, plan.sendSteps(), call, timeoutNanos,
                 where + ": sending to rank " + ch.send.peer() + " (channel " + c + ")"));
       }
       if (plan.recvSteps() > 0) {
         proxy.enqueue(
             new RecvProxyOp(
-                ch.recv, ch.recvFifo, ch.recvBase, plan.recvSteps(), timeoutNanos,
+                ch.recv, ch.recvFifo, ch.recvBase, plan.recvSteps(), call, rank, timeoutNanos,
                 where + ": receiving from rank " + ch.recv.peer() + " (channel " + c + ")"));
       }
       ch.sendBase += plan.sendSteps();
@@ -554,7 +554,10 @@ public final class Communicator implements AutoCloseable {
     fail(new CclAbortedException("rank " + rank + ": communicator aborted by abort()", null));
   }
 
-  /** The sticky failure: first one wins; everything pending is woken and fails. */
+  /**
+   * The sticky failure: first one wins; everything pending is woken and fails, and the previous
+   * rank of every ring is told why, so the cause travels around the ring to every rank.
+   */
   private void fail(RuntimeException e) {
     CclException err =
         e instanceof CclException c ? c : new CclException("rank " + rank + ": " + e, e);
@@ -573,9 +576,16 @@ public final class Communicator implements AutoCloseable {
     for (CommChannel ch : channels) {
       if (ch != null) {
         ch.abort();
-        ch.closeConnections();
       }
     }
+    proxy.runExclusive(
+        () -> {
+          for (CommChannel ch : channels) {
+            if (ch != null) {
+              ch.notifyPeers(true, err.getMessage());
+            }
+          }
+        });
   }
 
   /** Whether the communicator has failed or was aborted. */
@@ -631,6 +641,13 @@ public final class Communicator implements AutoCloseable {
   }
 
   private void release() {
+    if (failure == null) {
+      for (CommChannel ch : channels) {
+        if (ch != null) {
+          ch.notifyPeers(false, "rank " + rank + " closed its communicator");
+        }
+      }
+    }
     proxy.dropAll();
     proxy.close();
     for (CommChannel ch : channels) {

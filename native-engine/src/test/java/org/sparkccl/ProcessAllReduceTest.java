@@ -89,6 +89,26 @@ class ProcessAllReduceTest {
   }
 
   @Test
+  @DisplayName("3 rank processes run broadcast, reduce, allGather and reduceScatter correctly")
+  void threeProcessesRunTheOtherCollectives() throws Exception {
+    List<Process> ps = new ArrayList<>();
+    try (TcpBootstrapRoot root = TcpBootstrapRoot.start("127.0.0.1", N)) {
+      for (int r = 0; r < N; r++) {
+        ps.add(start(root.address(), r, "collectives", "-Dsparkccl.timeout=30s",
+            "-Dsparkccl.buffSize=64K", "-Dsparkccl.nChannels=2"));
+      }
+      for (int r = 0; r < N; r++) {
+        boolean exited = ps.get(r).waitFor(120, TimeUnit.SECONDS);
+        assertTrue(exited, "rank " + r + " still running after 120 s:\n" + output(r));
+        assertEquals(0, ps.get(r).exitValue(), "rank " + r + " failed:\n" + output(r));
+        assertTrue(output(r).contains("OK"), "rank " + r + " did not print OK:\n" + output(r));
+      }
+    } finally {
+      destroyAll(ps);
+    }
+  }
+
+  @Test
   @DisplayName("killing one rank process mid-run makes the others exit with an error, not hang")
   void killedRankMakesTheOthersFailWithinTheTimeout() throws Exception {
     List<Process> ps = new ArrayList<>();

@@ -15,6 +15,9 @@ import org.sparkccl.device.HostDevice;
  * <ul>
  *   <li>{@code check}: a few allReduces, each checked against every rank's input (rebuilt from
  *       seeds) with {@link Reference}; prints {@code OK} and exits 0.
+ *   <li>{@code collectives}: broadcast, reduce, allGather and reduceScatter through the blocking
+ *       API, in place and out of place, each checked on this rank with {@link CollectiveCase};
+ *       prints {@code OK} and exits 0.
  *   <li>{@code loop}: allReduces of 4M floats until one fails (a peer dies) or 90 s pass; prints
  *       {@code ITER <i>} after each one. Exits 3 when the time runs out.
  * </ul>
@@ -43,7 +46,11 @@ public final class RankProcessMain {
         Communicator comm = Communicator.create(boot, config)) {
       // every rank connected before any starts sending (a separate test covers early senders)
       boot.allGather(new byte[0], Duration.ofSeconds(60));
-      return mode.equals("loop") ? loop(comm) : check(comm, rank, n);
+      return switch (mode) {
+        case "loop" -> loop(comm);
+        case "collectives" -> collectives(comm, rank, n);
+        default -> check(comm, rank, n);
+      };
     }
   }
 
@@ -79,6 +86,44 @@ public final class RankProcessMain {
               "FAILED: rank " + rank + ": " + t + " " + op + " count=" + count + ": " + m);
           return 1;
         }
+      }
+    }
+    System.out.println("OK");
+    return 0;
+  }
+
+  private static int collectives(Communicator comm, int rank, int n) {
+    CollectiveCase.Kind bcast = CollectiveCase.Kind.BROADCAST;
+    CollectiveCase.Kind reduce = CollectiveCase.Kind.REDUCE;
+    CollectiveCase.Kind gather = CollectiveCase.Kind.ALL_GATHER;
+    CollectiveCase.Kind scatter = CollectiveCase.Kind.REDUCE_SCATTER;
+    CollectiveCase.Spec[] specs = {
+      new CollectiveCase.Spec(bcast, DataType.FLOAT32, null, 50_001, 1, false),
+      new CollectiveCase.Spec(bcast, DataType.INT64, null, 7, n - 1, true),
+      new CollectiveCase.Spec(reduce, DataType.FLOAT64, ReduceOp.SUM, 30_007, 0, false),
+      new CollectiveCase.Spec(reduce, DataType.INT8, ReduceOp.MAX, 100_003, n - 1, false),
+      new CollectiveCase.Spec(reduce, DataType.BFLOAT16, ReduceOp.AVG, 1003, 1, true),
+      new CollectiveCase.Spec(gather, DataType.BFLOAT16, null, 20_001, 0, false),
+      new CollectiveCase.Spec(gather, DataType.UINT32, null, 70_001, 0, true),
+      new CollectiveCase.Spec(scatter, DataType.FLOAT16, ReduceOp.SUM, 10_007, 0, false),
+      new CollectiveCase.Spec(scatter, DataType.INT32, ReduceOp.PROD, 70_001, 0, true),
+    };
+    for (int k = 0; k < specs.length; k++) {
+      CollectiveCase.Spec s = specs[k];
+      ByteBuffer[] inputs = s.inputs(n, 500 + k);
+      CollectiveCase c = CollectiveCase.prepare(s, rank, n, inputs, 500 + k);
+      try {
+        c.runBlocking(comm);
+        String m = c.check(inputs);
+        if (m != null) {
+          System.out.println("FAILED: " + s + ": " + m);
+          return 1;
+        }
+      } finally {
+        if (comm.isAborted()) {
+          comm.close(); // stop the kernels before the buffers are freed
+        }
+        c.close();
       }
     }
     System.out.println("OK");

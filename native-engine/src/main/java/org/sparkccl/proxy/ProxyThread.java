@@ -2,13 +2,17 @@ package org.sparkccl.proxy;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
+import java.util.Set;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
 import org.sparkccl.CclException;
+import org.sparkccl.CclMismatchException;
+import org.sparkccl.CclRemoteException;
 import org.sparkccl.CclTimeoutException;
 import org.sparkccl.util.Backoff;
 
@@ -121,7 +125,7 @@ public final class ProxyThread implements AutoCloseable {
           idle = true;
           if (!Backoff.briefly(() -> !submitted.isEmpty() || stopping || dropAll)) {
             selector.select();
-            selector.selectedKeys().clear();
+            dispatchReady();
           }
         } else if (moved) {
           idleRounds = 0;
@@ -129,15 +133,53 @@ public final class ProxyThread implements AutoCloseable {
           Thread.onSpinWait();
           idleSince = System.nanoTime();
         } else if (System.nanoTime() - idleSince < Backoff.YIELD_NANOS) {
+          if (idleRounds % 64 == 0) {
+            selector.selectNow();
+            dispatchReady();
+          }
           Thread.yield();
         } else {
           selector.select(BUSY_SELECT_MS);
-          selector.selectedKeys().clear();
+          dispatchReady();
         }
       }
     } catch (IOException | RuntimeException e) {
       LOG.error("proxy thread {} failed", thread.getName(), e);
       onError.accept(new IllegalStateException("proxy thread failed: " + e, e));
+    }
+  }
+
+  /** Runs {@code action} inside a progress pass, excluding the proxy thread and assists. */
+  public void runExclusive(Runnable action) {
+    progressLock.lock();
+    try {
+      action.run();
+    } finally {
+      progressLock.unlock();
+    }
+  }
+
+  /** Runs the handlers of sockets the last select found ready, in a progress pass. */
+  private void dispatchReady() {
+    Set<SelectionKey> ready = selector.selectedKeys();
+    if (ready.isEmpty()) {
+      return;
+    }
+    progressLock.lock();
+    try {
+      for (SelectionKey key : ready) {
+        if (key.isValid() && key.attachment() instanceof ReadyHandler handler) {
+          try {
+            handler.onReady();
+          } catch (RuntimeException e) {
+            head = null;
+            onError.accept(e);
+          }
+        }
+      }
+    } finally {
+      ready.clear();
+      progressLock.unlock();
     }
   }
 
@@ -231,6 +273,9 @@ public final class ProxyThread implements AutoCloseable {
   }
 
   private static RuntimeException describe(ProxyOp op, RuntimeException e) {
+    if (e instanceof CclMismatchException || e instanceof CclRemoteException) {
+      return e;
+    }
     String message = op.what() + ": " + e.getMessage();
     return e instanceof CclTimeoutException
         ? new CclTimeoutException(message)

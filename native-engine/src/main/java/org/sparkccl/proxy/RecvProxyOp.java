@@ -1,5 +1,7 @@
 package org.sparkccl.proxy;
 
+import org.sparkccl.CclMismatchException;
+import org.sparkccl.CollectiveCall;
 import org.sparkccl.fifo.Fifo;
 import org.sparkccl.transport.NetRequest;
 import org.sparkccl.transport.RecvConnection;
@@ -10,12 +12,20 @@ import org.sparkccl.transport.RecvConnection;
  */
 public final class RecvProxyOp extends FifoProxyOp {
   private final RecvConnection connection;
+  private final CollectiveCall expected;
+  private final int rank;
 
+  /**
+   * @param expected what this rank called: every message must come from the same call
+   * @param rank this rank, for messages
+   */
   public RecvProxyOp(
-      RecvConnection connection, Fifo fifo, long base, long nSteps, long timeoutNanos,
-      String what) {
+      RecvConnection connection, Fifo fifo, long base, long nSteps, CollectiveCall expected,
+      int rank, long timeoutNanos, String what) {
     super(connection, fifo, base, nSteps, timeoutNanos, what);
     this.connection = connection;
+    this.expected = expected;
+    this.rank = rank;
   }
 
   @Override
@@ -30,6 +40,13 @@ public final class RecvProxyOp extends FifoProxyOp {
 
   @Override
   protected void complete(long step, NetRequest request) {
+    CollectiveCall got = request.call();
+    if (got != null && !got.matches(expected)) {
+      throw new CclMismatchException(
+          "rank " + rank + " called " + expected.signature() + " as operation #"
+              + expected.seq() + " but rank " + connection.peer() + " called " + got.signature()
+              + " as operation #" + got.seq());
+    }
     fifo.publish(step, request.size());
   }
 }

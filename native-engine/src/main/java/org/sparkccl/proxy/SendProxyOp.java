@@ -1,5 +1,6 @@
 package org.sparkccl.proxy;
 
+import org.sparkccl.CollectiveCall;
 import org.sparkccl.fifo.Fifo;
 import org.sparkccl.transport.NetRequest;
 import org.sparkccl.transport.SendConnection;
@@ -10,12 +11,14 @@ import org.sparkccl.transport.SendConnection;
  */
 public final class SendProxyOp extends FifoProxyOp {
   private final SendConnection connection;
+  private final CollectiveCall call;
 
   public SendProxyOp(
-      SendConnection connection, Fifo fifo, long base, long nSteps, long timeoutNanos,
-      String what) {
+      SendConnection connection, Fifo fifo, long base, long nSteps, CollectiveCall call,
+      long timeoutNanos, String what) {
     super(connection, fifo, base, nSteps, timeoutNanos, what);
     this.connection = connection;
+    this.call = call;
   }
 
   @Override
@@ -25,7 +28,7 @@ public final class SendProxyOp extends FifoProxyOp {
 
   @Override
   protected NetRequest post(long step) {
-    return connection.postSend(fifo.slot(step), fifo.size(step), step);
+    return connection.postSend(fifo.slot(step), fifo.size(step), step, call);
   }
 
   @Override

@@ -1,5 +1,7 @@
 package org.sparkccl.transport;
 
+import org.sparkccl.CollectiveCall;
+
 /** A send or receive in flight on a connection; polled by the proxy thread, never blocks. */
 public interface NetRequest {
   /**
@@ -11,4 +13,9 @@ public interface NetRequest {
 
   /** Bytes moved; valid once {@link #test()} returned true. */
   int size();
+
+  /** For a completed receive: the collective the sender was running when it sent this. */
+  default CollectiveCall call() {
+    return null;
+  }
 }

@@ -9,6 +9,14 @@ public interface RecvConnection extends AutoCloseable {
 
   int peer();
 
+  /**
+   * Tells the sending rank, against the data's direction, that this rank failed and why, or
+   * (with {@code failed == false}) that it is closing normally. Best effort, never blocks; any
+   * thread. Failures travel backwards around the ring this way, each rank passing them on, so
+   * every rank learns the first cause rather than just "connection closed".
+   */
+  void notifyPeer(boolean failed, String message);
+
   @Override
   void close();
 }

@@ -1,11 +1,22 @@
 package org.sparkccl.transport;
 
 import java.nio.ByteBuffer;
+import org.sparkccl.CollectiveCall;
 
 /** The sending end of one channel's connection to the next rank. Proxy thread only. */
 public interface SendConnection extends AutoCloseable {
-  /** Starts sending bytes {@code [0, size)} of {@code data} as FIFO step {@code step}. */
-  NetRequest postSend(ByteBuffer data, int size, long step);
+  /**
+   * Starts sending bytes {@code [0, size)} of {@code data} as FIFO step {@code step} of
+   * collective {@code call}, whose description travels with the data.
+   */
+  NetRequest postSend(ByteBuffer data, int size, long step, CollectiveCall call);
+
+  /**
+   * Tells the receiving rank that this rank failed and why, if the control stream is between
+   * two messages (otherwise the peer learns it another way). Best effort, never blocks; call
+   * inside a proxy progress pass ({@code ProxyThread.runExclusive}).
+   */
+  void notifyFailure(String message);
 
   /** The peer's rank, for messages. */
   int peer();

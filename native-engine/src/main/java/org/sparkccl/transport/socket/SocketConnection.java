@@ -42,7 +42,7 @@ abstract class SocketConnection {
     this.control = control;
     this.data = data;
     control.configureBlocking(false);
-    this.controlKey = control.register(proxySelector, 0);
+    this.controlKey = control.register(proxySelector, idleInterest(), handler());
     this.helpers = new SocketHelperThread[nThreads];
     int perThread = nThreads == 0 ? 0 : data.length / nThreads;
     for (int t = 0; t < nThreads; t++) {
@@ -88,9 +88,41 @@ abstract class SocketConnection {
   /** Moves queued requests along on the control socket; proxy thread only. */
   abstract void progress();
 
+  /** What the proxy's selector watches on the control socket when no request needs it. */
+  protected int idleInterest() {
+    return 0;
+  }
+
+  /** Called when the control socket is ready while no request waits on it; null for none. */
+  protected org.sparkccl.proxy.ReadyHandler handler() {
+    return null;
+  }
+
+  /** Sets the selector's interest to {@code ops} plus the idle interest. */
   protected void interest(int ops) {
-    if (controlKey.isValid() && controlKey.interestOps() != ops) {
-      controlKey.interestOps(ops);
+    int all = ops | idleInterest();
+    if (controlKey.isValid() && controlKey.interestOps() != all) {
+      controlKey.interestOps(all);
+    }
+  }
+
+  /**
+   * Writes a notice frame (header with {@code flags}, then the text) without blocking for long:
+   * best effort, for failures and closes only.
+   */
+  protected static void writeFrame(SocketChannel channel, int flags, String message) {
+    byte[] text = message.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+    ByteBuffer frame = ByteBuffer.allocate(SocketRequest.HEADER_BYTES + text.length);
+    frame.putLong(0, -1).putInt(8, text.length).putInt(12, flags);
+    frame.put(SocketRequest.HEADER_BYTES, text);
+    try {
+      for (int tries = 0; tries < 100 && frame.hasRemaining(); tries++) {
+        if (channel.write(frame) == 0) {
+          Thread.onSpinWait();
+        }
+      }
+    } catch (IOException e) {
+      LOG.debug("a notice did not reach the peer: {}", e.toString());
     }
   }
 

@@ -5,6 +5,9 @@ import java.nio.ByteBuffer;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
 import java.nio.channels.SocketChannel;
+import java.nio.charset.StandardCharsets;
+import org.sparkccl.CclRemoteException;
+import org.sparkccl.CollectiveCall;
 import org.sparkccl.transport.NetRequest;
 import org.sparkccl.transport.RecvConnection;
 
@@ -57,6 +60,18 @@ final class SocketRecvConnection extends SocketConnection implements RecvConnect
     }
   }
 
+  /** Reads a failure notice's text (the peer has stopped sending: a short blocking wait). */
+  private String readNotice(int size) throws IOException {
+    ByteBuffer text = ByteBuffer.allocate(Math.max(0, Math.min(size, 64 << 10)));
+    long deadline = System.nanoTime() + 1_000_000_000L;
+    while (text.hasRemaining() && System.nanoTime() < deadline) {
+      if (control.read(text) < 0) {
+        break;
+      }
+    }
+    return new String(text.array(), 0, text.position(), StandardCharsets.UTF_8);
+  }
+
   /** Reads what is there; throws when the peer has closed. */
   private void read(ByteBuffer into) throws IOException {
     if (control.read(into) < 0) {
@@ -64,9 +79,18 @@ final class SocketRecvConnection extends SocketConnection implements RecvConnect
     }
   }
 
-  private void parseHeader(SocketRequest r) {
+  @Override
+  public void notifyPeer(boolean failed, String message) {
+    writeFrame(control, failed ? SocketRequest.FLAG_ABORT : SocketRequest.FLAG_CLOSE, message);
+  }
+
+  private void parseHeader(SocketRequest r) throws IOException {
     long step = r.header.getLong(0);
     int size = r.header.getInt(8);
+    if (r.header.getInt(12) == SocketRequest.FLAG_ABORT) {
+      throw new CclRemoteException(readNotice(size));
+    }
+    r.call = CollectiveCall.decode(r.header, SocketRequest.CALL_OFFSET);
     if (step != r.step || size < 0 || size > r.slot.capacity()) {
       throw failure(
           "protocol error: got step " + step + " of " + size + " bytes, expected step " + r.step

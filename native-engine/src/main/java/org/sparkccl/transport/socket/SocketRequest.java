@@ -2,15 +2,21 @@ package org.sparkccl.transport.socket;
 
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import org.sparkccl.CollectiveCall;
 import org.sparkccl.transport.NetRequest;
 
 /**
- * A message on a socket connection: a 16-byte header on the control socket ({@code int64 step,
- * int32 size, int32 reserved}), then the payload either inline on the control socket or in chunks
- * on the data sockets.
+ * A message on a socket connection: a 40-byte header on the control socket ({@code int64 step,
+ * int32 size, int32 flags}, then the sender's {@link CollectiveCall}), then the payload either
+ * inline on the control socket or in chunks on the data sockets.
  */
 final class SocketRequest implements NetRequest {
-  static final int HEADER_BYTES = 16;
+  static final int HEADER_BYTES = 16 + CollectiveCall.BYTES;
+  static final int CALL_OFFSET = 16;
+  /** Flags of frames that travel against the data's direction: a failure, a normal close. */
+  static final int FLAG_ABORT = 1;
+
+  static final int FLAG_CLOSE = 2;
 
   final ByteBuffer header = ByteBuffer.allocate(HEADER_BYTES).order(ByteOrder.BIG_ENDIAN);
   final ByteBuffer slot;
@@ -21,6 +27,7 @@ final class SocketRequest implements NetRequest {
   ByteBuffer payload;
   ChunkTask[] chunks;
   boolean controlDone;
+  CollectiveCall call;
 
   SocketRequest(SocketConnection connection, ByteBuffer slot, long step) {
     this.connection = connection;
@@ -47,5 +54,10 @@ final class SocketRequest implements NetRequest {
   @Override
   public int size() {
     return size;
+  }
+
+  @Override
+  public CollectiveCall call() {
+    return call;
   }
 }

@@ -5,12 +5,26 @@ import java.nio.ByteBuffer;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
 import java.nio.channels.SocketChannel;
+import java.nio.charset.StandardCharsets;
+import org.sparkccl.CclRemoteException;
+import org.sparkccl.CollectiveCall;
+import org.sparkccl.proxy.ReadyHandler;
 import org.sparkccl.transport.NetRequest;
 import org.sparkccl.transport.SendConnection;
 
-/** The sending end of a socket connection. */
+/**
+ * The sending end of a socket connection. It also reads the control socket's other direction,
+ * where the receiving rank reports a failure or a normal close (see {@link
+ * SocketRecvConnection#notifyPeer}).
+ */
 final class SocketSendConnection extends SocketConnection implements SendConnection {
+  private static final int MAX_NOTICE = 64 << 10;
+
   private final ByteBuffer[] gather = new ByteBuffer[2];
+  private final ByteBuffer noticeHeader = ByteBuffer.allocate(SocketRequest.HEADER_BYTES);
+  private ByteBuffer notice;
+  private int noticeFlags;
+  private boolean peerClosed;
 
   SocketSendConnection(
       String description, int peer, SocketChannel control, SocketChannel[] data, int nThreads,
@@ -19,15 +33,71 @@ final class SocketSendConnection extends SocketConnection implements SendConnect
   }
 
   @Override
-  public NetRequest postSend(ByteBuffer slot, int size, long step) {
+  public NetRequest postSend(ByteBuffer slot, int size, long step, CollectiveCall call) {
+    if (peerClosed) {
+      throw failure("rank " + peer() + " has closed its communicator", null);
+    }
     SocketRequest r = new SocketRequest(this, slot, step);
     r.size = size;
     r.inline = isInline(size);
     r.payload = slot.slice(0, size);
     r.header.putLong(0, step).putInt(8, size).putInt(12, 0);
+    call.encode(r.header, SocketRequest.CALL_OFFSET);
     queue.add(r);
     progress();
     return r;
+  }
+
+  @Override
+  public void notifyFailure(String message) {
+    if (queue.isEmpty()) {
+      writeFrame(control, SocketRequest.FLAG_ABORT, message);
+    }
+  }
+
+  @Override
+  protected int idleInterest() {
+    return peerClosed ? 0 : SelectionKey.OP_READ;
+  }
+
+  @Override
+  protected ReadyHandler handler() {
+    return this::readNotice;
+  }
+
+  /** Reads the peer's notice, if one is there; throws the failure it reports. */
+  private void readNotice() {
+    try {
+      if (noticeHeader.hasRemaining()) {
+        if (control.read(noticeHeader) < 0) {
+          peerClosed = true;
+          interest(0);
+          throw failure("connection closed by the peer (did the peer process die?)", null);
+        }
+        if (noticeHeader.hasRemaining()) {
+          return;
+        }
+        noticeFlags = noticeHeader.getInt(12);
+        int size = noticeHeader.getInt(8);
+        if (size < 0 || size > MAX_NOTICE) {
+          throw failure("protocol error: a notice of " + size + " bytes", null);
+        }
+        notice = ByteBuffer.allocate(size);
+      }
+      if (control.read(notice) < 0 || notice.hasRemaining()) {
+        return;
+      }
+      String text = new String(notice.array(), StandardCharsets.UTF_8);
+      noticeHeader.clear();
+      if (noticeFlags == SocketRequest.FLAG_CLOSE) {
+        peerClosed = true;
+        interest(0);
+        return;
+      }
+      throw new CclRemoteException(text);
+    } catch (IOException e) {
+      throw failure("reading the peer's notice failed", e);
+    }
   }
 
   @Override

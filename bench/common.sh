@@ -1,0 +1,48 @@
+# Shared by bench/run-*-bench.sh (sourced, not run): dependency install,
+# compilation of bench/mpi_coll.c, helpers. Expects to run in the repo root.
+
+BUILD=bench/build
+MPI_BIN="$BUILD/mpi_coll"
+MPIRUN=(mpirun --allow-run-as-root --oversubscribe)
+MPI_TCP_ARGS=(--mca btl tcp,self --mca pml ob1 --mca btl_tcp_if_include lo)
+
+log() { printf '==> %s\n' "$*" >&2; }
+
+# Shell-quote only the words that need it (keeps 'tcp,self' readable).
+quote() {
+  local w out=()
+  for w in "$@"; do
+    if [[ $w =~ ^[A-Za-z0-9_./,:=+@%-]+$ ]]; then out+=("$w"); else out+=("$(printf '%q' "$w")"); fi
+  done
+  printf '%s' "${out[*]}"
+}
+
+# Installs OpenMPI (compiler + launcher) and python3 if missing.
+ensure_deps() {
+  local need=() SUDO=""
+  command -v mpicc >/dev/null 2>&1 || need+=(libopenmpi-dev)
+  command -v mpirun >/dev/null 2>&1 || need+=(openmpi-bin)
+  command -v python3 >/dev/null 2>&1 || need+=(python3)
+  ((${#need[@]})) || return 0
+  if [[ $(id -u) -ne 0 ]]; then SUDO="sudo"; fi
+  [[ " ${need[*]} " == *" libopenmpi-dev "* && " ${need[*]} " != *" openmpi-bin "* ]] && need+=(openmpi-bin)
+  log "installing: ${need[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  # apt-get update only if installing from the current package lists fails.
+  if ! $SUDO apt-get install -y --no-install-recommends "${need[@]}"; then
+    $SUDO apt-get update
+    $SUDO apt-get install -y --no-install-recommends "${need[@]}"
+  fi
+}
+
+# Compiles $MPI_BIN from bench/mpi_coll.c when missing or out of date.
+build_mpi_coll() {
+  mkdir -p "$BUILD"
+  if ! grep -qxF 'bench/build/' .gitignore 2>/dev/null; then
+    echo 'bench/build/' >>.gitignore
+  fi
+  if [[ ! -x $MPI_BIN || bench/mpi_coll.c -nt $MPI_BIN ]]; then
+    log "compiling $MPI_BIN"
+    mpicc -O2 -std=c11 -Wall -o "$MPI_BIN" bench/mpi_coll.c -lm
+  fi
+}
