@@ -125,7 +125,8 @@ def main():
             out.append(f"- {label}: no results ({path} missing or empty)")
     if a.cmd:
         out += ["", "Commands:", "", "```"] + a.cmd + ["```"]
-    out.append("")
+    if out[-1]:
+        out.append("")
 
     head = ["size", "SparkCCL time_us", "SparkCCL busbw GB/s",
             "MPI-TCP time_us", "MPI-TCP busbw GB/s",

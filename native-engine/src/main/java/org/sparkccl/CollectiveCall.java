@@ -15,7 +15,9 @@ public record CollectiveCall(Kind kind, long seq, long count, DataType dtype, Re
     BROADCAST("broadcast"),
     REDUCE("reduce"),
     ALL_GATHER("allGather"),
-    REDUCE_SCATTER("reduceScatter");
+    REDUCE_SCATTER("reduceScatter"),
+    /** A point-to-point transfer; {@code root} is the receiving rank, {@code seq} per pair. */
+    SEND_RECV("send/recv");
 
     private final String label;
 
@@ -39,6 +41,8 @@ public record CollectiveCall(Kind kind, long seq, long count, DataType dtype, Re
     }
     if (kind == Kind.BROADCAST || kind == Kind.REDUCE) {
       b.append(", root=").append(root);
+    } else if (kind == Kind.SEND_RECV) {
+      b.append(", to rank ").append(root);
     }
     return b.append(')').toString();
   }

@@ -78,7 +78,7 @@ final class CommChannel {
    * Stops the kernel thread; frees the FIFOs only if it stopped, since freed memory must never be
    * touched again.
    */
-  void release(long timeoutMillis) {
+  boolean release(long timeoutMillis) {
     boolean stopped = kernelThread.stop(timeoutMillis);
     closeConnections();
     if (stopped) {
@@ -87,5 +87,6 @@ final class CommChannel {
     } else {
       LOG.warn("channel {}: kernel thread did not stop; its FIFOs are not freed", id);
     }
+    return stopped;
   }
 }

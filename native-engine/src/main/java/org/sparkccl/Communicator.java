@@ -5,6 +5,7 @@ import java.nio.charset.StandardCharsets;
 import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.List;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
@@ -26,6 +27,7 @@ import org.sparkccl.device.DeviceBuffer;
 import org.sparkccl.device.HostBuffer;
 import org.sparkccl.device.HostDevice;
 import org.sparkccl.kernel.HostChannelKernel;
+import org.sparkccl.kernel.HostP2pKernel;
 import org.sparkccl.kernel.KernelTask;
 import org.sparkccl.proxy.ProxyThread;
 import org.sparkccl.proxy.RecvProxyOp;
@@ -66,6 +68,11 @@ public final class Communicator implements AutoCloseable {
   private final Object failLock = new Object();
   private final Set<Collective> pending = ConcurrentHashMap.newKeySet();
   private SocketTransport transport;
+  private PeerLinks peers;
+  private String[] addresses;
+  private long token;
+  private final List<PeerCall> group = new ArrayList<>();
+  private int groupDepth;
   private long seq;
   private volatile CclException failure;
   private boolean closed;
@@ -121,10 +128,14 @@ public final class Communicator implements AutoCloseable {
     ByteBuffer mine = ByteBuffer.allocate(8 + address.length);
     mine.putLong(new SecureRandom().nextLong()).put(address);
     byte[][] all = bootstrap.allGather(mine.array(), config.timeout());
-    long token = ByteBuffer.wrap(all[0]).getLong();
+    token = ByteBuffer.wrap(all[0]).getLong();
+    addresses = new String[nRanks];
+    for (int r = 0; r < nRanks; r++) {
+      addresses[r] = new String(all[r], 8, all[r].length - 8, StandardCharsets.UTF_8);
+    }
     int next = (rank + 1) % nRanks;
     int prev = (rank - 1 + nRanks) % nRanks;
-    String nextAddress = new String(all[next], 8, all[next].length - 8, StandardCharsets.UTF_8);
+    String nextAddress = addresses[next];
     long deadline = System.nanoTime() + timeoutNanos;
     for (CommChannel ch : channels) {
       ch.send =
@@ -136,6 +147,15 @@ public final class Communicator implements AutoCloseable {
     for (CommChannel ch : channels) {
       ch.recv = recvs[ch.id];
     }
+    peers =
+        new PeerLinks(
+            config.stepSize(),
+            channels[0].waiter,
+            peer ->
+                transport.connect(
+                    addresses[peer], peer, SocketTransport.P2P_CHANNEL, token, proxy.selector(),
+                    proxy::wake, System.nanoTime() + timeoutNanos),
+            transport.acceptPeers(token, nRanks, proxy.selector(), proxy::wake));
   }
 
   private HostChannelKernel.Guard guard(int channel) {
@@ -313,6 +333,174 @@ public final class Communicator implements AutoCloseable {
   public void reduceScatter(
       DeviceBuffer send, DeviceBuffer recv, long recvCount, DataType dtype, ReduceOp op) {
     await(reduceScatterAsync(send, recv, recvCount, dtype, op));
+  }
+
+  /**
+   * Starts sending {@code count} elements of {@code buf} to rank {@code peer}, which must call
+   * {@link #recvAsync} with the same count and dtype. Inside a group (see {@link #group()}) the
+   * transfer starts with the group's other calls at its end; outside one it starts now, and two
+   * ranks that both send large messages to each other before receiving can fill each other's
+   * buffers and time out, as with NCCL: use a group.
+   */
+  public CompletableFuture<Void> sendAsync(DeviceBuffer buf, long count, DataType dtype, int peer) {
+    return peerCall(true, buf, count, dtype, peer);
+  }
+
+  /** Starts receiving {@code count} elements from rank {@code peer} into {@code buf}. */
+  public CompletableFuture<Void> recvAsync(DeviceBuffer buf, long count, DataType dtype, int peer) {
+    return peerCall(false, buf, count, dtype, peer);
+  }
+
+  /** Blocking {@link #sendAsync}; not inside a group, where it would wait for the group's end. */
+  public void send(DeviceBuffer buf, long count, DataType dtype, int peer) {
+    await(sendAsync(buf, count, dtype, peer));
+  }
+
+  /** Blocking {@link #recvAsync}; not inside a group. */
+  public void recv(DeviceBuffer buf, long count, DataType dtype, int peer) {
+    await(recvAsync(buf, count, dtype, peer));
+  }
+
+  /**
+   * Opens a group, like {@code ncclGroupStart}: sends and receives called until {@link
+   * #groupEnd()} start together, so any mix of them completes without deadlock. Groups nest;
+   * the outermost end launches. Collectives called inside run as usual.
+   *
+   * <pre>{@code
+   * try (Communicator.Group g = comm.group()) {
+   *   comm.sendAsync(out, n, DataType.FLOAT32, next);
+   *   comm.recvAsync(in, n, DataType.FLOAT32, prev);
+   * } // both done here
+   * }</pre>
+   */
+  public Group group() {
+    groupStart();
+    return new Group();
+  }
+
+  /** A group as a resource: {@link #close()} is {@link #groupEnd()}. */
+  public final class Group implements AutoCloseable {
+    private Group() {}
+
+    /** Ends the group and waits for its transfers. */
+    @Override
+    public void close() {
+      await(groupEndAsync());
+    }
+  }
+
+  /** Starts recording sends and receives (see {@link #group()}). */
+  public void groupStart() {
+    synchronized (launchLock) {
+      checkUsable();
+      groupDepth++;
+    }
+  }
+
+  /** Ends a group: launches its transfers and waits for them. */
+  public void groupEnd() {
+    await(groupEndAsync());
+  }
+
+  /** Ends a group: launches its transfers; the future completes when all are done. */
+  public CompletableFuture<Void> groupEndAsync() {
+    synchronized (launchLock) {
+      if (groupDepth == 0) {
+        throw new IllegalStateException("groupEnd without groupStart");
+      }
+      if (--groupDepth > 0) {
+        return CompletableFuture.completedFuture(null);
+      }
+      List<PeerCall> calls = List.copyOf(group);
+      group.clear();
+      return launchPeerCalls(calls);
+    }
+  }
+
+  /** One send or receive, as recorded. */
+  private record PeerCall(boolean send, HostBuffer buf, long count, DataType dtype, int peer,
+      CompletableFuture<Void> done) {}
+
+  private CompletableFuture<Void> peerCall(
+      boolean send, DeviceBuffer buf, long count, DataType dtype, int peer) {
+    checkDtype(dtype);
+    if (peer < 0 || peer >= nRanks || peer == rank) {
+      throw new IllegalArgumentException(
+          "peer=" + peer + " is invalid; expected another rank in 0.." + (nRanks - 1)
+              + " (this is rank " + rank + ")");
+    }
+    HostBuffer b = hostBuffer(send ? "send" : "recv", buf, count, dtype);
+    synchronized (launchLock) {
+      checkUsable();
+      PeerCall call = new PeerCall(send, b, count, dtype, peer, new CompletableFuture<>());
+      if (groupDepth > 0) {
+        group.add(call);
+        return call.done();
+      }
+      return launchPeerCalls(List.of(call));
+    }
+  }
+
+  /** Launches sends and receives as one kernel task on channel 0's kernel thread. */
+  private CompletableFuture<Void> launchPeerCalls(List<PeerCall> calls) {
+    checkUsable();
+    List<PeerCall> live = calls.stream().filter(c -> c.count() > 0).toList();
+    if (live.isEmpty()) {
+      calls.forEach(c -> c.done().complete(null));
+      return CompletableFuture.completedFuture(null);
+    }
+    String what = "send/recv group #" + (++seq) + " (" + live.size() + " transfers)";
+    live.forEach(c -> c.buf().retain());
+    Collective coll = new Collective(what, 1, () -> live.forEach(c -> c.buf().release()));
+    pending.add(coll);
+    coll.future.whenComplete(
+        (v, e) -> {
+          pending.remove(coll);
+          for (PeerCall c : calls) {
+            if (e == null) {
+              c.done().complete(null);
+            } else {
+              c.done().completeExceptionally(e);
+            }
+          }
+        });
+    List<HostP2pKernel.Transfer> transfers = new ArrayList<>();
+    for (PeerCall c : live) {
+      PeerLinks.Link link = c.send() ? peers.sendTo(c.peer()) : peers.recvFrom(c.peer());
+      long bytes = c.count() * c.dtype().size();
+      long steps = (bytes + config.stepSize() - 1) / config.stepSize();
+      CollectiveCall desc =
+          new CollectiveCall(
+              CollectiveCall.Kind.SEND_RECV, link.nextSeq++, c.count(), c.dtype(), null,
+              c.send() ? c.peer() : rank);
+      String where = "rank " + rank + ": " + what + ": " + (c.send() ? "sending to" : "receiving from")
+          + " rank " + c.peer();
+      if (c.send()) {
+        proxy.enqueue(
+            new SendProxyOp(link.send(), link.fifo, link.nextStep, steps, desc, timeoutNanos, where));
+      } else {
+        proxy.enqueue(
+            new RecvProxyOp(
+                link.recv(), link.fifo, link.nextStep, steps, desc, rank, timeoutNanos, where));
+      }
+      transfers.add(
+          new HostP2pKernel.Transfer(
+              c.send(), link.fifo, link.nextStep, c.buf().memory(), 0, (int) bytes,
+              "rank " + rank + ": " + what + ": "
+                  + (c.send() ? "waiting for rank " + c.peer() + " to take data"
+                      : "waiting for data from rank " + c.peer())));
+      link.nextStep += steps;
+    }
+    CommChannel ch = channels[0];
+    ch.waiter.deferProxyWake();
+    ch.kernelThread.submit(
+        new ChannelTask(ch, coll) {
+          @Override
+          void work() {
+            HostP2pKernel.run(transfers, ch.waiter, guard(0));
+          }
+        });
+    return coll.future;
   }
 
   private static void await(CompletableFuture<Void> f) {
@@ -585,6 +773,9 @@ public final class Communicator implements AutoCloseable {
               ch.notifyPeers(true, err.getMessage());
             }
           }
+          if (peers != null) {
+            peers.notifyPeers(true, err.getMessage());
+          }
         });
   }
 
@@ -647,14 +838,21 @@ public final class Communicator implements AutoCloseable {
           ch.notifyPeers(false, "rank " + rank + " closed its communicator");
         }
       }
+      if (peers != null) {
+        peers.notifyPeers(false, "rank " + rank + " closed its communicator");
+      }
     }
     proxy.dropAll();
     proxy.close();
+    boolean stopped = true;
     for (CommChannel ch : channels) {
       if (ch != null) {
         ch.abort();
-        ch.release(10_000);
+        stopped &= ch.release(10_000);
       }
+    }
+    if (peers != null) {
+      peers.close(stopped);
     }
     if (transport != null) {
       transport.close();

@@ -17,7 +17,9 @@ enum PerfOp {
   BROADCAST(false, true),
   REDUCE(true, true),
   ALLGATHER(false, false),
-  REDUCESCATTER(true, false);
+  REDUCESCATTER(true, false),
+  /** Each rank sends to the next and receives from the previous, in one group. */
+  SENDRECV(false, false);
 
   private final boolean reduces;
   private final boolean rooted;
@@ -48,7 +50,7 @@ enum PerfOp {
     }
     throw new IllegalArgumentException(
         "-o " + name + " is not an operation; expected allreduce, broadcast, reduce, allgather,"
-            + " reducescatter or all");
+            + " reducescatter, sendrecv or all");
   }
 
   /** Elements each rank contributes for a row of {@code size} bytes. */
@@ -71,7 +73,7 @@ enum PerfOp {
     return switch (this) {
       case ALLREDUCE -> 2.0 * (n - 1) / n;
       case ALLGATHER, REDUCESCATTER -> (double) (n - 1) / n;
-      case BROADCAST, REDUCE -> 1.0;
+      case BROADCAST, REDUCE, SENDRECV -> 1.0;
     };
   }
 
@@ -84,6 +86,17 @@ enum PerfOp {
       case REDUCE -> comm.reduce(send, recv, perRank, type, op, root);
       case ALLGATHER -> comm.allGather(send, recv, perRank, type);
       case REDUCESCATTER -> comm.reduceScatter(send, recv, perRank, type, op);
+      case SENDRECV -> {
+        int n = comm.nRanks();
+        if (n == 1) {
+          recv.memory().put(0, send.memory(), 0, (int) (perRank * type.size()));
+          return;
+        }
+        try (Communicator.Group g = comm.group()) {
+          comm.sendAsync(send, perRank, type, (comm.rank() + 1) % n);
+          comm.recvAsync(recv, perRank, type, (comm.rank() - 1 + n) % n);
+        }
+      }
     }
   }
 
@@ -100,6 +113,8 @@ enum PerfOp {
       case ALLREDUCE -> TestData.countWrong(result, inputs, perRank, type, op);
       case REDUCE -> rank == root ? TestData.countWrong(result, inputs, perRank, type, op) : 0;
       case BROADCAST -> TestData.countDifferent(result, 0, inputs[root], 0, perRank, type);
+      case SENDRECV ->
+          TestData.countDifferent(result, 0, inputs[Math.floorMod(rank - 1, n)], 0, perRank, type);
       case ALLGATHER -> {
         long wrong = 0;
         for (int k = 0; k < n; k++) {

@@ -35,7 +35,7 @@ final class PerfOptions {
 
   @Option(
       names = "-o",
-      description = "operation: allreduce, broadcast, reduce, allgather, reducescatter or all"
+      description = "operation: allreduce, broadcast, reduce, allgather, reducescatter, sendrecv or all"
           + " (default ${DEFAULT-VALUE})")
   String operation = "allreduce";
 

@@ -30,7 +30,7 @@ public final class RecvProxyOp extends FifoProxyOp {
 
   @Override
   protected boolean canPost(long step) {
-    return fifo.hasRoomFor(step);
+    return connection.isReady() && fifo.hasRoomFor(step);
   }
 
   @Override

@@ -9,6 +9,11 @@ public interface RecvConnection extends AutoCloseable {
 
   int peer();
 
+  /** Whether the connection exists yet (a point-to-point one appears when the peer connects). */
+  default boolean isReady() {
+    return true;
+  }
+
   /**
    * Tells the sending rank, against the data's direction, that this rank failed and why, or
    * (with {@code failed == false}) that it is closing normally. Best effort, never blocks; any

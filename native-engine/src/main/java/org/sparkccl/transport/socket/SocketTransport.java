@@ -39,6 +39,9 @@ public final class SocketTransport implements AutoCloseable {
    */
   static final int SOCKET_BUFFER_BYTES = 4 << 20;
 
+  /** The handshake's channel number of point-to-point connections. */
+  public static final int P2P_CHANNEL = 1 << 16;
+
   private final ServerSocketChannel listener;
   private final int rank;
   private final int nThreads;
@@ -64,6 +67,19 @@ public final class SocketTransport implements AutoCloseable {
     }
   }
 
+  /**
+   * From now on, accepts point-to-point connections on the proxy thread (see {@link
+   * PeerAcceptor}). Call after the ring connections are accepted.
+   */
+  public PeerAcceptor acceptPeers(long token, int nRanks, Selector proxySelector, Runnable wakeProxy) {
+    try {
+      return new PeerAcceptor(
+          listener, token, rank, nRanks, nThreads, nSocks, proxySelector, wakeProxy);
+    } catch (IOException e) {
+      throw new CclException("rank " + rank + ": cannot watch the listener: " + e.getMessage(), e);
+    }
+  }
+
   /** {@code host:port} that peers connect to. */
   public String address() {
     try {
@@ -78,7 +94,9 @@ public final class SocketTransport implements AutoCloseable {
   public SendConnection connect(
       String address, int peer, int channel, long token, Selector proxySelector,
       Runnable wakeProxy, long deadlineNanos) {
-    String what = "rank " + rank + " -> rank " + peer + " (channel " + channel + ")";
+    String what =
+        "rank " + rank + " -> rank " + peer
+            + (channel == P2P_CHANNEL ? " (point-to-point)" : " (channel " + channel + ")");
     SocketChannel control = null;
     SocketChannel[] data = new SocketChannel[nSocks];
     try {

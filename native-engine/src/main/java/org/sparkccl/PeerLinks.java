@@ -1,0 +1,169 @@
+package org.sparkccl;
+
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import org.sparkccl.fifo.Fifo;
+import org.sparkccl.kernel.KernelWaiter;
+import org.sparkccl.transport.NetRequest;
+import org.sparkccl.transport.RecvConnection;
+import org.sparkccl.transport.SendConnection;
+import org.sparkccl.transport.socket.PeerAcceptor;
+
+/**
+ * Point-to-point links of a communicator, made on first use: per peer and direction a connection,
+ * a FIFO and the step and operation counters. Only used under the communicator's launch lock
+ * (and the FIFOs by the kernel thread and the proxy).
+ */
+final class PeerLinks {
+  /** One direction to or from one peer. */
+  static final class Link {
+    final int peer;
+    final Fifo fifo;
+    final Object connection;
+    long nextStep;
+    long nextSeq;
+
+    Link(int peer, Fifo fifo, Object connection) {
+      this.peer = peer;
+      this.fifo = fifo;
+      this.connection = connection;
+    }
+
+    SendConnection send() {
+      return (SendConnection) connection;
+    }
+
+    RecvConnection recv() {
+      return (RecvConnection) connection;
+    }
+  }
+
+  /** Connects the sending end to a peer (the peer accepts on its proxy thread). */
+  interface Connector {
+    SendConnection connect(int peer);
+  }
+
+  private final Map<Integer, Link> sends = new HashMap<>();
+  private final Map<Integer, Link> recvs = new HashMap<>();
+  private final int stepSize;
+  private final KernelWaiter waiter;
+  private final Connector connector;
+  private final PeerAcceptor acceptor;
+
+  PeerLinks(int stepSize, KernelWaiter waiter, Connector connector, PeerAcceptor acceptor) {
+    this.stepSize = stepSize;
+    this.waiter = waiter;
+    this.connector = connector;
+    this.acceptor = acceptor;
+  }
+
+  Link sendTo(int peer) {
+    return sends.computeIfAbsent(
+        peer,
+        p -> {
+          Fifo fifo = kernelFifo(true);
+          try {
+            return new Link(p, fifo, connector.connect(p));
+          } catch (RuntimeException e) {
+            fifo.close();
+            throw e;
+          }
+        });
+  }
+
+  Link recvFrom(int peer) {
+    return recvs.computeIfAbsent(peer, p -> new Link(p, kernelFifo(false), new Pending(p)));
+  }
+
+  private Fifo kernelFifo(boolean send) {
+    Fifo fifo = new Fifo(stepSize);
+    if (send) {
+      fifo.onRelease(waiter);
+      fifo.onPublish(waiter::deferProxyWake);
+    } else {
+      fifo.onPublish(waiter);
+      fifo.onRelease(waiter::deferProxyWake);
+    }
+    return fifo;
+  }
+
+  List<Link> all() {
+    List<Link> l = new ArrayList<>(sends.values());
+    l.addAll(recvs.values());
+    return l;
+  }
+
+  /** Tells connected peers about a failure or close (best effort; in a proxy pass). */
+  void notifyPeers(boolean failed, String message) {
+    for (Link l : recvs.values()) {
+      l.recv().notifyPeer(failed, message);
+    }
+    if (failed) {
+      for (Link l : sends.values()) {
+        l.send().notifyFailure(message);
+      }
+    }
+  }
+
+  /** Closes connections; frees FIFOs only when {@code freeFifos} (no kernel touches them). */
+  void close(boolean freeFifos) {
+    for (Link l : all()) {
+      if (l.connection instanceof SendConnection s) {
+        s.close();
+      } else {
+        l.recv().close();
+      }
+      if (freeFifos) {
+        l.fifo.close();
+      }
+    }
+    acceptor.close();
+  }
+
+  /** The receiving end from a peer, which exists once the peer has connected. */
+  private final class Pending implements RecvConnection {
+    private final int peer;
+    private RecvConnection real;
+
+    Pending(int peer) {
+      this.peer = peer;
+    }
+
+    private RecvConnection real() {
+      if (real == null) {
+        real = acceptor.connectionFrom(peer);
+      }
+      return real;
+    }
+
+    @Override
+    public boolean isReady() {
+      return real() != null;
+    }
+
+    @Override
+    public NetRequest postRecv(ByteBuffer data, long step) {
+      return real().postRecv(data, step);
+    }
+
+    @Override
+    public int peer() {
+      return peer;
+    }
+
+    @Override
+    public void notifyPeer(boolean failed, String message) {
+      if (real() != null) {
+        real.notifyPeer(failed, message);
+      }
+    }
+
+    @Override
+    public void close() {
+      // the acceptor owns and closes the real connection
+    }
+  }
+}

@@ -1,0 +1,140 @@
+package org.sparkccl.transport.socket;
+
+import java.io.IOException;
+import java.net.StandardSocketOptions;
+import java.nio.ByteBuffer;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.Selector;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import org.apache.logging.log4j.LogManager;
+import org.apache.logging.log4j.Logger;
+import org.sparkccl.CclException;
+import org.sparkccl.proxy.ReadyHandler;
+import org.sparkccl.transport.RecvConnection;
+
+/**
+ * Accepts point-to-point connections after start-up, whenever a peer first sends to this rank:
+ * the listener and each new socket's handshake are handled on the proxy thread, without
+ * blocking. A connection is ready once its control socket and all its data sockets arrived.
+ */
+public final class PeerAcceptor implements ReadyHandler {
+  private static final Logger LOG = LogManager.getLogger(PeerAcceptor.class);
+
+  private final ServerSocketChannel listener;
+  private final long token;
+  private final int rank;
+  private final int nRanks;
+  private final int nThreads;
+  private final int nSocks;
+  private final Selector selector;
+  private final Runnable wakeProxy;
+  private final Map<Integer, SocketChannel[]> partial = new HashMap<>();
+  private final Map<Integer, RecvConnection> ready = new ConcurrentHashMap<>();
+
+  PeerAcceptor(
+      ServerSocketChannel listener, long token, int rank, int nRanks, int nThreads, int nSocks,
+      Selector selector, Runnable wakeProxy) throws IOException {
+    this.listener = listener;
+    this.token = token;
+    this.rank = rank;
+    this.nRanks = nRanks;
+    this.nThreads = nThreads;
+    this.nSocks = nSocks;
+    this.selector = selector;
+    this.wakeProxy = wakeProxy;
+    listener.register(selector, SelectionKey.OP_ACCEPT, this);
+  }
+
+  /** The receiving end from {@code peer}, once it has connected; otherwise {@code null}. */
+  public RecvConnection connectionFrom(int peer) {
+    return ready.get(peer);
+  }
+
+  @Override
+  public void onReady() {
+    try {
+      SocketChannel c;
+      while ((c = listener.accept()) != null) {
+        c.configureBlocking(false);
+        c.setOption(StandardSocketOptions.TCP_NODELAY, true);
+        c.setOption(StandardSocketOptions.SO_SNDBUF, SocketTransport.SOCKET_BUFFER_BYTES);
+        SocketChannel accepted = c;
+        ByteBuffer hello = ByteBuffer.allocate(Handshake.BYTES);
+        SelectionKey key = c.register(selector, SelectionKey.OP_READ);
+        key.attach((ReadyHandler) () -> readHandshake(accepted, hello, key));
+      }
+    } catch (IOException e) {
+      LOG.warn("rank {}: accepting a peer connection failed: {}", rank, e.toString());
+    }
+  }
+
+  private void readHandshake(SocketChannel c, ByteBuffer hello, SelectionKey key) {
+    try {
+      if (c.read(hello) < 0) {
+        key.cancel();
+        c.close();
+        return;
+      }
+      if (hello.hasRemaining()) {
+        return;
+      }
+      key.interestOps(0);
+      key.attach(null);
+      Handshake h = Handshake.decode(hello);
+      if (h.token() != token || h.fromRank() < 0 || h.fromRank() >= nRanks
+          || h.channel() != SocketTransport.P2P_CHANNEL || h.socketIndex() < Handshake.CONTROL
+          || h.socketIndex() >= nSocks) {
+        LOG.warn("rank {}: refused a peer connection {}", rank, h);
+        key.cancel();
+        c.close();
+        return;
+      }
+      SocketChannel[] sockets = partial.computeIfAbsent(h.fromRank(), p -> new SocketChannel[1 + nSocks]);
+      sockets[h.socketIndex() + 1] = c;
+      for (SocketChannel s : sockets) {
+        if (s == null) {
+          return;
+        }
+      }
+      partial.remove(h.fromRank());
+      SocketChannel[] data = new SocketChannel[nSocks];
+      for (int i = 0; i < nSocks; i++) {
+        data[i] = sockets[i + 1];
+        data[i].keyFor(selector).cancel();
+      }
+      String what = "rank " + rank + " <- rank " + h.fromRank() + " (point-to-point)";
+      ready.put(
+          h.fromRank(),
+          new SocketRecvConnection(
+              what, h.fromRank(), sockets[0], data, nThreads, selector, wakeProxy));
+    } catch (IOException | CclException e) {
+      LOG.warn("rank {}: a peer connection failed during its handshake: {}", rank, e.toString());
+      key.cancel();
+      try {
+        c.close();
+      } catch (IOException ignored) {
+        // already failing
+      }
+    }
+  }
+
+  /** Closes connections accepted but never used. */
+  public void close() {
+    ready.values().forEach(RecvConnection::close);
+    for (SocketChannel[] sockets : partial.values()) {
+      for (SocketChannel s : sockets) {
+        if (s != null) {
+          try {
+            s.close();
+          } catch (IOException ignored) {
+            // closing anyway
+          }
+        }
+      }
+    }
+  }
+}
