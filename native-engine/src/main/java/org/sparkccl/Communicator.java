@@ -74,6 +74,7 @@ public final class Communicator implements AutoCloseable {
   private final List<PeerCall> group = new ArrayList<>();
   private int groupDepth;
   private long seq;
+  private long groups;
   private volatile CclException failure;
   private boolean closed;
 
@@ -449,7 +450,9 @@ public final class Communicator implements AutoCloseable {
       calls.forEach(c -> c.done().complete(null));
       return CompletableFuture.completedFuture(null);
     }
-    String what = "send/recv group #" + (++seq) + " (" + live.size() + " transfers)";
+    // Groups have their own numbering: ranks may run different numbers of them, while the
+    // collectives' numbers must agree on every rank for the mismatch check.
+    String what = "send/recv group #" + (++groups) + " (" + live.size() + " transfers)";
     live.forEach(c -> c.buf().retain());
     Collective coll = new Collective(what, 1, () -> live.forEach(c -> c.buf().release()));
     pending.add(coll);
