@@ -21,6 +21,8 @@ import org.sparkccl.algorithm.ChannelSplit;
 import org.sparkccl.algorithm.RingAllReduce;
 import org.sparkccl.algorithm.RingChain;
 import org.sparkccl.algorithm.RingGather;
+import org.sparkccl.algorithm.Tree;
+import org.sparkccl.algorithm.Tuner;
 import org.sparkccl.bootstrap.Bootstrap;
 import org.sparkccl.config.CclConfig;
 import org.sparkccl.device.DeviceBuffer;
@@ -28,6 +30,7 @@ import org.sparkccl.device.HostBuffer;
 import org.sparkccl.device.HostDevice;
 import org.sparkccl.kernel.HostChannelKernel;
 import org.sparkccl.kernel.HostP2pKernel;
+import org.sparkccl.kernel.HostTreeKernel;
 import org.sparkccl.kernel.KernelTask;
 import org.sparkccl.proxy.ProxyThread;
 import org.sparkccl.proxy.RecvProxyOp;
@@ -65,6 +68,7 @@ public final class Communicator implements AutoCloseable {
   private final CommChannel[] channels;
   private final ProxyThread proxy;
   private final Object launchLock = new Object();
+  private final Tuner tuner;
   private final Object failLock = new Object();
   private final Set<Collective> pending = ConcurrentHashMap.newKeySet();
   private SocketTransport transport;
@@ -84,6 +88,7 @@ public final class Communicator implements AutoCloseable {
     this.config = config;
     this.timeoutNanos = config.timeout().toNanos();
     this.proxy = new ProxyThread("sparkccl-proxy-r" + rank, this::fail);
+    this.tuner = new Tuner(config.hopLatencyUs(), config.linkGBps(), config.algo());
     this.channels = new CommChannel[config.nChannels()];
     try {
       for (int c = 0; c < channels.length; c++) {
@@ -99,10 +104,12 @@ public final class Communicator implements AutoCloseable {
       throw e;
     }
     LOG.info(
-        "rank {}/{} ready: channels={} transport=socket(nThreads={}, nSocksPerThread={}) algo=ring"
-            + " (algo={}) buffSize={} stepSize={} timeout={}ms next={} prev={} listen={}",
+        "rank {}/{} ready: channels={} transport=socket(nThreads={}, nSocksPerThread={})"
+            + " algo={} (ring or tree by the tuner: hop {} us, link {} GB/s) buffSize={}"
+            + " stepSize={} timeout={}ms next={} prev={} listen={}",
         rank, nRanks, channels.length, config.socketThreads(), config.socketsPerThread(),
-        config.algo(), config.buffSize(), config.stepSize(), config.timeout().toMillis(),
+        config.algo(), config.hopLatencyUs(), config.linkGBps(), config.buffSize(),
+        config.stepSize(), config.timeout().toMillis(),
         (rank + 1) % nRanks, (rank - 1 + nRanks) % nRanks,
         transport == null ? "none" : transport.address());
   }
@@ -536,7 +543,10 @@ public final class Communicator implements AutoCloseable {
       if (count == 0) {
         return CompletableFuture.completedFuture(null);
       }
-      int used = nRanks == 1 ? 1 : ChannelSplit.channels(count, dtype.size(), channels.length);
+      boolean tree =
+          nRanks > 1 && tuner.choose(kind, count * dtype.size(), nRanks) == Tuner.Algorithm.TREE;
+      int used =
+          nRanks == 1 || tree ? 1 : ChannelSplit.channels(count, dtype.size(), channels.length);
       src.retain();
       dst.retain();
       Collective coll =
@@ -554,6 +564,8 @@ public final class Communicator implements AutoCloseable {
         launchLocalCopy(
             src, dst, (int) (localSrc * size), (int) (localDst * size), (int) (count * size),
             coll);
+      } else if (tree) {
+        launchTree(src, dst, call, coll);
       } else {
         launchRing(src, dst, call, used, planner, coll);
       }
@@ -572,6 +584,68 @@ public final class Communicator implements AutoCloseable {
             }
           }
         });
+  }
+
+  /**
+   * Launches a tree collective (allReduce: reduce up then broadcast down, rooted at rank 0;
+   * broadcast: down only; reduce: up only) over point-to-point links, on channel 0's kernel.
+   */
+  private void launchTree(HostBuffer src, HostBuffer dst, CollectiveCall call, Collective coll) {
+    CollectiveCall.Kind kind = call.kind();
+    boolean up = kind != CollectiveCall.Kind.BROADCAST;
+    boolean down = kind != CollectiveCall.Kind.REDUCE;
+    Tree tree = new Tree(rank, nRanks, kind == CollectiveCall.Kind.ALL_REDUCE ? 0 : call.root());
+    long bytes = call.count() * call.dtype().size();
+    long slices = (bytes + config.stepSize() - 1) / config.stepSize();
+    String where = "rank " + rank + ": " + coll.what + " (tree)";
+    int parent = tree.parent();
+    HostTreeKernel.Edge toParent = up && parent >= 0 ? treeEdge(true, parent, slices, call, where) : null;
+    HostTreeKernel.Edge fromParent =
+        down && parent >= 0 ? treeEdge(false, parent, slices, call, where) : null;
+    int[] children = tree.children();
+    HostTreeKernel.Edge[] fromChildren = new HostTreeKernel.Edge[up ? children.length : 0];
+    HostTreeKernel.Edge[] toChildren = new HostTreeKernel.Edge[down ? children.length : 0];
+    for (int i = 0; i < children.length; i++) {
+      if (up) {
+        fromChildren[i] = treeEdge(false, children[i], slices, call, where);
+      }
+      if (down) {
+        toChildren[i] = treeEdge(true, children[i], slices, call, where);
+      }
+    }
+    HostTreeKernel.Work work =
+        new HostTreeKernel.Work(
+            up, down, toParent, fromParent, fromChildren, toChildren, src.memory(), dst.memory(),
+            bytes, call.dtype(), call.op(), nRanks, config.stepSize(), where);
+    CommChannel ch = channels[0];
+    ch.waiter.deferProxyWake();
+    ch.kernelThread.submit(
+        new ChannelTask(ch, coll) {
+          @Override
+          void work() {
+            HostTreeKernel.run(work, ch.waiter, guard(0));
+          }
+        });
+  }
+
+  /** A tree edge over the point-to-point link to or from {@code peer}, with its proxy op. */
+  private HostTreeKernel.Edge treeEdge(
+      boolean send, int peer, long slices, CollectiveCall call, String where) {
+    PeerLinks.Link link = send ? peers.sendTo(peer) : peers.recvFrom(peer);
+    if (send) {
+      proxy.enqueue(
+          new SendProxyOp(
+              link.send(), link.fifo, link.nextStep, slices, call, timeoutNanos,
+              where + ": sending to rank " + peer));
+    } else {
+      proxy.enqueue(
+          new RecvProxyOp(
+              link.recv(), link.fifo, link.nextStep, slices, call, rank, timeoutNanos,
+              where + ": receiving from rank " + peer));
+    }
+    HostTreeKernel.Edge edge = new HostTreeKernel.Edge(link.fifo, peer, link.nextStep);
+    link.nextStep += slices;
+    return edge;
   }
 
   private void launchRing(

@@ -36,11 +36,19 @@ class CollectivesTest {
   private static final int SMALL_BUFF = 64 << 10; // 8 KiB slots
 
   /** One communicator setup; {@code reduced} runs a smaller dtype x op x count set. */
-  record Setup(int ranks, int channels, int buffSize, boolean reduced) {
+  record Setup(
+      int ranks, int channels, int buffSize, int socketThreads, int socksPerThread,
+      boolean reduced) {
+    Setup(int ranks, int channels, int buffSize, boolean reduced) {
+      this(ranks, channels, buffSize, 0, 1, reduced);
+    }
+
     CclConfig config() {
       return CclConfig.builder()
           .buffSize(buffSize)
           .nChannels(channels)
+          .socketThreads(socketThreads)
+          .socketsPerThread(socksPerThread)
           .timeout(Duration.ofSeconds(30))
           .build();
     }
@@ -48,6 +56,9 @@ class CollectivesTest {
     @Override
     public String toString() {
       return ranks + " rank(s), " + channels + " channel(s), buffSize " + (buffSize >> 10) + "K"
+          + (socketThreads > 0
+              ? ", socket.nThreads " + socketThreads + " x nSocksPerThread " + socksPerThread
+              : "")
           + (reduced ? " (reduced set)" : "");
     }
   }
@@ -65,6 +76,8 @@ class CollectivesTest {
         new Setup(5, 1, SMALL_BUFF, true),
         new Setup(5, 2, SMALL_BUFF, false),
         new Setup(3, 2, CclConfig.BUFF_SIZE_DEFAULT, true),
+        // 128K slots: big enough (>= 64K) for the socket helper threads to carry data
+        new Setup(3, 2, 1 << 20, 2, 2, true),
         new Setup(8, 2, SMALL_BUFF, true));
   }
 

@@ -339,7 +339,7 @@ class ErrorsTest {
             "socket.nSocksPerThread", b -> b.socketThreads(16).socketsPerThread(5),
             "timeout", b -> b.timeout(Duration.ZERO),
             "timeout ", b -> b.timeout(Duration.ofSeconds(-1)),
-            "algo", b -> b.algo("tree"),
+            "algo", b -> b.algo("bfs"),
             "debug", b -> b.debug("LOUD"));
     for (Map.Entry<String, Consumer<CclConfig.Builder>> e : bad.entrySet()) {
       String key = e.getKey().trim();

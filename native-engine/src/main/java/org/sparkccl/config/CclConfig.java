@@ -26,7 +26,9 @@ import java.util.function.Function;
  *       address this rank listens on and advertises to its peers.
  *   <li>{@code timeout} [120s]: longest wait without progress before a collective fails.
  *       Accepts ms, s, m suffixes; plain numbers are seconds.
- *   <li>{@code algo} [auto]: {@code auto} or {@code ring}.
+ *   <li>{@code algo} [auto]: {@code auto} (the tuner picks), {@code ring} or {@code tree}.
+ *   <li>{@code tuner.hopLatencyUs} [60], {@code tuner.linkGBps} [0.8]: the tuner's cost model,
+ *       measured by {@code bin/sparkccl-calibrate}.
  *   <li>{@code debug} [WARN]: log level of the engine ({@code WARN}, {@code INFO},
  *       {@code DEBUG}, {@code TRACE}), like {@code NCCL_DEBUG}.
  * </ul>
@@ -44,6 +46,8 @@ public final class CclConfig {
   public static final String TIMEOUT = "timeout";
   public static final String ALGO = "algo";
   public static final String DEBUG = "debug";
+  public static final String TUNER_HOP_LATENCY_US = "tuner.hopLatencyUs";
+  public static final String TUNER_LINK_GBPS = "tuner.linkGBps";
 
   public static final int BUFF_SIZE_DEFAULT = 4 << 20;
   public static final int N_CHANNELS_DEFAULT = 1;
@@ -52,6 +56,10 @@ public final class CclConfig {
   public static final Duration TIMEOUT_DEFAULT = Duration.ofSeconds(120);
   public static final String ALGO_DEFAULT = "auto";
   public static final String DEBUG_DEFAULT = "WARN";
+  /** Measured with bin/sparkccl-calibrate on the 2-core development machine (docs/benchmarks.md). */
+  public static final double TUNER_HOP_LATENCY_US_DEFAULT = 60;
+
+  public static final double TUNER_LINK_GBPS_DEFAULT = 0.8;
 
   /** NCCL's caps for its socket transport (MAX_THREADS, MAX_SOCKETS). */
   public static final int MAX_SOCKET_THREADS = 16;
@@ -70,8 +78,12 @@ public final class CclConfig {
   private final Duration timeout;
   private final String algo;
   private final String debug;
+  private final double hopLatencyUs;
+  private final double linkGBps;
 
   private CclConfig(Builder b) {
+    this.hopLatencyUs = b.hopLatencyUs;
+    this.linkGBps = b.linkGBps;
     this.buffSize = b.buffSize;
     this.nChannels = b.nChannels;
     this.socketThreads = b.socketThreads;
@@ -118,6 +130,8 @@ public final class CclConfig {
     apply(lookup, TIMEOUT, v -> b.timeout(parseDuration(TIMEOUT, v)));
     apply(lookup, ALGO, b::algo);
     apply(lookup, DEBUG, b::debug);
+    apply(lookup, TUNER_HOP_LATENCY_US, v -> b.hopLatencyUs(parseDouble(TUNER_HOP_LATENCY_US, v)));
+    apply(lookup, TUNER_LINK_GBPS, v -> b.linkGBps(parseDouble(TUNER_LINK_GBPS, v)));
     return b.build();
   }
 
@@ -164,6 +178,14 @@ public final class CclConfig {
       throw new IllegalArgumentException(key + "=" + v + " is too large; expected at most 1G");
     }
     return (int) v;
+  }
+
+  private static double parseDouble(String key, String text) {
+    try {
+      return Double.parseDouble(text.trim());
+    } catch (NumberFormatException e) {
+      throw new IllegalArgumentException(key + "=" + text + " is not a number");
+    }
   }
 
   private static int parseInt(String key, String text) {
@@ -236,6 +258,16 @@ public final class CclConfig {
     return debug;
   }
 
+  /** The tuner's cost of one hop, in microseconds. */
+  public double hopLatencyUs() {
+    return hopLatencyUs;
+  }
+
+  /** The tuner's bandwidth of one link, in GB/s. */
+  public double linkGBps() {
+    return linkGBps;
+  }
+
   public Builder toBuilder() {
     return new Builder(this);
   }
@@ -251,6 +283,8 @@ public final class CclConfig {
     m.put(TIMEOUT, timeout.toMillis() + "ms");
     m.put(ALGO, algo);
     m.put(DEBUG, debug);
+    m.put(TUNER_HOP_LATENCY_US, Double.toString(hopLatencyUs));
+    m.put(TUNER_LINK_GBPS, Double.toString(linkGBps));
     return m;
   }
 
@@ -269,6 +303,8 @@ public final class CclConfig {
     private Duration timeout = TIMEOUT_DEFAULT;
     private String algo = ALGO_DEFAULT;
     private String debug = DEBUG_DEFAULT;
+    private double hopLatencyUs = TUNER_HOP_LATENCY_US_DEFAULT;
+    private double linkGBps = TUNER_LINK_GBPS_DEFAULT;
 
     private Builder() {}
 
@@ -281,6 +317,18 @@ public final class CclConfig {
       timeout = c.timeout;
       algo = c.algo;
       debug = c.debug;
+      hopLatencyUs = c.hopLatencyUs;
+      linkGBps = c.linkGBps;
+    }
+
+    public Builder hopLatencyUs(double v) {
+      hopLatencyUs = v;
+      return this;
+    }
+
+    public Builder linkGBps(double v) {
+      linkGBps = v;
+      return this;
     }
 
     public Builder buffSize(int v) {
@@ -349,9 +397,14 @@ public final class CclConfig {
         throw new IllegalArgumentException(
             TIMEOUT + "=" + timeout + " is invalid; expected a positive duration");
       }
-      if (!"auto".equals(algo) && !"ring".equals(algo)) {
+      if (!"auto".equals(algo) && !"ring".equals(algo) && !"tree".equals(algo)) {
         throw new IllegalArgumentException(
-            ALGO + "=" + algo + " is invalid; expected auto or ring");
+            ALGO + "=" + algo + " is invalid; expected auto, ring or tree");
+      }
+      if (!(hopLatencyUs > 0) || !(linkGBps > 0)) {
+        throw new IllegalArgumentException(
+            TUNER_HOP_LATENCY_US + "=" + hopLatencyUs + " and " + TUNER_LINK_GBPS + "=" + linkGBps
+                + " must both be positive");
       }
       if (debug == null || !debug.matches("OFF|ERROR|WARN|INFO|DEBUG|TRACE")) {
         throw new IllegalArgumentException(

@@ -42,7 +42,7 @@ final class PerfOptions {
   @Option(names = "--root", description = "root rank of broadcast and reduce (default ${DEFAULT-VALUE})")
   int root = 0;
 
-  @Option(names = {"-a", "--algo"}, description = "algorithm: ring or auto (default ${DEFAULT-VALUE})")
+  @Option(names = {"-a", "--algo"}, description = "algorithm: ring, tree or auto (default ${DEFAULT-VALUE})")
   String algo = "auto";
 
   @Option(names = "-d", description = "dtype: int8 uint8 int32 uint32 int64 uint64 float16 bfloat16 float32 float64 (default ${DEFAULT-VALUE})")

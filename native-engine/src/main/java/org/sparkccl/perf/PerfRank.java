@@ -51,9 +51,8 @@ final class PerfRank {
     if (!o.transport.equals("socket")) {
       throw new IllegalArgumentException("-t " + o.transport + " is not supported; expected socket");
     }
-    if (!o.algo.equals("ring") && !o.algo.equals("auto")) {
-      throw new IllegalArgumentException(
-          "-a " + o.algo + " is not available; expected ring or auto (tree is not built yet)");
+    if (!o.algo.equals("ring") && !o.algo.equals("auto") && !o.algo.equals("tree")) {
+      throw new IllegalArgumentException("-a " + o.algo + " is invalid; expected ring, tree or auto");
     }
     DataType type = DataType.fromName(o.dtype);
     ReduceOp op = ReduceOp.fromName(o.redop);

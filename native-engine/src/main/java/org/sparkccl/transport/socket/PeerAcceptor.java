@@ -84,14 +84,33 @@ public final class PeerAcceptor implements ReadyHandler {
       }
       key.interestOps(0);
       key.attach(null);
-      Handshake h = Handshake.decode(hello);
+      adopt(c, Handshake.decode(hello));
+    } catch (IOException | CclException e) {
+      LOG.warn("rank {}: a peer connection failed during its handshake: {}", rank, e.toString());
+      key.cancel();
+      try {
+        c.close();
+      } catch (IOException ignored) {
+        // already failing
+      }
+    }
+  }
+
+  /**
+   * Takes a socket whose handshake has been read (here, or by the start-up accept, which may meet
+   * a peer that already started point-to-point traffic).
+   */
+  void adopt(SocketChannel c, Handshake h) throws IOException {
+    {
       if (h.token() != token || h.fromRank() < 0 || h.fromRank() >= nRanks
           || h.channel() != SocketTransport.P2P_CHANNEL || h.socketIndex() < Handshake.CONTROL
           || h.socketIndex() >= nSocks) {
         LOG.warn("rank {}: refused a peer connection {}", rank, h);
-        key.cancel();
         c.close();
         return;
+      }
+      if (c.keyFor(selector) == null) {
+        c.register(selector, 0);
       }
       SocketChannel[] sockets = partial.computeIfAbsent(h.fromRank(), p -> new SocketChannel[1 + nSocks]);
       sockets[h.socketIndex() + 1] = c;
@@ -111,14 +130,6 @@ public final class PeerAcceptor implements ReadyHandler {
           h.fromRank(),
           new SocketRecvConnection(
               what, h.fromRank(), sockets[0], data, nThreads, selector, wakeProxy));
-    } catch (IOException | CclException e) {
-      LOG.warn("rank {}: a peer connection failed during its handshake: {}", rank, e.toString());
-      key.cancel();
-      try {
-        c.close();
-      } catch (IOException ignored) {
-        // already failing
-      }
     }
   }
 

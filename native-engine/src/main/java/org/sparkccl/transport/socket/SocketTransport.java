@@ -43,6 +43,7 @@ public final class SocketTransport implements AutoCloseable {
   public static final int P2P_CHANNEL = 1 << 16;
 
   private final ServerSocketChannel listener;
+  private final Map<SocketChannel, Handshake> earlyPeers = new HashMap<>();
   private final int rank;
   private final int nThreads;
   private final int nSocks;
@@ -73,8 +74,14 @@ public final class SocketTransport implements AutoCloseable {
    */
   public PeerAcceptor acceptPeers(long token, int nRanks, Selector proxySelector, Runnable wakeProxy) {
     try {
-      return new PeerAcceptor(
-          listener, token, rank, nRanks, nThreads, nSocks, proxySelector, wakeProxy);
+      PeerAcceptor acceptor =
+          new PeerAcceptor(
+              listener, token, rank, nRanks, nThreads, nSocks, proxySelector, wakeProxy);
+      for (Map.Entry<SocketChannel, Handshake> e : earlyPeers.entrySet()) {
+        acceptor.adopt(e.getKey(), e.getValue());
+      }
+      earlyPeers.clear();
+      return acceptor;
     } catch (IOException e) {
       throw new CclException("rank " + rank + ": cannot watch the listener: " + e.getMessage(), e);
     }
@@ -206,6 +213,12 @@ public final class SocketTransport implements AutoCloseable {
       LOG.warn("rank {}: {}", rank, e.getMessage());
       k.cancel();
       closeQuietly(c);
+      return;
+    }
+    if (h.channel() == P2P_CHANNEL && h.token() == token) {
+      // A rank that finished start-up first already sends point-to-point (a tree collective).
+      k.cancel();
+      earlyPeers.put(c, h);
       return;
     }
     boolean valid =

@@ -1,0 +1,42 @@
+package org.sparkccl.algorithm;
+
+/**
+ * A binary tree over the ranks, rooted at {@code root}: rank {@code r} sits at position {@code v
+ * = (r - root) mod n}, with parent {@code (v-1)/2} and children {@code 2v+1}, {@code 2v+2}. Its
+ * depth is {@code floor(log2 n)}, so a small message needs {@code 2 floor(log2 n)} hops for an
+ * allReduce instead of the ring's {@code 2(n-1)}.
+ */
+public record Tree(int rank, int nRanks, int root) {
+  /** This rank's parent, or -1 at the root. */
+  public int parent() {
+    int v = position();
+    return v == 0 ? -1 : toRank((v - 1) / 2);
+  }
+
+  /** This rank's children (0, 1 or 2 of them). */
+  public int[] children() {
+    int v = position();
+    int first = 2 * v + 1;
+    if (first >= nRanks) {
+      return new int[0];
+    }
+    return first + 1 < nRanks ? new int[] {toRank(first), toRank(first + 1)} : new int[] {toRank(first)};
+  }
+
+  public boolean isRoot() {
+    return rank == root;
+  }
+
+  /** Levels below the root: {@code floor(log2 n)}. */
+  public static int depth(int nRanks) {
+    return 31 - Integer.numberOfLeadingZeros(nRanks);
+  }
+
+  private int position() {
+    return Math.floorMod(rank - root, nRanks);
+  }
+
+  private int toRank(int position) {
+    return (position + root) % nRanks;
+  }
+}

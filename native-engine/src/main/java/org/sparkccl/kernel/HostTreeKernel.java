@@ -1,0 +1,159 @@
+package org.sparkccl.kernel;
+
+import java.nio.ByteBuffer;
+import org.sparkccl.CclTimeoutException;
+import org.sparkccl.DataType;
+import org.sparkccl.ReduceOp;
+import org.sparkccl.fifo.Fifo;
+
+/**
+ * Tree collectives on host memory, slice by slice: reduce up (each rank adds its children's
+ * slices to its own and sends the sum to its parent; the root completes it) and broadcast down
+ * (each rank copies its parent's slice out and forwards it to its children). An allReduce does
+ * both with the broadcast {@link #LAG} slices behind the reduction, so the two directions overlap
+ * without either running far enough ahead to fill a FIFO.
+ */
+public final class HostTreeKernel {
+  /** Slices the broadcast runs behind the reduction (well under the FIFO's 8 slots). */
+  public static final int LAG = 2;
+
+  private HostTreeKernel() {}
+
+  /** One tree edge as this rank sees it: a FIFO and the step of the collective's first slice. */
+  public static final class Edge {
+    final Fifo fifo;
+    final int peer;
+    long step;
+
+    public Edge(Fifo fifo, int peer, long firstStep) {
+      this.fifo = fifo;
+      this.peer = peer;
+      this.step = firstStep;
+    }
+  }
+
+  /**
+   * One tree collective. {@code up}: reduce towards the root; {@code down}: broadcast from it.
+   * Edges not used by the directions asked for may be null or empty.
+   */
+  public record Work(
+      boolean up, boolean down, Edge toParent, Edge fromParent, Edge[] fromChildren,
+      Edge[] toChildren, ByteBuffer src, ByteBuffer dst, long bytes, DataType type, ReduceOp op,
+      int nRanks, int stepSize, String what) {}
+
+  public static void run(Work w, KernelWaiter waiter, HostChannelKernel.Guard guard) {
+    long slices = (w.bytes() + w.stepSize() - 1) / w.stepSize();
+    long lag = w.up() && w.down() ? LAG : 0;
+    for (long s = 0; s < slices + lag; s++) {
+      if (w.up() && s < slices) {
+        up(w, s, waiter, guard);
+      }
+      if (w.down() && s - lag >= 0 && s - lag < slices) {
+        down(w, s - lag, waiter, guard);
+      }
+    }
+  }
+
+  private static void up(Work w, long slice, KernelWaiter waiter, HostChannelKernel.Guard guard) {
+    int off = (int) (slice * w.stepSize());
+    int len = (int) Math.min(w.stepSize(), w.bytes() - off);
+    int elems = len / w.type().size();
+    boolean root = w.toParent() == null;
+    ByteBuffer out;
+    int outOff;
+    if (root) {
+      out = w.dst();
+      outOff = off;
+    } else {
+      out = awaitRoom(w.toParent(), waiter, guard, w.what());
+      outOff = 0;
+    }
+    ByteBuffer acc = w.src();
+    int accOff = off;
+    for (Edge child : w.fromChildren()) {
+      ByteBuffer in = awaitFilled(child, len, waiter, guard, w.what());
+      Reducer.reduce(w.type(), w.op(), in, 0, acc, accOff, out, outOff, elems);
+      release(child);
+      acc = out;
+      accOff = outOff;
+    }
+    if (acc != out || accOff != outOff) {
+      out.put(outOff, acc, accOff, len);
+    }
+    if (root) {
+      if (w.op() == ReduceOp.AVG) {
+        Reducer.divide(w.type(), out, outOff, elems, w.nRanks());
+      }
+    } else {
+      publish(w.toParent(), len);
+    }
+  }
+
+  private static void down(Work w, long slice, KernelWaiter waiter, HostChannelKernel.Guard guard) {
+    int off = (int) (slice * w.stepSize());
+    int len = (int) Math.min(w.stepSize(), w.bytes() - off);
+    ByteBuffer from;
+    int fromOff;
+    if (w.fromParent() == null) {
+      from = w.up() ? w.dst() : w.src();
+      fromOff = off;
+      if (from != w.dst()) {
+        w.dst().put(off, from, off, len);
+      }
+    } else {
+      from = awaitFilled(w.fromParent(), len, waiter, guard, w.what());
+      fromOff = 0;
+      w.dst().put(off, from, 0, len);
+    }
+    for (Edge child : w.toChildren()) {
+      awaitRoom(child, waiter, guard, w.what()).put(0, from, fromOff, len);
+      publish(child, len);
+    }
+    if (w.fromParent() != null) {
+      release(w.fromParent());
+    }
+  }
+
+  private static ByteBuffer awaitRoom(
+      Edge e, KernelWaiter waiter, HostChannelKernel.Guard guard, String what) {
+    long step = e.step;
+    waiter.await(
+        () -> e.fifo.hasRoomFor(step),
+        waited -> check(guard, waited, what + ": waiting for rank " + e.peer + " to take data"));
+    return e.fifo.slot(step);
+  }
+
+  private static ByteBuffer awaitFilled(
+      Edge e, int expected, KernelWaiter waiter, HostChannelKernel.Guard guard, String what) {
+    long step = e.step;
+    waiter.await(
+        () -> e.fifo.isFilled(step),
+        waited -> check(guard, waited, what + ": waiting for data from rank " + e.peer));
+    int got = e.fifo.size(step);
+    if (got != expected) {
+      throw new IllegalStateException(
+          what + ": received a slice of " + got + " bytes from rank " + e.peer + " where "
+              + expected + " were expected; the ranks disagree on the call");
+    }
+    return e.fifo.slot(step);
+  }
+
+  private static void publish(Edge e, int len) {
+    e.fifo.publish(e.step, len);
+    e.step++;
+  }
+
+  private static void release(Edge e) {
+    e.fifo.release(e.step);
+    e.step++;
+  }
+
+  private static void check(HostChannelKernel.Guard guard, long waited, String what) {
+    guard.checkAbort();
+    if (waited > guard.timeoutNanos()) {
+      throw new CclTimeoutException(
+          what + " for " + waited / 1_000_000 + " ms (timeout " + guard.timeoutNanos() / 1_000_000
+              + " ms)");
+    }
+  }
+}

@@ -1,0 +1,311 @@
+package org.sparkccl;
+
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SplittableRandom;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BiFunction;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+import org.junit.jupiter.params.provider.ValueSource;
+import org.sparkccl.config.CclConfig;
+import org.sparkccl.device.DeviceBuffer;
+import org.sparkccl.device.HostDevice;
+
+/**
+ * Ranks that disagree on a call: another collective, another count, dtype, op or root, another
+ * order, or a send and a recv of different sizes. Each must be detected from the call
+ * descriptors in the messages, not end in the timeout: every rank must fail well before it,
+ * with a message naming both sides.
+ *
+ * <p>A rank whose own part of the mismatched call could legitimately finish before anyone saw
+ * the mismatch (the root of a broadcast, whose data has already left; a small send) may return
+ * normally from it; its next call must then fail with the mismatch. So for every rank, the
+ * mismatched call or the next one throws.
+ */
+@DisplayName("mismatched calls")
+class MismatchTest {
+  /** Long, so that detection, not the timeout, must be what ends every call. */
+  private static final Duration TIMEOUT = Duration.ofSeconds(10);
+  /** Every rank must have failed this soon after the ranks started calling. */
+  private static final long DETECT_MS = 5_000;
+
+  private static final Duration DEADLINE = Duration.ofSeconds(60);
+  private static final int COUNT = 1024;
+  /** Large enough for every call below: 2 x 1024 float64. */
+  private static final int BUF_BYTES = 2 * COUNT * 8;
+
+  private static CclConfig config() {
+    return CclConfig.builder().buffSize(64 << 10).nChannels(2).timeout(TIMEOUT).build();
+  }
+
+  /** What a rank calls, with the signature the error messages must give it. */
+  record Call(String signature, Body body) {
+    @Override
+    public String toString() {
+      return signature;
+    }
+  }
+
+  @FunctionalInterface
+  interface Body {
+    void run(Communicator c, DeviceBuffer buf);
+  }
+
+  static Call allReduce(int count, DataType t, ReduceOp op) {
+    return new Call(
+        "allReduce(count=" + count + ", " + t.wireName() + ", " + op.wireName() + ")",
+        (c, b) -> c.allReduce(b, b, count, t, op));
+  }
+
+  static Call broadcast(int count, DataType t, int root) {
+    return new Call(
+        "broadcast(count=" + count + ", " + t.wireName() + ", root=" + root + ")",
+        (c, b) -> c.broadcast(b, count, t, root));
+  }
+
+  static Call send(int count, DataType t, int peer) {
+    return new Call(
+        "send(count=" + count + ", " + t.wireName() + ", peer=" + peer + ")",
+        (c, b) -> c.send(b, count, t, peer));
+  }
+
+  static Call recv(int count, DataType t, int peer) {
+    return new Call(
+        "recv(count=" + count + ", " + t.wireName() + ", peer=" + peer + ")",
+        (c, b) -> c.recv(b, count, t, peer));
+  }
+
+  static final Call AR = allReduce(COUNT, DataType.FLOAT32, ReduceOp.SUM);
+
+  /**
+   * One mismatch on {@code n} ranks.
+   *
+   * @param calls rank, n -> the rank's calls: the mismatched one first, then the next one
+   * @param mustContain what every rank's error message must contain: both sides
+   * @param everyCallFails whether no rank's part of the mismatched call can complete (an
+   *     allReduce needs every rank's data), so that every rank must fail in that call
+   * @param warmUp whether the ranks first run a matching allReduce, so the mismatch is not at
+   *     the first operation
+   */
+  record Case(
+      String name, int n, BiFunction<Integer, Integer, List<Call>> calls,
+      List<String> mustContain, boolean everyCallFails, boolean warmUp) {
+    @Override
+    public String toString() {
+      return name + ", " + n + " ranks" + (warmUp ? ", after a matching allReduce" : "");
+    }
+  }
+
+  /** {@code odd} calls {@code oddCall}, the others {@code usual}; all then call allReduce. */
+  static BiFunction<Integer, Integer, List<Call>> oneRank(int odd, Call oddCall, Call usual) {
+    return (rank, n) -> List.of(rank == odd ? oddCall : usual, AR);
+  }
+
+  static List<String> sides(Call a, Call b) {
+    return List.of("called " + a.signature(), "called " + b.signature(), "operation #");
+  }
+
+  static Stream<Case> cases() {
+    List<Case> all = new ArrayList<>();
+    for (int n : new int[] {3, 4}) {
+      boolean warm = n == 4;
+      Call bc0 = broadcast(COUNT, DataType.FLOAT32, 0);
+      all.add(
+          new Case(
+              "rank 1 calls broadcast while the others call allReduce", n, oneRank(1, bc0, AR),
+              sides(AR, bc0), false, warm));
+      all.add(
+          new Case(
+              "rank 0 (the broadcast root) calls broadcast while the others call allReduce", n,
+              oneRank(0, bc0, AR), sides(AR, bc0), false, warm));
+      Call twice = allReduce(2 * COUNT, DataType.FLOAT32, ReduceOp.SUM);
+      all.add(
+          new Case(
+              "rank 1 calls allReduce with twice the count", n, oneRank(1, twice, AR),
+              sides(AR, twice), true, warm));
+      Call f64 = allReduce(COUNT, DataType.FLOAT64, ReduceOp.SUM);
+      all.add(
+          new Case(
+              "the last rank calls allReduce with float64 instead of float32", n,
+              oneRank(n - 1, f64, AR), sides(AR, f64), true, warm));
+      Call max = allReduce(COUNT, DataType.FLOAT32, ReduceOp.MAX);
+      all.add(
+          new Case(
+              "rank 0 calls allReduce with max instead of sum", n, oneRank(0, max, AR),
+              sides(AR, max), true, warm));
+      Call bc1 = broadcast(COUNT, DataType.FLOAT32, 1);
+      all.add(
+          new Case(
+              "rank 1 calls broadcast with root 1, the others with root 0", n,
+              oneRank(1, bc1, bc0), sides(bc0, bc1), false, warm));
+      all.add(
+          new Case(
+              "the last rank calls broadcast with root 1, the others with root 0", n,
+              oneRank(n - 1, bc1, bc0), sides(bc0, bc1), false, warm));
+      all.add(
+          new Case(
+              "rank 1 calls allReduce then broadcast, the others broadcast then allReduce", n,
+              (rank, nr) -> rank == 1 ? List.of(AR, bc0) : List.of(bc0, AR), sides(AR, bc0),
+              false, warm));
+    }
+    return all.stream();
+  }
+
+  /** What one rank did. */
+  private static final class Outcome {
+    int failedCall = -1; // index into the rank's calls; -1: none threw
+    RuntimeException error;
+    long ms;
+    boolean aborted;
+    String[] calls;
+  }
+
+  /**
+   * Runs {@code calls} on every rank from a common start, each rank stopping at its first
+   * exception, and checks that every rank failed in time, in the mismatched call or the next,
+   * with a CclException whose message contains every string of {@code mustContain}.
+   */
+  private static void runAndCheck(
+      String name, int n, BiFunction<Integer, Integer, List<Call>> calls,
+      List<String> mustContain, boolean everyCallFails, boolean warmUp) {
+    Communicator[] comms = RankHarness.createAll(n, config(), DEADLINE);
+    DeviceBuffer[] bufs = new DeviceBuffer[n];
+    Outcome[] out = new Outcome[n];
+    CyclicBarrier start = new CyclicBarrier(n);
+    Throwable[] harness;
+    try {
+      for (int r = 0; r < n; r++) {
+        ByteBuffer img = Reference.heap(BUF_BYTES);
+        Reference.fill(img, BUF_BYTES / 4, DataType.FLOAT32, new SplittableRandom(r + 1), false);
+        bufs[r] = HostDevice.INSTANCE.allocate(BUF_BYTES);
+        bufs[r].copyFromHost(img, 0);
+        out[r] = new Outcome();
+      }
+      harness =
+          RankHarness.runCollect(
+              n,
+              DEADLINE,
+              rank -> {
+                Communicator comm = comms[rank];
+                Outcome o = out[rank];
+                if (warmUp) {
+                  comm.allReduce(bufs[rank], bufs[rank], 2 * COUNT, DataType.FLOAT64, ReduceOp.MAX);
+                }
+                List<Call> mine = calls.apply(rank, n);
+                o.calls = mine.stream().map(Call::signature).toArray(String[]::new);
+                start.await(30, TimeUnit.SECONDS);
+                long t0 = System.nanoTime();
+                try {
+                  for (int i = 0; i < mine.size(); i++) {
+                    o.failedCall = i;
+                    mine.get(i).body().run(comm, bufs[rank]);
+                  }
+                  o.failedCall = -1;
+                } catch (RuntimeException e) {
+                  o.error = e;
+                } finally {
+                  o.ms = (System.nanoTime() - t0) / 1_000_000;
+                  o.aborted = comm.isAborted();
+                }
+              });
+    } finally {
+      // communicators first: their kernels must stop before the buffers are freed
+      RankHarness.closeQuietly(comms);
+      for (DeviceBuffer b : bufs) {
+        RankHarness.closeBuffer(b);
+      }
+    }
+    RankHarness.assertNoErrors(harness, name + ": the test's own rank code failed:");
+
+    List<String> problems = new ArrayList<>();
+    StringBuilder report = new StringBuilder();
+    boolean anyMismatch = false;
+    for (int r = 0; r < n; r++) {
+      Outcome o = out[r];
+      RuntimeException e = o.error;
+      report.append("\n  rank ").append(r).append(" (").append(String.join(", then ", o.calls))
+          .append("): ")
+          .append(e == null ? "no exception" : "call " + o.failedCall + " threw " + e)
+          .append(" after ").append(o.ms).append(" ms");
+      String who = "rank " + r + ": ";
+      if (e == null) {
+        problems.add(who + "neither the mismatched call nor the next one threw");
+        continue;
+      }
+      if (o.failedCall > 1) {
+        problems.add(who + "only call " + o.failedCall + " threw, not the mismatched one or the next");
+      }
+      if (everyCallFails && o.failedCall != 0) {
+        problems.add(who + "its part of the mismatched call completed, which it cannot");
+      }
+      if (!(e instanceof CclException)) {
+        problems.add(who + "expected a CclException, got " + e.getClass().getName());
+      }
+      if (o.failedCall == 1 && !(e instanceof CclAbortedException)) {
+        problems.add(who + "the call after the mismatch should throw CclAbortedException, got "
+            + e.getClass().getName());
+      }
+      String msg = String.valueOf(e.getMessage());
+      for (String s : mustContain) {
+        if (!msg.contains(s)) {
+          problems.add(who + "message should contain \"" + s + "\": " + msg);
+        }
+      }
+      if (!causedBy(e, CclMismatchException.class) && !causedBy(e, CclRemoteException.class)) {
+        problems.add(who + "the cause should be a CclMismatchException (detected here) or a"
+            + " CclRemoteException (told by another rank): " + e);
+      }
+      anyMismatch |= causedBy(e, CclMismatchException.class);
+      if (o.ms >= DETECT_MS) {
+        problems.add(who + "failed after " + o.ms + " ms; detection should take well under "
+            + DETECT_MS + " ms (timeout " + TIMEOUT.toMillis() + " ms)");
+      }
+      if (!o.aborted) {
+        problems.add(who + "isAborted() is false after the failure");
+      }
+    }
+    if (!anyMismatch) {
+      problems.add("no rank's error was caused by a CclMismatchException");
+    }
+    assertTrue(
+        problems.isEmpty(),
+        name + ":\n" + String.join("\n", problems) + "\nwhat each rank did:" + report);
+  }
+
+  private static boolean causedBy(Throwable e, Class<? extends Throwable> type) {
+    for (Throwable t = e; t != null; t = t.getCause()) {
+      if (type.isInstance(t)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  @ParameterizedTest(name = "every rank fails fast naming both sides: {0}")
+  @MethodSource("cases")
+  void everyRankFailsFastNamingBothSides(Case c) {
+    runAndCheck(c.toString(), c.n(), c.calls(), c.mustContain(), c.everyCallFails(), c.warmUp());
+  }
+
+  @ParameterizedTest(
+      name = "a send of 100 floats met by a recv of 200 fails both ranks with a send/recv"
+          + " mismatch: {0} ranks")
+  @ValueSource(ints = {2, 3})
+  void sendAndRecvOfDifferentSizesFailBothRanks(int n) {
+    Call s = send(100, DataType.FLOAT32, 1);
+    Call r = recv(200, DataType.FLOAT32, 0);
+    // a third rank takes part in nothing but the allReduce after, which must fail too
+    runAndCheck(
+        "rank 0 sends 100 floats to rank 1, which receives 200, " + n + " ranks", n,
+        (rank, nr) -> rank == 0 ? List.of(s, AR) : rank == 1 ? List.of(r, AR) : List.of(AR),
+        List.of("send/recv", "count=100", "count=200"), false, n == 3);
+  }
+}
