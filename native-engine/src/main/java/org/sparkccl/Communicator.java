@@ -5,7 +5,9 @@ import java.nio.charset.StandardCharsets;
 import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
@@ -79,6 +81,16 @@ public final class Communicator implements AutoCloseable {
   private int groupDepth;
   private long seq;
   private long groups;
+  private final Object announceLock = new Object();
+  private final Map<Long, CollectiveCall> launched =
+      new LinkedHashMap<>() {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<Long, CollectiveCall> eldest) {
+          return size() > 1024;
+        }
+      };
+  private final List<Announced> early = new ArrayList<>();
+  private long lastLaunched;
   private volatile CclException failure;
   private boolean closed;
 
@@ -163,8 +175,60 @@ public final class Communicator implements AutoCloseable {
                 transport.connect(
                     addresses[peer], peer, SocketTransport.P2P_CHANNEL, token, proxy.selector(),
                     proxy::wake, System.nanoTime() + timeoutNanos),
-            transport.acceptPeers(token, nRanks, proxy.selector(), proxy::wake));
+            transport.acceptPeers(token, nRanks, proxy.selector(), proxy::wake),
+            this::onAnnounce);
+    for (CommChannel ch : channels) {
+      ch.send.onAnnounce(call -> onAnnounce(ch.send.peer(), call));
+    }
   }
+
+  /** A peer announced the collective it is about to receive for: it must be ours of that number. */
+  private void onAnnounce(int peer, CollectiveCall theirs) {
+    if (theirs.kind() == CollectiveCall.Kind.SEND_RECV) {
+      return;
+    }
+    CollectiveCall mine;
+    synchronized (announceLock) {
+      mine = launched.get(theirs.seq());
+      if (mine == null) {
+        if (theirs.seq() > lastLaunched) {
+          early.add(new Announced(peer, theirs));
+        }
+        return;
+      }
+    }
+    if (!mine.matches(theirs)) {
+      throw mismatch(peer, theirs, mine);
+    }
+  }
+
+  /** Records a launched call; returns the mismatch an earlier announcement reveals, if any. */
+  private CclMismatchException recordLaunch(CollectiveCall call) {
+    synchronized (announceLock) {
+      launched.put(call.seq(), call);
+      lastLaunched = call.seq();
+      CclMismatchException found = null;
+      for (java.util.Iterator<Announced> it = early.iterator(); it.hasNext(); ) {
+        Announced a = it.next();
+        if (a.call().seq() <= call.seq()) {
+          it.remove();
+          if (a.call().seq() == call.seq() && !call.matches(a.call()) && found == null) {
+            found = mismatch(a.peer(), a.call(), call);
+          }
+        }
+      }
+      return found;
+    }
+  }
+
+  private CclMismatchException mismatch(int peer, CollectiveCall theirs, CollectiveCall mine) {
+    return new CclMismatchException(
+        "rank " + peer + " called " + theirs.signature() + " as operation #" + theirs.seq()
+            + " but rank " + rank + " called " + mine.signature() + " as operation #"
+            + mine.seq());
+  }
+
+  private record Announced(int peer, CollectiveCall call) {}
 
   private HostChannelKernel.Guard guard(int channel) {
     return new HostChannelKernel.Guard() {
@@ -463,7 +527,10 @@ public final class Communicator implements AutoCloseable {
     live.forEach(c -> c.buf().retain());
     Collective coll = new Collective(what, 1, () -> live.forEach(c -> c.buf().release()));
     pending.add(coll);
-    coll.future.whenComplete(
+    // The group's future is the stage after the per-call futures completed, so that every one
+    // of them is done when groupEnd returns.
+    CompletableFuture<Void> all =
+        coll.future.whenComplete(
         (v, e) -> {
           pending.remove(coll);
           for (PeerCall c : calls) {
@@ -510,7 +577,7 @@ public final class Communicator implements AutoCloseable {
             HostP2pKernel.run(transfers, ch.waiter, guard(0));
           }
         });
-    return coll.future;
+    return all;
   }
 
   private static void await(CompletableFuture<Void> f) {
@@ -540,6 +607,18 @@ public final class Communicator implements AutoCloseable {
     synchronized (launchLock) {
       checkUsable();
       CollectiveCall call = new CollectiveCall(kind, ++seq, count, dtype, op, root);
+      CclMismatchException announcedMismatch = nRanks > 1 ? recordLaunch(call) : null;
+      if (announcedMismatch != null) {
+        fail(announcedMismatch);
+        checkUsable();
+      }
+      if (nRanks > 1) {
+        // Every rank tells its ring predecessor what it calls, against the data's direction and
+        // without waiting: each adjacent pair is compared, so any disagreement is found even
+        // when the ranks involved only wait to receive from each other (a tree broadcast
+        // against a tree allReduce). No extra round trip: nobody waits for this frame.
+        channels[0].recv.announce(call);
+      }
       if (count == 0) {
         return CompletableFuture.completedFuture(null);
       }

@@ -52,8 +52,12 @@ final class PeerLinks {
   private final KernelWaiter waiter;
   private final Connector connector;
   private final PeerAcceptor acceptor;
+  private final java.util.function.BiConsumer<Integer, CollectiveCall> announcements;
 
-  PeerLinks(int stepSize, KernelWaiter waiter, Connector connector, PeerAcceptor acceptor) {
+  PeerLinks(
+      int stepSize, KernelWaiter waiter, Connector connector, PeerAcceptor acceptor,
+      java.util.function.BiConsumer<Integer, CollectiveCall> announcements) {
+    this.announcements = announcements;
     this.stepSize = stepSize;
     this.waiter = waiter;
     this.connector = connector;
@@ -66,7 +70,9 @@ final class PeerLinks {
         p -> {
           Fifo fifo = kernelFifo(true);
           try {
-            return new Link(p, fifo, connector.connect(p));
+            SendConnection c = connector.connect(p);
+            c.onAnnounce(call -> announcements.accept(p, call));
+            return new Link(p, fifo, c);
           } catch (RuntimeException e) {
             fifo.close();
             throw e;

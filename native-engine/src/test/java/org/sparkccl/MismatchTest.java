@@ -42,8 +42,13 @@ class MismatchTest {
   /** Large enough for every call below: 2 x 1024 float64. */
   private static final int BUF_BYTES = 2 * COUNT * 8;
 
-  private static CclConfig config() {
-    return CclConfig.builder().buffSize(64 << 10).nChannels(2).timeout(TIMEOUT).build();
+  private static CclConfig config(String algo) {
+    return CclConfig.builder()
+        .buffSize(64 << 10)
+        .nChannels(2)
+        .algo(algo)
+        .timeout(TIMEOUT)
+        .build();
   }
 
   /** What a rank calls, with the signature the error messages must give it. */
@@ -94,13 +99,16 @@ class MismatchTest {
    *     allReduce needs every rank's data), so that every rank must fail in that call
    * @param warmUp whether the ranks first run a matching allReduce, so the mismatch is not at
    *     the first operation
+   * @param algo the forced algorithm ({@code ring} or {@code tree}), since each detects
+   *     mismatches from the messages it exchanges
    */
   record Case(
       String name, int n, BiFunction<Integer, Integer, List<Call>> calls,
-      List<String> mustContain, boolean everyCallFails, boolean warmUp) {
+      List<String> mustContain, boolean everyCallFails, boolean warmUp, String algo) {
     @Override
     public String toString() {
-      return name + ", " + n + " ranks" + (warmUp ? ", after a matching allReduce" : "");
+      return name + ", " + n + " ranks, algo=" + algo
+          + (warmUp ? ", after a matching allReduce" : "");
     }
   }
 
@@ -115,48 +123,56 @@ class MismatchTest {
 
   static Stream<Case> cases() {
     List<Case> all = new ArrayList<>();
-    for (int n : new int[] {3, 4}) {
-      boolean warm = n == 4;
-      Call bc0 = broadcast(COUNT, DataType.FLOAT32, 0);
-      all.add(
-          new Case(
-              "rank 1 calls broadcast while the others call allReduce", n, oneRank(1, bc0, AR),
-              sides(AR, bc0), false, warm));
-      all.add(
-          new Case(
-              "rank 0 (the broadcast root) calls broadcast while the others call allReduce", n,
-              oneRank(0, bc0, AR), sides(AR, bc0), false, warm));
-      Call twice = allReduce(2 * COUNT, DataType.FLOAT32, ReduceOp.SUM);
-      all.add(
-          new Case(
-              "rank 1 calls allReduce with twice the count", n, oneRank(1, twice, AR),
-              sides(AR, twice), true, warm));
-      Call f64 = allReduce(COUNT, DataType.FLOAT64, ReduceOp.SUM);
-      all.add(
-          new Case(
-              "the last rank calls allReduce with float64 instead of float32", n,
-              oneRank(n - 1, f64, AR), sides(AR, f64), true, warm));
-      Call max = allReduce(COUNT, DataType.FLOAT32, ReduceOp.MAX);
-      all.add(
-          new Case(
-              "rank 0 calls allReduce with max instead of sum", n, oneRank(0, max, AR),
-              sides(AR, max), true, warm));
-      Call bc1 = broadcast(COUNT, DataType.FLOAT32, 1);
-      all.add(
-          new Case(
-              "rank 1 calls broadcast with root 1, the others with root 0", n,
-              oneRank(1, bc1, bc0), sides(bc0, bc1), false, warm));
-      all.add(
-          new Case(
-              "the last rank calls broadcast with root 1, the others with root 0", n,
-              oneRank(n - 1, bc1, bc0), sides(bc0, bc1), false, warm));
-      all.add(
-          new Case(
-              "rank 1 calls allReduce then broadcast, the others broadcast then allReduce", n,
-              (rank, nr) -> rank == 1 ? List.of(AR, bc0) : List.of(bc0, AR), sides(AR, bc0),
-              false, warm));
+    for (String algo : new String[] {"ring", "tree"}) {
+      for (int n : new int[] {3, 4}) {
+        all.addAll(cases(n, algo));
+      }
     }
     return all.stream();
+  }
+
+  static List<Case> cases(int n, String algo) {
+    List<Case> all = new ArrayList<>();
+    boolean warm = n == 4;
+    Call bc0 = broadcast(COUNT, DataType.FLOAT32, 0);
+    all.add(
+        new Case(
+            "rank 1 calls broadcast while the others call allReduce", n, oneRank(1, bc0, AR),
+            sides(AR, bc0), false, warm, algo));
+    all.add(
+        new Case(
+            "rank 0 (the broadcast root) calls broadcast while the others call allReduce", n,
+            oneRank(0, bc0, AR), sides(AR, bc0), false, warm, algo));
+    Call twice = allReduce(2 * COUNT, DataType.FLOAT32, ReduceOp.SUM);
+    all.add(
+        new Case(
+            "rank 1 calls allReduce with twice the count", n, oneRank(1, twice, AR),
+            sides(AR, twice), true, warm, algo));
+    Call f64 = allReduce(COUNT, DataType.FLOAT64, ReduceOp.SUM);
+    all.add(
+        new Case(
+            "the last rank calls allReduce with float64 instead of float32", n,
+            oneRank(n - 1, f64, AR), sides(AR, f64), true, warm, algo));
+    Call max = allReduce(COUNT, DataType.FLOAT32, ReduceOp.MAX);
+    all.add(
+        new Case(
+            "rank 0 calls allReduce with max instead of sum", n, oneRank(0, max, AR),
+            sides(AR, max), true, warm, algo));
+    Call bc1 = broadcast(COUNT, DataType.FLOAT32, 1);
+    all.add(
+        new Case(
+            "rank 1 calls broadcast with root 1, the others with root 0", n,
+            oneRank(1, bc1, bc0), sides(bc0, bc1), false, warm, algo));
+    all.add(
+        new Case(
+            "the last rank calls broadcast with root 1, the others with root 0", n,
+            oneRank(n - 1, bc1, bc0), sides(bc0, bc1), false, warm, algo));
+    all.add(
+        new Case(
+            "rank 1 calls allReduce then broadcast, the others broadcast then allReduce", n,
+            (rank, nr) -> rank == 1 ? List.of(AR, bc0) : List.of(bc0, AR), sides(AR, bc0),
+            false, warm, algo));
+    return all;
   }
 
   /** What one rank did. */
@@ -175,8 +191,8 @@ class MismatchTest {
    */
   private static void runAndCheck(
       String name, int n, BiFunction<Integer, Integer, List<Call>> calls,
-      List<String> mustContain, boolean everyCallFails, boolean warmUp) {
-    Communicator[] comms = RankHarness.createAll(n, config(), DEADLINE);
+      List<String> mustContain, boolean everyCallFails, boolean warmUp, String algo) {
+    Communicator[] comms = RankHarness.createAll(n, config(algo), DEADLINE);
     DeviceBuffer[] bufs = new DeviceBuffer[n];
     Outcome[] out = new Outcome[n];
     CyclicBarrier start = new CyclicBarrier(n);
@@ -292,7 +308,9 @@ class MismatchTest {
   @ParameterizedTest(name = "every rank fails fast naming both sides: {0}")
   @MethodSource("cases")
   void everyRankFailsFastNamingBothSides(Case c) {
-    runAndCheck(c.toString(), c.n(), c.calls(), c.mustContain(), c.everyCallFails(), c.warmUp());
+    runAndCheck(
+        c.toString(), c.n(), c.calls(), c.mustContain(), c.everyCallFails(), c.warmUp(),
+        c.algo());
   }
 
   @ParameterizedTest(
@@ -306,6 +324,6 @@ class MismatchTest {
     runAndCheck(
         "rank 0 sends 100 floats to rank 1, which receives 200, " + n + " ranks", n,
         (rank, nr) -> rank == 0 ? List.of(s, AR) : rank == 1 ? List.of(r, AR) : List.of(AR),
-        List.of("send/recv", "count=100", "count=200"), false, n == 3);
+        List.of("send/recv", "count=100", "count=200"), false, n == 3, "auto");
   }
 }

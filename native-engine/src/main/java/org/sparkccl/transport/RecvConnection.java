@@ -22,6 +22,13 @@ public interface RecvConnection extends AutoCloseable {
    */
   void notifyPeer(boolean failed, String message);
 
+  /**
+   * Tells the sending rank which collective this rank is about to receive for, against the data's
+   * direction, without waiting for anything: the sender compares it with its own call, so two
+   * ranks that both wait to receive still find out they called different things.
+   */
+  default void announce(org.sparkccl.CollectiveCall call) {}
+
   @Override
   void close();
 }

@@ -18,6 +18,12 @@ public interface SendConnection extends AutoCloseable {
    */
   void notifyFailure(String message);
 
+  /**
+   * Registers who hears about the calls the receiving rank announces (see {@link
+   * RecvConnection#announce}); called on the proxy thread, in a progress pass.
+   */
+  default void onAnnounce(java.util.function.Consumer<CollectiveCall> listener) {}
+
   /** The peer's rank, for messages. */
   int peer();
 

@@ -115,6 +115,18 @@ abstract class SocketConnection {
     ByteBuffer frame = ByteBuffer.allocate(SocketRequest.HEADER_BYTES + text.length);
     frame.putLong(0, -1).putInt(8, text.length).putInt(12, flags);
     frame.put(SocketRequest.HEADER_BYTES, text);
+    writeFrame(channel, frame);
+  }
+
+  /** Writes a whole frame, best effort (the reverse direction is nearly always empty). */
+  protected static void writeFrame(SocketChannel channel, ByteBuffer frame) {
+    // Frames of different threads (announcements, notices) must not interleave.
+    synchronized (channel) {
+      writeWhole(channel, frame);
+    }
+  }
+
+  private static void writeWhole(SocketChannel channel, ByteBuffer frame) {
     try {
       for (int tries = 0; tries < 100 && frame.hasRemaining(); tries++) {
         if (channel.write(frame) == 0) {

@@ -80,6 +80,14 @@ final class SocketRecvConnection extends SocketConnection implements RecvConnect
   }
 
   @Override
+  public void announce(CollectiveCall call) {
+    ByteBuffer frame = ByteBuffer.allocate(SocketRequest.HEADER_BYTES);
+    frame.putLong(0, -1).putInt(8, 0).putInt(12, SocketRequest.FLAG_ANNOUNCE);
+    call.encode(frame, SocketRequest.CALL_OFFSET);
+    writeFrame(control, frame);
+  }
+
+  @Override
   public void notifyPeer(boolean failed, String message) {
     writeFrame(control, failed ? SocketRequest.FLAG_ABORT : SocketRequest.FLAG_CLOSE, message);
   }

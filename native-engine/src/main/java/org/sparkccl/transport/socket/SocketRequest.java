@@ -17,6 +17,7 @@ final class SocketRequest implements NetRequest {
   static final int FLAG_ABORT = 1;
 
   static final int FLAG_CLOSE = 2;
+  static final int FLAG_ANNOUNCE = 3;
 
   final ByteBuffer header = ByteBuffer.allocate(HEADER_BYTES).order(ByteOrder.BIG_ENDIAN);
   final ByteBuffer slot;

@@ -25,6 +25,12 @@ final class SocketSendConnection extends SocketConnection implements SendConnect
   private ByteBuffer notice;
   private int noticeFlags;
   private boolean peerClosed;
+  private volatile java.util.function.Consumer<CollectiveCall> announceListener = c -> {};
+
+  @Override
+  public void onAnnounce(java.util.function.Consumer<CollectiveCall> listener) {
+    this.announceListener = listener;
+  }
 
   SocketSendConnection(
       String description, int peer, SocketChannel control, SocketChannel[] data, int nThreads,
@@ -65,39 +71,54 @@ final class SocketSendConnection extends SocketConnection implements SendConnect
     return this::readNotice;
   }
 
-  /** Reads the peer's notice, if one is there; throws the failure it reports. */
+  /** Reads the peer's notices that are there; throws the failure one reports. */
   private void readNotice() {
     try {
-      if (noticeHeader.hasRemaining()) {
-        if (control.read(noticeHeader) < 0) {
-          peerClosed = true;
-          interest(0);
-          throw failure("connection closed by the peer (did the peer process die?)", null);
-        }
-        if (noticeHeader.hasRemaining()) {
-          return;
-        }
-        noticeFlags = noticeHeader.getInt(12);
-        int size = noticeHeader.getInt(8);
-        if (size < 0 || size > MAX_NOTICE) {
-          throw failure("protocol error: a notice of " + size + " bytes", null);
-        }
-        notice = ByteBuffer.allocate(size);
+      while (!peerClosed && readOneNotice()) {
+        // keep reading: the selector reports the socket once for several frames
       }
-      if (control.read(notice) < 0 || notice.hasRemaining()) {
-        return;
-      }
-      String text = new String(notice.array(), StandardCharsets.UTF_8);
-      noticeHeader.clear();
-      if (noticeFlags == SocketRequest.FLAG_CLOSE) {
-        peerClosed = true;
-        interest(0);
-        return;
-      }
-      throw new CclRemoteException(text);
     } catch (IOException e) {
       throw failure("reading the peer's notice failed", e);
     }
+  }
+
+  /** Reads at most one notice; returns whether it completed one. */
+  private boolean readOneNotice() throws IOException {
+    if (noticeHeader.hasRemaining()) {
+      if (control.read(noticeHeader) < 0) {
+        peerClosed = true;
+        interest(0);
+        throw failure("connection closed by the peer (did the peer process die?)", null);
+      }
+      if (noticeHeader.hasRemaining()) {
+        return false;
+      }
+      noticeFlags = noticeHeader.getInt(12);
+      if (noticeFlags == SocketRequest.FLAG_ANNOUNCE) {
+        CollectiveCall call = CollectiveCall.decode(noticeHeader, SocketRequest.CALL_OFFSET);
+        noticeHeader.clear();
+        if (call != null) {
+          announceListener.accept(call);
+        }
+        return true;
+      }
+      int size = noticeHeader.getInt(8);
+      if (size < 0 || size > MAX_NOTICE) {
+        throw failure("protocol error: a notice of " + size + " bytes", null);
+      }
+      notice = ByteBuffer.allocate(size);
+    }
+    if (control.read(notice) < 0 || notice.hasRemaining()) {
+      return false;
+    }
+    String text = new String(notice.array(), StandardCharsets.UTF_8);
+    noticeHeader.clear();
+    if (noticeFlags == SocketRequest.FLAG_CLOSE) {
+      peerClosed = true;
+      interest(0);
+      return true;
+    }
+    throw new CclRemoteException(text);
   }
 
   @Override
