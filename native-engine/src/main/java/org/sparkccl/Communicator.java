@@ -612,18 +612,21 @@ public final class Communicator implements AutoCloseable {
         fail(announcedMismatch);
         checkUsable();
       }
-      if (nRanks > 1) {
-        // Every rank tells its ring predecessor what it calls, against the data's direction and
-        // without waiting: each adjacent pair is compared, so any disagreement is found even
-        // when the ranks involved only wait to receive from each other (a tree broadcast
-        // against a tree allReduce). No extra round trip: nobody waits for this frame.
-        channels[0].recv.announce(call);
-      }
+
       if (count == 0) {
         return CompletableFuture.completedFuture(null);
       }
       boolean tree =
           nRanks > 1 && tuner.choose(kind, count * dtype.size(), nRanks) == Tuner.Algorithm.TREE;
+      if (nRanks > 1
+          && (tree || kind == CollectiveCall.Kind.BROADCAST || kind == CollectiveCall.Kind.REDUCE)) {
+        // The rank tells its ring predecessor what it calls, against the data's direction and
+        // without waiting, so the pair is compared even when both ranks only wait to receive
+        // (a tree broadcast against a tree allReduce). No extra round trip: nobody waits for
+        // this frame. Ring allReduce, allGather and reduceScatter need none: every rank's first
+        // step sends to its successor, whose receive checks the call in the message header.
+        channels[0].recv.announce(call);
+      }
       int used =
           nRanks == 1 || tree ? 1 : ChannelSplit.channels(count, dtype.size(), channels.length);
       src.retain();

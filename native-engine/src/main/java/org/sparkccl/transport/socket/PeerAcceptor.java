@@ -62,14 +62,20 @@ public final class PeerAcceptor implements ReadyHandler {
         c.configureBlocking(false);
         c.setOption(StandardSocketOptions.TCP_NODELAY, true);
         c.setOption(StandardSocketOptions.SO_SNDBUF, SocketTransport.SOCKET_BUFFER_BYTES);
-        SocketChannel accepted = c;
-        ByteBuffer hello = ByteBuffer.allocate(Handshake.BYTES);
-        SelectionKey key = c.register(selector, SelectionKey.OP_READ);
-        key.attach((ReadyHandler) () -> readHandshake(accepted, hello, key));
+        continueHandshake(c, ByteBuffer.allocate(Handshake.BYTES));
       }
     } catch (IOException e) {
       LOG.warn("rank {}: accepting a peer connection failed: {}", rank, e.toString());
     }
+  }
+
+  /**
+   * Reads a socket's handshake from where it stands (the start-up accept may hand over a socket
+   * whose handshake it had only begun to read).
+   */
+  void continueHandshake(SocketChannel c, ByteBuffer hello) throws IOException {
+    SelectionKey key = c.register(selector, SelectionKey.OP_READ);
+    key.attach((ReadyHandler) () -> readHandshake(c, hello, key));
   }
 
   private void readHandshake(SocketChannel c, ByteBuffer hello, SelectionKey key) {

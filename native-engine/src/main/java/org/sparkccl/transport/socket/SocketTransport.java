@@ -44,6 +44,8 @@ public final class SocketTransport implements AutoCloseable {
 
   private final ServerSocketChannel listener;
   private final Map<SocketChannel, Handshake> earlyPeers = new HashMap<>();
+  /** Sockets the start-up accept took whose handshake had not fully arrived when it finished. */
+  private final Map<SocketChannel, ByteBuffer> halfRead = new HashMap<>();
   private final int rank;
   private final int nThreads;
   private final int nSocks;
@@ -81,6 +83,10 @@ public final class SocketTransport implements AutoCloseable {
         acceptor.adopt(e.getKey(), e.getValue());
       }
       earlyPeers.clear();
+      for (Map.Entry<SocketChannel, ByteBuffer> e : halfRead.entrySet()) {
+        acceptor.continueHandshake(e.getKey(), e.getValue());
+      }
+      halfRead.clear();
       return acceptor;
     } catch (IOException e) {
       throw new CclException("rank " + rank + ": cannot watch the listener: " + e.getMessage(), e);
@@ -175,6 +181,10 @@ public final class SocketTransport implements AutoCloseable {
             new SocketRecvConnection(what, peer, control, data, nThreads, proxySelector, wakeProxy);
       }
       listener.keyFor(sel).cancel();
+      for (Map.Entry<SocketChannel, ByteBuffer> e : pending.entrySet()) {
+        e.getKey().keyFor(sel).cancel();
+        halfRead.put(e.getKey(), e.getValue());
+      }
       sel.selectNow();
       return result;
     } catch (IOException e) {
