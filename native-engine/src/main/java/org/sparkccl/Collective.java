@@ -11,13 +11,26 @@ import java.util.concurrent.atomic.AtomicReference;
  */
 final class Collective {
   final String what;
+  /** The call, or null for a group of sends and receives. */
+  final CollectiveCall call;
+  /** Whether a stalled kernel should announce the call to the ring predecessor. */
+  final boolean announceOnStall;
+
   final CompletableFuture<Void> future = new CompletableFuture<>();
   private final AtomicInteger remaining;
   private final AtomicReference<CclException> error = new AtomicReference<>();
   private final Runnable releaseBuffers;
 
   Collective(String what, int channels, Runnable releaseBuffers) {
+    this(what, null, false, channels, releaseBuffers);
+  }
+
+  Collective(
+      String what, CollectiveCall call, boolean announceOnStall, int channels,
+      Runnable releaseBuffers) {
     this.what = what;
+    this.call = call;
+    this.announceOnStall = announceOnStall;
     this.remaining = new AtomicInteger(channels);
     this.releaseBuffers = releaseBuffers;
   }

@@ -32,6 +32,9 @@ final class CommChannel {
   /** The collective the kernel thread is running, for messages. */
   volatile String currentOp = "idle";
 
+  /** The collective the kernel thread is running, for announcements; null between them. */
+  volatile Collective current;
+
   CommChannel(
       int id, int rank, int stepSize, HostChannelKernel.Guard guard, BooleanSupplier assist,
       Runnable wakeProxy) {

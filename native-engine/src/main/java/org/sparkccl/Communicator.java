@@ -63,6 +63,13 @@ import org.sparkccl.util.Backoff;
 public final class Communicator implements AutoCloseable {
   private static final Logger LOG = LogManager.getLogger(Communicator.class);
 
+  /**
+   * {@code -Dsparkccl.mismatchCheck=false} turns off announcing and comparing calls; it exists
+   * only so the benchmark can show what the check costs.
+   */
+  static final boolean MISMATCH_CHECK =
+      !"false".equals(System.getProperty("sparkccl.mismatchCheck"));
+
   private final int rank;
   private final int nRanks;
   private final CclConfig config;
@@ -91,6 +98,8 @@ public final class Communicator implements AutoCloseable {
       };
   private final List<Announced> early = new ArrayList<>();
   private long lastLaunched;
+  private final java.util.concurrent.atomic.AtomicLong lastAnnounced =
+      new java.util.concurrent.atomic.AtomicLong();
   private volatile CclException failure;
   private boolean closed;
 
@@ -100,12 +109,16 @@ public final class Communicator implements AutoCloseable {
     this.config = config;
     this.timeoutNanos = config.timeout().toNanos();
     this.proxy = new ProxyThread("sparkccl-proxy-r" + rank, this::fail);
-    this.tuner = new Tuner(config.hopLatencyUs(), config.linkGBps(), config.algo());
+    this.tuner =
+        new Tuner(
+            config.hopLatencyUs(), config.treeHopLatencyUs(), config.linkGBps(), config.algo());
     this.channels = new CommChannel[config.nChannels()];
     try {
       for (int c = 0; c < channels.length; c++) {
         channels[c] =
             new CommChannel(c, rank, config.stepSize(), guard(c), proxy::assist, proxy::wake);
+        CommChannel ch = channels[c];
+        ch.waiter.onStall(() -> announceStalled(ch));
       }
       if (nRanks > 1) {
         connect(bootstrap);
@@ -182,9 +195,29 @@ public final class Communicator implements AutoCloseable {
     }
   }
 
+  /**
+   * A kernel of {@code ch} has waited past the fast phase: if its collective is one that needs
+   * it, tell the ring predecessor what this rank called (once per collective). Matching calls
+   * rarely stall that long, so the normal path pays nothing.
+   */
+  private void announceStalled(CommChannel ch) {
+    Collective coll = ch.current;
+    if (coll == null || !coll.announceOnStall || channels[0].recv == null) {
+      return;
+    }
+    long s = coll.call.seq();
+    long last = lastAnnounced.get();
+    if (s > last && lastAnnounced.compareAndSet(last, s)) {
+      channels[0].recv.announce(coll.call);
+    }
+  }
+
   /** A peer announced the collective it is about to receive for: it must be ours of that number. */
   private void onAnnounce(int peer, CollectiveCall theirs) {
     if (theirs.kind() == CollectiveCall.Kind.SEND_RECV) {
+      return;
+    }
+    if (!MISMATCH_CHECK) {
       return;
     }
     CollectiveCall mine;
@@ -569,14 +602,7 @@ public final class Communicator implements AutoCloseable {
       link.nextStep += steps;
     }
     CommChannel ch = channels[0];
-    ch.waiter.deferProxyWake();
-    ch.kernelThread.submit(
-        new ChannelTask(ch, coll) {
-          @Override
-          void work() {
-            HostP2pKernel.run(transfers, ch.waiter, guard(0));
-          }
-        });
+    runOn(ch, coll, () -> HostP2pKernel.run(transfers, ch.waiter, guard(0)));
     return all;
   }
 
@@ -618,13 +644,16 @@ public final class Communicator implements AutoCloseable {
       }
       boolean tree =
           nRanks > 1 && tuner.choose(kind, count * dtype.size(), nRanks) == Tuner.Algorithm.TREE;
-      if (nRanks > 1
-          && (tree || kind == CollectiveCall.Kind.BROADCAST || kind == CollectiveCall.Kind.REDUCE)) {
-        // The rank tells its ring predecessor what it calls, against the data's direction and
-        // without waiting, so the pair is compared even when both ranks only wait to receive
-        // (a tree broadcast against a tree allReduce). No extra round trip: nobody waits for
-        // this frame. Ring allReduce, allGather and reduceScatter need none: every rank's first
-        // step sends to its successor, whose receive checks the call in the message header.
+      // Tree and chain collectives can leave two mismatched ranks both waiting to receive; a
+      // kernel stalled in one then announces the call to its ring predecessor (see
+      // announceStalled). Ring allReduce, allGather and reduceScatter need no announcement:
+      // every rank's first step sends to its successor, whose receive checks the header.
+      boolean rooted = kind == CollectiveCall.Kind.BROADCAST || kind == CollectiveCall.Kind.REDUCE;
+      boolean announce = MISMATCH_CHECK && nRanks > 1 && (tree || rooted);
+      if (announce && rooted) {
+        // A root may finish its part without ever waiting, so it could not announce on a
+        // stall: broadcast and reduce announce at once (one small frame, nobody waits for it).
+        lastAnnounced.accumulateAndGet(call.seq(), Math::max);
         channels[0].recv.announce(call);
       }
       int used =
@@ -634,6 +663,8 @@ public final class Communicator implements AutoCloseable {
       Collective coll =
           new Collective(
               call.what(),
+              call,
+              announce,
               used,
               () -> {
                 src.release();
@@ -657,13 +688,12 @@ public final class Communicator implements AutoCloseable {
 
   private void launchLocalCopy(
       HostBuffer src, HostBuffer dst, int srcOff, int dstOff, int bytes, Collective coll) {
-    channels[0].kernelThread.submit(
-        new ChannelTask(channels[0], coll) {
-          @Override
-          void work() {
-            if (src != dst || srcOff != dstOff) {
-              dst.memory().put(dstOff, src.memory(), srcOff, bytes);
-            }
+    runOn(
+        channels[0],
+        coll,
+        () -> {
+          if (src != dst || srcOff != dstOff) {
+            dst.memory().put(dstOff, src.memory(), srcOff, bytes);
           }
         });
   }
@@ -700,14 +730,7 @@ public final class Communicator implements AutoCloseable {
             up, down, toParent, fromParent, fromChildren, toChildren, src.memory(), dst.memory(),
             bytes, call.dtype(), call.op(), nRanks, config.stepSize(), where);
     CommChannel ch = channels[0];
-    ch.waiter.deferProxyWake();
-    ch.kernelThread.submit(
-        new ChannelTask(ch, coll) {
-          @Override
-          void work() {
-            HostTreeKernel.run(work, ch.waiter, guard(0));
-          }
-        });
+    runOn(ch, coll, () -> HostTreeKernel.run(work, ch.waiter, guard(0)));
   }
 
   /** A tree edge over the point-to-point link to or from {@code peer}, with its proxy op. */
@@ -754,18 +777,20 @@ public final class Communicator implements AutoCloseable {
       }
       ch.sendBase += plan.sendSteps();
       ch.recvBase += plan.recvSteps();
-      ch.waiter.deferProxyWake();
       HostChannelKernel.Work work =
           new HostChannelKernel.Work(
               plan, src.memory(), dst.memory(), call.dtype(), call.op(), nRanks);
-      ch.kernelThread.submit(
-          new ChannelTask(ch, coll) {
-            @Override
-            void work() {
-              ch.kernel.run(work);
-            }
-          });
+      runOn(ch, coll, () -> ch.kernel.run(work));
     }
+  }
+
+  /**
+   * Queues {@code work} on the channel's kernel thread as this collective's share, and marks the
+   * proxy as having new operations (woken if the kernel parks before helping).
+   */
+  private void runOn(CommChannel ch, Collective coll, Runnable work) {
+    ch.waiter.deferProxyWake();
+    ch.kernelThread.submit(new ChannelTask(ch, coll, work));
   }
 
   /**
@@ -773,27 +798,28 @@ public final class Communicator implements AutoCloseable {
    * communicator has failed, and it always reports back to its {@link Collective}: after it ran,
    * after it failed, or (if the kernel thread stopped first) when cancelled.
    */
-  private abstract class ChannelTask implements KernelTask {
+  private final class ChannelTask implements KernelTask {
     private final CommChannel ch;
     private final Collective coll;
+    private final Runnable work;
 
-    ChannelTask(CommChannel ch, Collective coll) {
+    ChannelTask(CommChannel ch, Collective coll, Runnable work) {
       this.ch = ch;
       this.coll = coll;
+      this.work = work;
     }
-
-    abstract void work();
 
     @Override
     public void run() {
       ch.currentOp = coll.what;
+      ch.current = coll;
       try {
         CclException f = failure;
         if (f != null) {
           coll.channelDone(aborted(coll.what, f));
           return;
         }
-        work();
+        work.run();
         coll.channelDone(null);
       } catch (RuntimeException e) {
         CclException err =
@@ -805,6 +831,7 @@ public final class Communicator implements AutoCloseable {
         coll.channelDone(err);
       } finally {
         ch.currentOp = "idle";
+        ch.current = null;
       }
     }
 

@@ -38,9 +38,18 @@ class CollectivesTest {
   /** One communicator setup; {@code reduced} runs a smaller dtype x op x count set. */
   record Setup(
       int ranks, int channels, int buffSize, int socketThreads, int socksPerThread,
-      boolean reduced) {
+      boolean reduced, String algo) {
     Setup(int ranks, int channels, int buffSize, boolean reduced) {
-      this(ranks, channels, buffSize, 0, 1, reduced);
+      this(ranks, channels, buffSize, 0, 1, reduced, "auto");
+    }
+
+    Setup(int ranks, int channels, int buffSize, boolean reduced, String algo) {
+      this(ranks, channels, buffSize, 0, 1, reduced, algo);
+    }
+
+    Setup(int ranks, int channels, int buffSize, int socketThreads, int socksPerThread,
+        boolean reduced) {
+      this(ranks, channels, buffSize, socketThreads, socksPerThread, reduced, "auto");
     }
 
     CclConfig config() {
@@ -50,6 +59,7 @@ class CollectivesTest {
           .socketThreads(socketThreads)
           .socketsPerThread(socksPerThread)
           .timeout(Duration.ofSeconds(30))
+          .algo(algo)
           .build();
     }
 
@@ -59,6 +69,7 @@ class CollectivesTest {
           + (socketThreads > 0
               ? ", socket.nThreads " + socketThreads + " x nSocksPerThread " + socksPerThread
               : "")
+          + ", algo " + algo
           + (reduced ? " (reduced set)" : "");
     }
   }
@@ -78,7 +89,12 @@ class CollectivesTest {
         new Setup(3, 2, CclConfig.BUFF_SIZE_DEFAULT, true),
         // 128K slots: big enough (>= 64K) for the socket helper threads to carry data
         new Setup(3, 2, 1 << 20, 2, 2, true),
-        new Setup(8, 2, SMALL_BUFF, true));
+        new Setup(8, 2, SMALL_BUFF, true),
+        // the algorithms forced: tree for allReduce, broadcast and reduce at every size
+        new Setup(3, 1, SMALL_BUFF, false, "ring"),
+        new Setup(4, 1, SMALL_BUFF, false, "tree"),
+        new Setup(5, 1, SMALL_BUFF, true, "tree"),
+        new Setup(8, 1, SMALL_BUFF, true, "tree"));
   }
 
   /** dtype x op pairs of the reduced set: every dtype and every op at least once. */

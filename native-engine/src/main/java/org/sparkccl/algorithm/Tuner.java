@@ -24,14 +24,18 @@ public final class Tuner {
   }
 
   private final double hopUs;
+  private final double treeHopUs;
   private final double usPerByte;
   private final String forced;
 
   /**
+   * @param treeHopLatencyUs a tree hop costs more than a ring hop here (an interior rank serves
+   *     three links from one kernel), so it has its own measured constant
    * @param forced {@code auto}, {@code ring} or {@code tree}
    */
-  public Tuner(double hopLatencyUs, double linkGBps, String forced) {
+  public Tuner(double hopLatencyUs, double treeHopLatencyUs, double linkGBps, String forced) {
     this.hopUs = hopLatencyUs;
+    this.treeHopUs = treeHopLatencyUs;
     this.usPerByte = 1e-3 / linkGBps;
     this.forced = forced;
   }
@@ -66,7 +70,7 @@ public final class Tuner {
           : (nRanks - 1) * hopUs + bytes * usPerByte;
     }
     return allReduce
-        ? 2.0 * depth * hopUs + 2.0 * bytes * usPerByte
-        : depth * hopUs + 2.0 * bytes * usPerByte;
+        ? 2.0 * depth * treeHopUs + 2.0 * bytes * usPerByte
+        : depth * treeHopUs + 2.0 * bytes * usPerByte;
   }
 }

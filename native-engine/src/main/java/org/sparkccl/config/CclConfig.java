@@ -27,8 +27,9 @@ import java.util.function.Function;
  *   <li>{@code timeout} [120s]: longest wait without progress before a collective fails.
  *       Accepts ms, s, m suffixes; plain numbers are seconds.
  *   <li>{@code algo} [auto]: {@code auto} (the tuner picks), {@code ring} or {@code tree}.
- *   <li>{@code tuner.hopLatencyUs} [60], {@code tuner.linkGBps} [0.8]: the tuner's cost model,
- *       measured by {@code bin/sparkccl-calibrate}.
+ *   <li>{@code tuner.hopLatencyUs} [46], {@code tuner.treeHopLatencyUs} [43], {@code
+ *       tuner.linkGBps} [0.68]: the tuner's cost model, measured by {@code
+ *       bin/sparkccl-calibrate}.
  *   <li>{@code debug} [WARN]: log level of the engine ({@code WARN}, {@code INFO},
  *       {@code DEBUG}, {@code TRACE}), like {@code NCCL_DEBUG}.
  * </ul>
@@ -48,6 +49,7 @@ public final class CclConfig {
   public static final String DEBUG = "debug";
   public static final String TUNER_HOP_LATENCY_US = "tuner.hopLatencyUs";
   public static final String TUNER_LINK_GBPS = "tuner.linkGBps";
+  public static final String TUNER_TREE_HOP_LATENCY_US = "tuner.treeHopLatencyUs";
 
   public static final int BUFF_SIZE_DEFAULT = 4 << 20;
   public static final int N_CHANNELS_DEFAULT = 1;
@@ -57,9 +59,10 @@ public final class CclConfig {
   public static final String ALGO_DEFAULT = "auto";
   public static final String DEBUG_DEFAULT = "WARN";
   /** Measured with bin/sparkccl-calibrate on the 2-core development machine (docs/benchmarks.md). */
-  public static final double TUNER_HOP_LATENCY_US_DEFAULT = 60;
+  public static final double TUNER_HOP_LATENCY_US_DEFAULT = 46;
 
-  public static final double TUNER_LINK_GBPS_DEFAULT = 0.8;
+  public static final double TUNER_LINK_GBPS_DEFAULT = 0.68;
+  public static final double TUNER_TREE_HOP_LATENCY_US_DEFAULT = 43;
 
   /** NCCL's caps for its socket transport (MAX_THREADS, MAX_SOCKETS). */
   public static final int MAX_SOCKET_THREADS = 16;
@@ -80,8 +83,10 @@ public final class CclConfig {
   private final String debug;
   private final double hopLatencyUs;
   private final double linkGBps;
+  private final double treeHopLatencyUs;
 
   private CclConfig(Builder b) {
+    this.treeHopLatencyUs = b.treeHopLatencyUs;
     this.hopLatencyUs = b.hopLatencyUs;
     this.linkGBps = b.linkGBps;
     this.buffSize = b.buffSize;
@@ -132,6 +137,10 @@ public final class CclConfig {
     apply(lookup, DEBUG, b::debug);
     apply(lookup, TUNER_HOP_LATENCY_US, v -> b.hopLatencyUs(parseDouble(TUNER_HOP_LATENCY_US, v)));
     apply(lookup, TUNER_LINK_GBPS, v -> b.linkGBps(parseDouble(TUNER_LINK_GBPS, v)));
+    apply(
+        lookup,
+        TUNER_TREE_HOP_LATENCY_US,
+        v -> b.treeHopLatencyUs(parseDouble(TUNER_TREE_HOP_LATENCY_US, v)));
     return b.build();
   }
 
@@ -263,6 +272,11 @@ public final class CclConfig {
     return hopLatencyUs;
   }
 
+  /** The tuner's cost of one tree hop, in microseconds (a tree hop does more than a ring's). */
+  public double treeHopLatencyUs() {
+    return treeHopLatencyUs;
+  }
+
   /** The tuner's bandwidth of one link, in GB/s. */
   public double linkGBps() {
     return linkGBps;
@@ -285,6 +299,7 @@ public final class CclConfig {
     m.put(DEBUG, debug);
     m.put(TUNER_HOP_LATENCY_US, Double.toString(hopLatencyUs));
     m.put(TUNER_LINK_GBPS, Double.toString(linkGBps));
+    m.put(TUNER_TREE_HOP_LATENCY_US, Double.toString(treeHopLatencyUs));
     return m;
   }
 
@@ -305,6 +320,7 @@ public final class CclConfig {
     private String debug = DEBUG_DEFAULT;
     private double hopLatencyUs = TUNER_HOP_LATENCY_US_DEFAULT;
     private double linkGBps = TUNER_LINK_GBPS_DEFAULT;
+    private double treeHopLatencyUs = TUNER_TREE_HOP_LATENCY_US_DEFAULT;
 
     private Builder() {}
 
@@ -319,6 +335,12 @@ public final class CclConfig {
       debug = c.debug;
       hopLatencyUs = c.hopLatencyUs;
       linkGBps = c.linkGBps;
+      treeHopLatencyUs = c.treeHopLatencyUs;
+    }
+
+    public Builder treeHopLatencyUs(double v) {
+      treeHopLatencyUs = v;
+      return this;
     }
 
     public Builder hopLatencyUs(double v) {
@@ -401,10 +423,11 @@ public final class CclConfig {
         throw new IllegalArgumentException(
             ALGO + "=" + algo + " is invalid; expected auto, ring or tree");
       }
-      if (!(hopLatencyUs > 0) || !(linkGBps > 0)) {
+      if (!(hopLatencyUs > 0) || !(linkGBps > 0) || !(treeHopLatencyUs > 0)) {
         throw new IllegalArgumentException(
             TUNER_HOP_LATENCY_US + "=" + hopLatencyUs + " and " + TUNER_LINK_GBPS + "=" + linkGBps
-                + " must both be positive");
+                + " and " + TUNER_TREE_HOP_LATENCY_US + "=" + treeHopLatencyUs
+                + " must be positive");
       }
       if (debug == null || !debug.matches("OFF|ERROR|WARN|INFO|DEBUG|TRACE")) {
         throw new IllegalArgumentException(

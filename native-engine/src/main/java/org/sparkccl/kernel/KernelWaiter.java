@@ -20,6 +20,16 @@ public final class KernelWaiter implements Runnable {
   private final Runnable wakeProxy;
   private volatile Thread parked;
   private volatile boolean proxyWakePending;
+  private volatile Runnable onStall = () -> {};
+
+  /**
+   * Called on the waiting thread when a wait outlasts the spin-and-yield phase, before it first
+   * parks: work that only a stalled collective needs (announcing the call to a peer) goes here,
+   * off the fast path.
+   */
+  public void onStall(Runnable hook) {
+    this.onStall = hook;
+  }
 
   /** A waiter that only waits. */
   public KernelWaiter() {
@@ -75,6 +85,7 @@ public final class KernelWaiter implements Runnable {
         Thread.yield();
       }
     }
+    onStall.run();
     Thread me = Thread.currentThread();
     try {
       while (true) {

@@ -27,6 +27,7 @@ final class PerfRank {
   /** One output row, as nccl-tests prints it. */
   record Row(
       String operation,
+      String algo,
       long size,
       long count,
       String type,
@@ -38,7 +39,7 @@ final class PerfRank {
       long wrong) {}
 
   /** What a rank process needs besides the options. */
-  private record Context(
+  record Context(
       PerfOptions o, TcpBootstrap boot, CclConfig config, Communicator comm, HostBuffer send,
       HostBuffer recv, DataType type, ReduceOp op) {}
 
@@ -51,8 +52,9 @@ final class PerfRank {
     if (!o.transport.equals("socket")) {
       throw new IllegalArgumentException("-t " + o.transport + " is not supported; expected socket");
     }
-    if (!o.algo.equals("ring") && !o.algo.equals("auto") && !o.algo.equals("tree")) {
-      throw new IllegalArgumentException("-a " + o.algo + " is invalid; expected ring, tree or auto");
+    if (!List.of("ring", "tree", "auto", "compare").contains(o.algo)) {
+      throw new IllegalArgumentException(
+          "-a " + o.algo + " is invalid; expected ring, tree, auto or compare");
     }
     DataType type = DataType.fromName(o.dtype);
     ReduceOp op = ReduceOp.fromName(o.redop);
@@ -78,6 +80,9 @@ final class PerfRank {
     validate(o);
     DataType type = DataType.fromName(o.dtype);
     ReduceOp op = ReduceOp.fromName(o.redop);
+    if (o.algo.equals("compare")) {
+      return AlgoComparison.run(o);
+    }
     CclConfig config = CclConfig.fromEnvironment().toBuilder().algo(o.algo).build();
     boolean lead = o.rank == 0;
     List<Row> rows = new ArrayList<>();
@@ -89,13 +94,7 @@ final class PerfRank {
       jitWarmup(ctx);
       for (PerfOp perfOp : operations(o)) {
         if (lead) {
-          System.out.printf(
-              "# sparkccl-perf: %s, %d ranks (one JVM each), transport %s, algo %s, device host%n",
-              perfOp.label(), o.ranks, o.transport, o.algo);
-          System.out.println("# config: " + config);
-          System.out.printf(
-              "#%11s %12s %9s %6s %5s %11s %11s %11s %8s%n", "size", "count", "type", "redop",
-              "root", "time_us", "algbw_GBps", "busbw_GBps", "wrong");
+          printHeader(o, perfOp, o.algo, config);
         }
         for (long size = o.minBytes; size <= o.maxBytes; size *= o.factor) {
           Row row = measure(ctx, perfOp, size);
@@ -104,11 +103,7 @@ final class PerfRank {
           }
           rows.add(row);
           if (lead) {
-            System.out.printf(
-                Locale.ROOT, "%12d %12d %9s %6s %5d %11.2f %11.4f %11.4f %8d%n", row.size(),
-                row.count(), row.type(), row.redop(), row.root(), row.timeUs(), row.algbw(),
-                row.busbw(), row.wrong());
-            System.out.flush();
+            printRow(row);
           }
         }
       }
@@ -116,6 +111,29 @@ final class PerfRank {
       System.err.println("sparkccl-perf: rank " + o.rank + ": " + e.getMessage());
       return 1;
     }
+    return finish(o, rows);
+  }
+
+  static void printHeader(PerfOptions o, PerfOp perfOp, String algo, CclConfig config) {
+    System.out.printf(
+        "# sparkccl-perf: %s, %d ranks (one JVM each), transport %s, algo %s, device host%n",
+        perfOp.label(), o.ranks, o.transport, algo);
+    System.out.println("# config: " + config);
+    System.out.printf(
+        "#%11s %12s %9s %6s %5s %11s %11s %11s %8s%n", "size", "count", "type", "redop", "root",
+        "time_us", "algbw_GBps", "busbw_GBps", "wrong");
+  }
+
+  static void printRow(Row row) {
+    System.out.printf(
+        Locale.ROOT, "%12d %12d %9s %6s %5d %11.2f %11.4f %11.4f %8d%n", row.size(), row.count(),
+        row.type(), row.redop(), row.root(), row.timeUs(), row.algbw(), row.busbw(), row.wrong());
+    System.out.flush();
+  }
+
+  /** Prints the closing lines on rank 0 and returns the exit code. */
+  static int finish(PerfOptions o, List<Row> rows) {
+    boolean lead = o.rank == 0;
     long wrongTotal = rows.stream().mapToLong(Row::wrong).sum();
     if (lead) {
       double avg = rows.stream().mapToDouble(Row::busbw).average().orElse(0);
@@ -150,9 +168,15 @@ final class PerfRank {
     }
     double timeUs = maxOver(c, (System.nanoTime() - t0) / 1e3 / c.o().iters);
     long wrong = c.o().check == 1 ? check(c, perfOp, perRank, size) : 0;
+    return row(c, perfOp, c.o().algo, bytes, timeUs, wrong);
+  }
+
+  /** A row from a measured time. */
+  static Row row(Context c, PerfOp perfOp, String algo, long bytes, double timeUs, long wrong) {
+    int n = c.o().ranks;
     double algbw = bytes / timeUs / 1e3;
     return new Row(
-        perfOp.label(), bytes, bytes / c.type().size(), c.type().wireName(),
+        perfOp.label(), algo, bytes, bytes / c.type().size(), c.type().wireName(),
         perfOp.reduces() ? c.op().wireName() : "none", perfOp.rootColumn(c.o().root), timeUs,
         algbw, algbw * perfOp.busFactor(n), wrong);
   }
@@ -162,7 +186,7 @@ final class PerfRank {
    * cores would otherwise make the first sizes measure the interpreter (5 ms instead of 0.5 ms at
    * 8 B). Takes about a second; {@code --jit-warmup 0} skips it.
    */
-  private static void jitWarmup(Context c) {
+  static void jitWarmup(Context c) {
     long small = Math.max(1, Math.min(c.o().maxBytes, 4096) / c.type().size());
     long large = Math.max(1, Math.min(c.o().maxBytes, 1 << 20) / c.type().size());
     TestData.fill(c.send().memory(), large, c.type(), 7, c.o().rank);
@@ -171,7 +195,7 @@ final class PerfRank {
     }
   }
 
-  private static long check(Context c, PerfOp perfOp, long perRank, long seed) {
+  static long check(Context c, PerfOp perfOp, long perRank, long seed) {
     int n = c.o().ranks;
     long sendCount = perfOp.sendCount(perRank, n);
     TestData.fill(c.send().memory(), sendCount, c.type(), seed, c.o().rank);
@@ -192,11 +216,11 @@ final class PerfRank {
     return total;
   }
 
-  private static void barrier(Context c) {
+  static void barrier(Context c) {
     c.boot().allGather(new byte[0], c.config().timeout());
   }
 
-  private static double maxOver(Context c, double v) {
+  static double maxOver(Context c, double v) {
     double max = v;
     for (byte[] b :
         c.boot().allGather(ByteBuffer.allocate(8).putDouble(v).array(), c.config().timeout())) {
