@@ -5,9 +5,7 @@ import java.nio.charset.StandardCharsets;
 import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
@@ -29,7 +27,6 @@ import org.sparkccl.bootstrap.Bootstrap;
 import org.sparkccl.config.CclConfig;
 import org.sparkccl.device.DeviceBuffer;
 import org.sparkccl.device.HostBuffer;
-import org.sparkccl.device.HostDevice;
 import org.sparkccl.kernel.HostChannelKernel;
 import org.sparkccl.kernel.HostP2pKernel;
 import org.sparkccl.kernel.HostTreeKernel;
@@ -88,18 +85,7 @@ public final class Communicator implements AutoCloseable {
   private int groupDepth;
   private long seq;
   private long groups;
-  private final Object announceLock = new Object();
-  private final Map<Long, CollectiveCall> launched =
-      new LinkedHashMap<>() {
-        @Override
-        protected boolean removeEldestEntry(Map.Entry<Long, CollectiveCall> eldest) {
-          return size() > 1024;
-        }
-      };
-  private final List<Announced> early = new ArrayList<>();
-  private long lastLaunched;
-  private final java.util.concurrent.atomic.AtomicLong lastAnnounced =
-      new java.util.concurrent.atomic.AtomicLong();
+  private final CallChecker calls;
   private volatile CclException failure;
   private boolean closed;
 
@@ -109,6 +95,7 @@ public final class Communicator implements AutoCloseable {
     this.config = config;
     this.timeoutNanos = config.timeout().toNanos();
     this.proxy = new ProxyThread("sparkccl-proxy-r" + rank, this::fail);
+    this.calls = new CallChecker(rank);
     this.tuner =
         new Tuner(
             config.hopLatencyUs(), config.treeHopLatencyUs(), config.linkGBps(), config.algo());
@@ -189,9 +176,9 @@ public final class Communicator implements AutoCloseable {
                     addresses[peer], peer, SocketTransport.P2P_CHANNEL, token, proxy.selector(),
                     proxy::wake, System.nanoTime() + timeoutNanos),
             transport.acceptPeers(token, nRanks, proxy.selector(), proxy::wake),
-            this::onAnnounce);
+            calls::onAnnounce);
     for (CommChannel ch : channels) {
-      ch.send.onAnnounce(call -> onAnnounce(ch.send.peer(), call));
+      ch.send.onAnnounce(call -> calls.onAnnounce(ch.send.peer(), call));
     }
   }
 
@@ -205,63 +192,11 @@ public final class Communicator implements AutoCloseable {
     if (coll == null || !coll.announceOnStall || channels[0].recv == null) {
       return;
     }
-    long s = coll.call.seq();
-    long last = lastAnnounced.get();
-    if (s > last && lastAnnounced.compareAndSet(last, s)) {
+    if (calls.claimAnnouncement(coll.call.seq())) {
       channels[0].recv.announce(coll.call);
     }
   }
 
-  /** A peer announced the collective it is about to receive for: it must be ours of that number. */
-  private void onAnnounce(int peer, CollectiveCall theirs) {
-    if (theirs.kind() == CollectiveCall.Kind.SEND_RECV) {
-      return;
-    }
-    if (!MISMATCH_CHECK) {
-      return;
-    }
-    CollectiveCall mine;
-    synchronized (announceLock) {
-      mine = launched.get(theirs.seq());
-      if (mine == null) {
-        if (theirs.seq() > lastLaunched) {
-          early.add(new Announced(peer, theirs));
-        }
-        return;
-      }
-    }
-    if (!mine.matches(theirs)) {
-      throw mismatch(peer, theirs, mine);
-    }
-  }
-
-  /** Records a launched call; returns the mismatch an earlier announcement reveals, if any. */
-  private CclMismatchException recordLaunch(CollectiveCall call) {
-    synchronized (announceLock) {
-      launched.put(call.seq(), call);
-      lastLaunched = call.seq();
-      CclMismatchException found = null;
-      for (java.util.Iterator<Announced> it = early.iterator(); it.hasNext(); ) {
-        Announced a = it.next();
-        if (a.call().seq() <= call.seq()) {
-          it.remove();
-          if (a.call().seq() == call.seq() && !call.matches(a.call()) && found == null) {
-            found = mismatch(a.peer(), a.call(), call);
-          }
-        }
-      }
-      return found;
-    }
-  }
-
-  private CclMismatchException mismatch(int peer, CollectiveCall theirs, CollectiveCall mine) {
-    return new CclMismatchException(
-        "rank " + peer + " called " + theirs.signature() + " as operation #" + theirs.seq()
-            + " but rank " + rank + " called " + mine.signature() + " as operation #"
-            + mine.seq());
-  }
-
-  private record Announced(int peer, CollectiveCall call) {}
 
   private HostChannelKernel.Guard guard(int channel) {
     return new HostChannelKernel.Guard() {
@@ -314,9 +249,9 @@ public final class Communicator implements AutoCloseable {
    */
   public CompletableFuture<Void> allReduceAsync(
       DeviceBuffer send, DeviceBuffer recv, long count, DataType dtype, ReduceOp op) {
-    checkOp(dtype, op);
-    HostBuffer src = hostBuffer("send", send, count, dtype);
-    HostBuffer dst = hostBuffer("recv", recv, count, dtype);
+    Arguments.checkOp(dtype, op);
+    HostBuffer src = Arguments.hostBuffer("send", send, count, dtype);
+    HostBuffer dst = Arguments.hostBuffer("recv", recv, count, dtype);
     return launch(
         CollectiveCall.Kind.ALL_REDUCE, count, dtype, op, 0, src, dst, 0, 0,
         (c, start, len) ->
@@ -335,10 +270,10 @@ public final class Communicator implements AutoCloseable {
    */
   public CompletableFuture<Void> broadcastAsync(
       DeviceBuffer send, DeviceBuffer recv, long count, DataType dtype, int root) {
-    checkDtype(dtype);
-    checkRoot(root);
-    HostBuffer dst = hostBuffer("recv", recv, count, dtype);
-    HostBuffer src = rank == root ? hostBuffer("send", send, count, dtype) : dst;
+    Arguments.checkDtype(dtype);
+    Arguments.checkRoot(root, nRanks);
+    HostBuffer dst = Arguments.hostBuffer("recv", recv, count, dtype);
+    HostBuffer src = rank == root ? Arguments.hostBuffer("send", send, count, dtype) : dst;
     return launch(
         CollectiveCall.Kind.BROADCAST, count, dtype, null, root, src, dst, 0, 0,
         (c, start, len) ->
@@ -369,10 +304,10 @@ public final class Communicator implements AutoCloseable {
    */
   public CompletableFuture<Void> reduceAsync(
       DeviceBuffer send, DeviceBuffer recv, long count, DataType dtype, ReduceOp op, int root) {
-    checkOp(dtype, op);
-    checkRoot(root);
-    HostBuffer src = hostBuffer("send", send, count, dtype);
-    HostBuffer dst = rank == root || recv != null ? hostBuffer("recv", recv, count, dtype) : src;
+    Arguments.checkOp(dtype, op);
+    Arguments.checkRoot(root, nRanks);
+    HostBuffer src = Arguments.hostBuffer("send", send, count, dtype);
+    HostBuffer dst = rank == root || recv != null ? Arguments.hostBuffer("recv", recv, count, dtype) : src;
     return launch(
         CollectiveCall.Kind.REDUCE, count, dtype, op, root, src, dst, 0, 0,
         (c, start, len) ->
@@ -392,11 +327,11 @@ public final class Communicator implements AutoCloseable {
    */
   public CompletableFuture<Void> allGatherAsync(
       DeviceBuffer send, DeviceBuffer recv, long sendCount, DataType dtype) {
-    checkDtype(dtype);
-    long total = multiply(sendCount, nRanks, "sendCount");
-    HostBuffer dst = hostBuffer("recv", recv, total, dtype);
+    Arguments.checkDtype(dtype);
+    long total = Arguments.multiply(sendCount, nRanks, "sendCount");
+    HostBuffer dst = Arguments.hostBuffer("recv", recv, total, dtype);
     boolean inPlace = send == recv;
-    HostBuffer src = inPlace ? dst : hostBuffer("send", send, sendCount, dtype);
+    HostBuffer src = inPlace ? dst : Arguments.hostBuffer("send", send, sendCount, dtype);
     long srcBase = inPlace ? rank * sendCount : 0;
     return launch(
         CollectiveCall.Kind.ALL_GATHER, sendCount, dtype, null, 0, src, dst, srcBase,
@@ -419,11 +354,11 @@ public final class Communicator implements AutoCloseable {
    */
   public CompletableFuture<Void> reduceScatterAsync(
       DeviceBuffer send, DeviceBuffer recv, long recvCount, DataType dtype, ReduceOp op) {
-    checkOp(dtype, op);
-    long total = multiply(recvCount, nRanks, "recvCount");
-    HostBuffer src = hostBuffer("send", send, total, dtype);
+    Arguments.checkOp(dtype, op);
+    long total = Arguments.multiply(recvCount, nRanks, "recvCount");
+    HostBuffer src = Arguments.hostBuffer("send", send, total, dtype);
     boolean inPlace = send == recv;
-    HostBuffer dst = inPlace ? src : hostBuffer("recv", recv, recvCount, dtype);
+    HostBuffer dst = inPlace ? src : Arguments.hostBuffer("recv", recv, recvCount, dtype);
     long dstBase = inPlace ? rank * recvCount : 0;
     return launch(
         CollectiveCall.Kind.REDUCE_SCATTER, recvCount, dtype, op, 0, src, dst, rank * recvCount,
@@ -528,13 +463,13 @@ public final class Communicator implements AutoCloseable {
 
   private CompletableFuture<Void> peerCall(
       boolean send, DeviceBuffer buf, long count, DataType dtype, int peer) {
-    checkDtype(dtype);
+    Arguments.checkDtype(dtype);
     if (peer < 0 || peer >= nRanks || peer == rank) {
       throw new IllegalArgumentException(
           "peer=" + peer + " is invalid; expected another rank in 0.." + (nRanks - 1)
               + " (this is rank " + rank + ")");
     }
-    HostBuffer b = hostBuffer(send ? "send" : "recv", buf, count, dtype);
+    HostBuffer b = Arguments.hostBuffer(send ? "send" : "recv", buf, count, dtype);
     synchronized (launchLock) {
       checkUsable();
       PeerCall call = new PeerCall(send, b, count, dtype, peer, new CompletableFuture<>());
@@ -633,7 +568,7 @@ public final class Communicator implements AutoCloseable {
     synchronized (launchLock) {
       checkUsable();
       CollectiveCall call = new CollectiveCall(kind, ++seq, count, dtype, op, root);
-      CclMismatchException announcedMismatch = nRanks > 1 ? recordLaunch(call) : null;
+      CclMismatchException announcedMismatch = nRanks > 1 ? calls.recordLaunch(call) : null;
       if (announcedMismatch != null) {
         fail(announcedMismatch);
         checkUsable();
@@ -653,7 +588,7 @@ public final class Communicator implements AutoCloseable {
       if (announce && rooted) {
         // A root may finish its part without ever waiting, so it could not announce on a
         // stall: broadcast and reduce announce at once (one small frame, nobody waits for it).
-        lastAnnounced.accumulateAndGet(call.seq(), Math::max);
+        calls.claimAnnouncement(call.seq());
         channels[0].recv.announce(call);
       }
       int used =
@@ -821,12 +756,14 @@ public final class Communicator implements AutoCloseable {
         }
         work.run();
         coll.channelDone(null);
-      } catch (RuntimeException e) {
+      } catch (RuntimeException | Error e) {
+        // Errors too (an OutOfMemoryError in a reduction): the kernel thread must live on and
+        // the caller must get an answer, or the collective would never complete.
         CclException err =
             e instanceof CclException c
                 ? c
                 : new CclException(
-                    "rank " + rank + ": " + coll.what + " failed: " + e.getMessage(), e);
+                    "rank " + rank + ": " + coll.what + " failed: " + e, e);
         fail(err);
         coll.channelDone(err);
       } finally {
@@ -845,67 +782,6 @@ public final class Communicator implements AutoCloseable {
   private CclAbortedException aborted(String what, CclException cause) {
     return new CclAbortedException(
         "rank " + rank + ": " + what + " failed: " + cause.getMessage(), cause);
-  }
-
-  private static void checkDtype(DataType dtype) {
-    if (dtype == null) {
-      throw new IllegalArgumentException("dtype is null; expected one of " + DataType.names());
-    }
-  }
-
-  private static void checkOp(DataType dtype, ReduceOp op) {
-    checkDtype(dtype);
-    if (op == null) {
-      throw new IllegalArgumentException("op is null; expected sum, prod, min, max or avg");
-    }
-    if (!op.supports(dtype)) {
-      throw new IllegalArgumentException(
-          "op=" + op + " is not defined for dtype=" + dtype
-              + "; expected a floating-point dtype (float16, bfloat16, float32, float64)");
-    }
-  }
-
-  private void checkRoot(int root) {
-    if (root < 0 || root >= nRanks) {
-      throw new IllegalArgumentException(
-          "root=" + root + " is out of range; expected 0.." + (nRanks - 1));
-    }
-  }
-
-  private static long multiply(long count, int nRanks, String name) {
-    if (count < 0) {
-      throw new IllegalArgumentException(
-          name + "=" + count + " is negative; expected " + name + " >= 0");
-    }
-    try {
-      return Math.multiplyExact(count, nRanks);
-    } catch (ArithmeticException e) {
-      throw new IllegalArgumentException(name + "=" + count + " x " + nRanks + " ranks overflows");
-    }
-  }
-
-  private HostBuffer hostBuffer(String name, DeviceBuffer b, long count, DataType dtype) {
-    if (b == null) {
-      throw new IllegalArgumentException(name + " buffer is null; expected a DeviceBuffer");
-    }
-    if (b.isClosed()) {
-      throw new IllegalArgumentException(name + " buffer is closed; expected an open buffer");
-    }
-    if (!(b instanceof HostBuffer h)) {
-      throw new IllegalArgumentException(
-          name + " buffer is on " + b.device().name() + "; this communicator runs on "
-              + HostDevice.INSTANCE.name());
-    }
-    if (count < 0) {
-      throw new IllegalArgumentException("count=" + count + " is negative; expected count >= 0");
-    }
-    if (count > b.byteSize() / dtype.size()) {
-      throw new IllegalArgumentException(
-          "count=" + count + " of " + dtype + " (" + dtype.size() + " bytes each) needs "
-              + count * dtype.size() + " bytes but the " + name
-              + " buffer holds " + b.byteSize() + " bytes");
-    }
-    return h;
   }
 
   private void checkUsable() {

@@ -1,0 +1,96 @@
+package org.sparkccl;
+
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * Compares this rank's collective calls with what peers announce (see {@code
+ * RecvConnection.announce}): the calls launched recently, by sequence number, and announcements
+ * that arrived before this rank launched their number.
+ */
+final class CallChecker {
+  private static final int HISTORY = 1024;
+
+  private final int rank;
+  private final Map<Long, CollectiveCall> launched =
+      new LinkedHashMap<>() {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<Long, CollectiveCall> eldest) {
+          return size() > HISTORY;
+        }
+      };
+  private final List<Announced> early = new ArrayList<>();
+  private final AtomicLong lastAnnounced = new AtomicLong();
+  private long lastLaunched;
+
+  private record Announced(int peer, CollectiveCall call) {}
+
+  CallChecker(int rank) {
+    this.rank = rank;
+  }
+
+  /**
+   * A peer announced the collective it is about to receive for: it must be ours of that number.
+   * Called on the proxy thread.
+   *
+   * @throws CclMismatchException when it is not
+   */
+  void onAnnounce(int peer, CollectiveCall theirs) {
+    if (theirs.kind() == CollectiveCall.Kind.SEND_RECV || !Communicator.MISMATCH_CHECK) {
+      return;
+    }
+    CollectiveCall mine;
+    synchronized (this) {
+      mine = launched.get(theirs.seq());
+      if (mine == null) {
+        if (theirs.seq() > lastLaunched) {
+          early.add(new Announced(peer, theirs));
+        }
+        return;
+      }
+    }
+    if (!mine.matches(theirs)) {
+      throw mismatch(peer, theirs, mine);
+    }
+  }
+
+  /** Records a launched call; returns the mismatch an earlier announcement reveals, if any. */
+  synchronized CclMismatchException recordLaunch(CollectiveCall call) {
+    launched.put(call.seq(), call);
+    lastLaunched = call.seq();
+    CclMismatchException found = null;
+    for (Iterator<Announced> it = early.iterator(); it.hasNext(); ) {
+      Announced a = it.next();
+      if (a.call().seq() <= call.seq()) {
+        it.remove();
+        if (a.call().seq() == call.seq() && !call.matches(a.call()) && found == null) {
+          found = mismatch(a.peer(), a.call(), call);
+        }
+      }
+    }
+    return found;
+  }
+
+  /** Whether this rank should announce call {@code seq} now: true once per number. */
+  boolean claimAnnouncement(long seq) {
+    long last = lastAnnounced.get();
+    while (seq > last) {
+      if (lastAnnounced.compareAndSet(last, seq)) {
+        return true;
+      }
+      last = lastAnnounced.get();
+    }
+    return false;
+  }
+
+  private CclMismatchException mismatch(int peer, CollectiveCall theirs, CollectiveCall mine) {
+    return new CclMismatchException(
+        "rank " + peer + " called " + theirs.signature() + " as operation #" + theirs.seq()
+            + " but rank " + rank + " called " + mine.signature() + " as operation #"
+            + mine.seq());
+  }
+}
