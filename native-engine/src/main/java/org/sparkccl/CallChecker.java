@@ -75,6 +75,11 @@ final class CallChecker {
     return found;
   }
 
+  /** This rank's call number {@code seq}, if it is recent enough to be remembered. */
+  synchronized CollectiveCall launched(long seq) {
+    return launched.get(seq);
+  }
+
   /** Whether this rank should announce call {@code seq} now: true once per number. */
   boolean claimAnnouncement(long seq) {
     long last = lastAnnounced.get();

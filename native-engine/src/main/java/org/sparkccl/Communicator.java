@@ -680,7 +680,8 @@ public final class Communicator implements AutoCloseable {
     } else {
       proxy.enqueue(
           new RecvProxyOp(
-              link.recv(), link.fifo, link.nextStep, slices, call, rank, timeoutNanos,
+              link.recv(), link.fifo, link.nextStep, slices, call, rank, calls::launched,
+              timeoutNanos,
               where + ": receiving from rank " + peer));
     }
     HostTreeKernel.Edge edge = new HostTreeKernel.Edge(link.fifo, peer, link.nextStep);
@@ -707,7 +708,8 @@ public final class Communicator implements AutoCloseable {
       if (plan.recvSteps() > 0) {
         proxy.enqueue(
             new RecvProxyOp(
-                ch.recv, ch.recvFifo, ch.recvBase, plan.recvSteps(), call, rank, timeoutNanos,
+                ch.recv, ch.recvFifo, ch.recvBase, plan.recvSteps(), call, rank, calls::launched,
+                timeoutNanos,
                 where + ": receiving from rank " + ch.recv.peer() + " (channel " + c + ")"));
       }
       ch.sendBase += plan.sendSteps();

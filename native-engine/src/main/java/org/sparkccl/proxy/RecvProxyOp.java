@@ -1,5 +1,6 @@
 package org.sparkccl.proxy;
 
+import java.util.function.LongFunction;
 import org.sparkccl.CclMismatchException;
 import org.sparkccl.CollectiveCall;
 import org.sparkccl.fifo.Fifo;
@@ -18,6 +19,7 @@ public final class RecvProxyOp extends FifoProxyOp {
   private final RecvConnection connection;
   private final CollectiveCall expected;
   private final int rank;
+  private final LongFunction<CollectiveCall> myCalls;
 
   /**
    * @param expected what this rank called: every message must come from the same call
@@ -26,10 +28,23 @@ public final class RecvProxyOp extends FifoProxyOp {
   public RecvProxyOp(
       RecvConnection connection, Fifo fifo, long base, long nSteps, CollectiveCall expected,
       int rank, long timeoutNanos, String what) {
+    this(connection, fifo, base, nSteps, expected, rank, seq -> null, timeoutNanos, what);
+  }
+
+  /**
+   * @param myCalls this rank's call of a given number, if it still knows it: when a message of
+   *     another number arrives, the report compares calls of the same number, which names the
+   *     cause (rank 0's broadcast #2 against rank 3's allReduce #2) rather than its consequence
+   *     (#3 against #2)
+   */
+  public RecvProxyOp(
+      RecvConnection connection, Fifo fifo, long base, long nSteps, CollectiveCall expected,
+      int rank, LongFunction<CollectiveCall> myCalls, long timeoutNanos, String what) {
     super(connection, fifo, base, nSteps, timeoutNanos, what);
     this.connection = connection;
     this.expected = expected;
     this.rank = rank;
+    this.myCalls = myCalls;
   }
 
   @Override
@@ -46,9 +61,14 @@ public final class RecvProxyOp extends FifoProxyOp {
   protected void complete(long step, NetRequest request) {
     CollectiveCall got = request.call();
     if (CHECK && got != null && !got.matches(expected)) {
+      CollectiveCall mine = expected;
+      CollectiveCall sameNumber = got.seq() != expected.seq() ? myCalls.apply(got.seq()) : null;
+      if (sameNumber != null && !sameNumber.matches(got)) {
+        mine = sameNumber;
+      }
       throw new CclMismatchException(
-          "rank " + rank + " called " + expected.signature() + " as operation #"
-              + expected.seq() + " but rank " + connection.peer() + " called " + got.signature()
+          "rank " + rank + " called " + mine.signature() + " as operation #" + mine.seq()
+              + " but rank " + connection.peer() + " called " + got.signature()
               + " as operation #" + got.seq());
     }
     fifo.publish(step, request.size());
