@@ -1,0 +1,31 @@
+package org.sparkccl.spark;
+
+import java.util.HashMap;
+import java.util.Map;
+import org.apache.spark.SparkConf;
+import org.sparkccl.config.CclConfig;
+import scala.Tuple2;
+
+/**
+ * Maps {@code spark.ccl.<key>} onto the engine's keys ({@code spark.ccl.nChannels} is the
+ * engine's {@code nChannels}); every key, default and meaning is in {@link CclConfig} and the
+ * README.
+ */
+public final class SparkConfKeys {
+  public static final String PREFIX = "spark.ccl.";
+
+  private SparkConfKeys() {}
+
+  /** The engine configuration in {@code conf}; throws naming the key when a value is bad. */
+  public static CclConfig engineConfig(SparkConf conf) {
+    Map<String, String> values = new HashMap<>();
+    for (Tuple2<String, String> kv : conf.getAllWithPrefix(PREFIX)) {
+      values.put(kv._1(), kv._2());
+    }
+    try {
+      return CclConfig.fromMap(values);
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException(PREFIX + e.getMessage(), e);
+    }
+  }
+}
