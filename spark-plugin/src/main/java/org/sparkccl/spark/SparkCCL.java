@@ -62,21 +62,57 @@ public final class SparkCCL {
 
   /** The Scala-friendly form of {@link #allReduce(JavaRDD, ReduceOp)}. */
   public static RDD<float[]> allReduce(RDD<float[]> rdd, ReduceOp op) {
-    return rdd.barrier().mapPartitions(new AllReducePartition(op), false, floatArrayTag());
+    return run(rdd, new PartitionCollective(Kind.ALL_REDUCE, op, 0));
+  }
+
+  /** Every partition gets partition {@code root}'s array (all arrays must have one length). */
+  public static JavaRDD<float[]> broadcast(JavaRDD<float[]> rdd, int root) {
+    return new JavaRDD<>(run(rdd.rdd(), new PartitionCollective(Kind.BROADCAST, null, root)),
+        floatArrayTag());
+  }
+
+  /** Every partition gets all partitions' arrays concatenated in partition order. */
+  public static JavaRDD<float[]> allGather(JavaRDD<float[]> rdd) {
+    return new JavaRDD<>(run(rdd.rdd(), new PartitionCollective(Kind.ALL_GATHER, null, 0)),
+        floatArrayTag());
+  }
+
+  /**
+   * Each partition's array holds one block per partition; partition {@code p} gets the reduction
+   * over partitions of block {@code p}.
+   */
+  public static JavaRDD<float[]> reduceScatter(JavaRDD<float[]> rdd, ReduceOp op) {
+    return new JavaRDD<>(run(rdd.rdd(), new PartitionCollective(Kind.REDUCE_SCATTER, op, 0)),
+        floatArrayTag());
+  }
+
+  private static RDD<float[]> run(RDD<float[]> rdd, PartitionCollective f) {
+    return rdd.barrier().mapPartitions(f, false, floatArrayTag());
   }
 
   private static ClassTag<float[]> floatArrayTag() {
     return ClassTag$.MODULE$.apply(float[].class);
   }
 
-  /** One barrier task's part: join the communicator, all-reduce the partition's array. */
-  private static final class AllReducePartition
+  private enum Kind {
+    ALL_REDUCE,
+    BROADCAST,
+    ALL_GATHER,
+    REDUCE_SCATTER
+  }
+
+  /** One barrier task's part: join the communicator, run the collective on the partition's array. */
+  private static final class PartitionCollective
       extends AbstractFunction1<scala.collection.Iterator<float[]>, scala.collection.Iterator<float[]>>
       implements java.io.Serializable {
+    private final Kind kind;
     private final ReduceOp op;
+    private final int root;
 
-    AllReducePartition(ReduceOp op) {
+    PartitionCollective(Kind kind, ReduceOp op, int root) {
+      this.kind = kind;
       this.op = op;
+      this.root = root;
     }
 
     @Override
@@ -88,17 +124,35 @@ public final class SparkCCL {
       if (arrays.size() != 1) {
         throw new IllegalArgumentException(
             "partition " + context.partitionId() + " holds " + arrays.size()
-                + " arrays; SparkCCL.allReduce expects exactly one float[] per partition");
+                + " arrays; SparkCCL expects exactly one float[] per partition");
       }
       float[] data = arrays.get(0);
+      int n = context.numPartitions();
+      if (kind == Kind.REDUCE_SCATTER && data.length % n != 0) {
+        throw new IllegalArgumentException(
+            "partition " + context.partitionId() + " holds " + data.length + " floats;"
+                + " reduceScatter expects a multiple of the " + n + " partitions");
+      }
       Communicator comm = communicator(context);
-      try (HostBuffer buf = HostDevice.INSTANCE.allocate(4L * data.length)) {
-        FloatBuffer view = buf.memory().asFloatBuffer();
-        view.put(0, data);
-        comm.allReduce(buf, buf, data.length, DataType.FLOAT32, op);
-        float[] out = new float[data.length];
-        view.get(0, out);
-        return CollectionConverters.asScala(List.of(out).iterator());
+      long outLength =
+          switch (kind) {
+            case ALL_GATHER -> (long) data.length * n;
+            case REDUCE_SCATTER -> data.length / n;
+            default -> data.length;
+          };
+      try (HostBuffer in = HostDevice.INSTANCE.allocate(4L * data.length);
+          HostBuffer out = HostDevice.INSTANCE.allocate(4L * outLength)) {
+        in.memory().asFloatBuffer().put(0, data);
+        switch (kind) {
+          case ALL_REDUCE -> comm.allReduce(in, out, data.length, DataType.FLOAT32, op);
+          case BROADCAST -> comm.broadcast(in, out, data.length, DataType.FLOAT32, root);
+          case ALL_GATHER -> comm.allGather(in, out, data.length, DataType.FLOAT32);
+          case REDUCE_SCATTER -> comm.reduceScatter(in, out, outLength, DataType.FLOAT32, op);
+        }
+        float[] result = new float[(int) outLength];
+        FloatBuffer view = out.memory().asFloatBuffer();
+        view.get(0, result);
+        return CollectionConverters.asScala(List.of(result).iterator());
       }
     }
   }

@@ -17,10 +17,10 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.sparkccl.ReduceOp;
 
-/** allReduce on an RDD in a real local-mode Spark with the plugin enabled. */
-@DisplayName("SparkCCL.allReduce on RDDs in local Spark")
+/** Collectives on RDDs in a real local-mode Spark with the plugin enabled. */
+@DisplayName("SparkCCL collectives on RDDs in local Spark")
 @Timeout(300)
-class SparkAllReduceTest {
+class SparkCollectivesTest {
   private static final int PARTITIONS = 4;
   private static JavaSparkContext sc;
 
@@ -29,7 +29,7 @@ class SparkAllReduceTest {
     SparkConf conf =
         new SparkConf()
             .setMaster("local[" + PARTITIONS + "]")
-            .setAppName("SparkAllReduceTest")
+            .setAppName("SparkCollectivesTest")
             .set("spark.plugins", SparkCCLPlugin.class.getName())
             .set("spark.ui.enabled", "false")
             .set("spark.ccl.timeout", "30s");
@@ -110,6 +110,32 @@ class SparkAllReduceTest {
     assertTrue(
         all.contains("called allReduce(count=3") || all.contains("called allReduce(count=100"),
         "the failure should name both partitions' calls: " + all);
+  }
+
+  @Test
+  void broadcastAllGatherAndReduceScatterMatchTheReference() {
+    int n = 2000;
+    List<float[]> inputs = randomArrays(n, 11);
+    JavaRDD<float[]> rdd = sc.parallelize(inputs, PARTITIONS);
+    List<float[]> bcast = SparkCCL.broadcast(rdd, 2).collect();
+    List<float[]> gathered = SparkCCL.allGather(rdd).collect();
+    List<float[]> scattered = SparkCCL.reduceScatter(rdd, ReduceOp.SUM).collect();
+    int block = n / PARTITIONS;
+    for (int p = 0; p < PARTITIONS; p++) {
+      assertTrue(java.util.Arrays.equals(inputs.get(2), bcast.get(p)), "broadcast, partition " + p);
+      for (int k = 0; k < PARTITIONS; k++) {
+        float[] part = java.util.Arrays.copyOfRange(gathered.get(p), k * n, (k + 1) * n);
+        assertTrue(java.util.Arrays.equals(inputs.get(k), part), "allGather block " + k + " in " + p);
+      }
+      assertEquals(block, scattered.get(p).length, "reduceScatter length, partition " + p);
+      for (int i = 0; i < block; i++) {
+        double ref = 0;
+        for (float[] in : inputs) {
+          ref += in[p * block + i];
+        }
+        assertEquals(ref, scattered.get(p)[i], 1e-5 * ref, "reduceScatter " + p + "/" + i);
+      }
+    }
   }
 
   @Test
