@@ -20,6 +20,7 @@ final class Collective {
   private final AtomicInteger remaining;
   private final AtomicReference<CclException> error = new AtomicReference<>();
   private final Runnable releaseBuffers;
+  private final long startNanos = System.nanoTime();
 
   Collective(String what, int channels, Runnable releaseBuffers) {
     this(what, null, false, channels, releaseBuffers);
@@ -43,6 +44,7 @@ final class Collective {
     if (remaining.decrementAndGet() == 0) {
       releaseBuffers.run();
       CclException e = error.get();
+      EngineStats.record(call, System.nanoTime() - startNanos, e == null);
       if (e == null) {
         future.complete(null);
       } else {

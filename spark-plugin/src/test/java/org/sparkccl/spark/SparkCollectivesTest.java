@@ -139,6 +139,21 @@ class SparkCollectivesTest {
   }
 
   @Test
+  void theEngineCountersShowUpAsGauges() {
+    long before = org.sparkccl.EngineStats.collectivesCompleted();
+    List<float[]> inputs = randomArrays(1000, 5);
+    SparkCCL.allReduce(sc.parallelize(inputs, PARTITIONS), ReduceOp.SUM).collect();
+    com.codahale.metrics.MetricRegistry registry = new com.codahale.metrics.MetricRegistry();
+    SparkCCLPlugin.registerMetrics(registry);
+    long completed = (Long) registry.getGauges().get("collectivesCompleted").getValue();
+    assertTrue(completed >= before + PARTITIONS, "completed " + completed + " before " + before);
+    double latency = (Double) registry.getGauges().get("meanLatencyUs.allReduce").getValue();
+    assertTrue(latency > 0, "mean allReduce latency " + latency);
+    long bytes = (Long) registry.getGauges().get("bytes").getValue();
+    assertTrue(bytes >= 4000L * PARTITIONS, "bytes " + bytes);
+  }
+
+  @Test
   void badEngineKeysFailWithTheSparkKeyInTheMessage() {
     SparkConf conf = new SparkConf().set("spark.ccl.nChannels", "0");
     IllegalArgumentException e =

@@ -1,0 +1,73 @@
+package org.sparkccl;
+
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.LongAdder;
+
+/**
+ * Process-wide counters of the engine, for metrics systems (the Spark plugin publishes them as
+ * gauges): collectives completed and failed, bytes, the last collective's bandwidth and the mean
+ * latency per kind. Updating costs a few adds per collective.
+ */
+public final class EngineStats {
+  private static final LongAdder COMPLETED = new LongAdder();
+  private static final LongAdder FAILED = new LongAdder();
+  private static final LongAdder BYTES = new LongAdder();
+  private static final Map<String, LongAdder[]> PER_KIND = new ConcurrentHashMap<>();
+  private static volatile double lastAlgBwGBps;
+
+  private EngineStats() {}
+
+  /** Records one finished collective ({@code call} null for a group of sends and receives). */
+  static void record(CollectiveCall call, long nanos, boolean ok) {
+    if (!ok) {
+      FAILED.increment();
+      return;
+    }
+    COMPLETED.increment();
+    String kind = call == null ? "sendRecv" : call.kind().label();
+    LongAdder[] k = PER_KIND.computeIfAbsent(kind, x -> new LongAdder[] {new LongAdder(), new LongAdder()});
+    k[0].increment();
+    k[1].add(nanos);
+    if (call != null) {
+      long bytes = call.count() * call.dtype().size();
+      BYTES.add(bytes);
+      lastAlgBwGBps = nanos > 0 ? (double) bytes / nanos : 0;
+    }
+  }
+
+  public static long collectivesCompleted() {
+    return COMPLETED.sum();
+  }
+
+  public static long collectivesFailed() {
+    return FAILED.sum();
+  }
+
+  /** Bytes of user data (count x dtype size) of completed collectives. */
+  public static long bytes() {
+    return BYTES.sum();
+  }
+
+  /** The last completed collective's algorithm bandwidth (bytes / time), in GB/s. */
+  public static double lastAlgBwGBps() {
+    return lastAlgBwGBps;
+  }
+
+  /** Mean latency per kind ({@code allReduce}, ...), in microseconds. */
+  public static Map<String, Double> meanLatencyUs() {
+    Map<String, Double> m = new TreeMap<>();
+    PER_KIND.forEach(
+        (kind, k) -> {
+          long n = k[0].sum();
+          m.put(kind, n == 0 ? 0 : k[1].sum() / 1e3 / n);
+        });
+    return m;
+  }
+
+  /** The kinds of collective seen so far. */
+  public static Iterable<String> kinds() {
+    return new TreeMap<>(PER_KIND).keySet();
+  }
+}
