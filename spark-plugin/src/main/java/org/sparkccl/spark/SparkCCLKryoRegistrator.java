@@ -1,0 +1,63 @@
+package org.sparkccl.spark;
+
+import com.esotericsoftware.kryo.Kryo;
+import com.esotericsoftware.kryo.Serializer;
+import com.esotericsoftware.kryo.io.Input;
+import com.esotericsoftware.kryo.io.Output;
+import java.nio.ByteBuffer;
+import org.apache.spark.serializer.KryoRegistrator;
+import org.sparkccl.device.DeviceBuffer;
+import org.sparkccl.device.HostBuffer;
+import org.sparkccl.device.HostDevice;
+
+/**
+ * Lets Kryo move {@link DeviceBuffer}s (shuffles, {@code collect}, caching): a buffer is written
+ * as its length and its contents copied to host bytes, and read back into a new host buffer.
+ *
+ * <pre>
+ * --conf spark.serializer=org.apache.spark.serializer.KryoSerializer
+ * --conf spark.kryo.registrator=org.sparkccl.spark.SparkCCLKryoRegistrator
+ * </pre>
+ *
+ * A buffer read back is released when the garbage collector finds it unreachable, or at once by
+ * {@code close()}.
+ */
+public final class SparkCCLKryoRegistrator implements KryoRegistrator {
+  @Override
+  public void registerClasses(Kryo kryo) {
+    kryo.register(HostBuffer.class, new DeviceBufferSerializer());
+  }
+
+  /** Length, then the bytes, copied through a small host window (device memory later too). */
+  static final class DeviceBufferSerializer extends Serializer<DeviceBuffer> {
+    private static final int WINDOW = 1 << 20;
+
+    @Override
+    public void write(Kryo kryo, Output output, DeviceBuffer buf) {
+      long size = buf.byteSize();
+      output.writeLong(size);
+      byte[] window = new byte[(int) Math.min(WINDOW, size)];
+      for (long off = 0; off < size; off += window.length) {
+        int len = (int) Math.min(window.length, size - off);
+        buf.copyToHost(off, ByteBuffer.wrap(window, 0, len));
+        output.writeBytes(window, 0, len);
+      }
+    }
+
+    @Override
+    public DeviceBuffer read(Kryo kryo, Input input, Class<DeviceBuffer> type) {
+      long size = input.readLong();
+      if (size < 0) {
+        throw new IllegalArgumentException("a serialized buffer of " + size + " bytes");
+      }
+      DeviceBuffer buf = HostDevice.INSTANCE.allocate(size);
+      byte[] window = new byte[(int) Math.min(WINDOW, size)];
+      for (long off = 0; off < size; off += window.length) {
+        int len = (int) Math.min(window.length, size - off);
+        input.readBytes(window, 0, len);
+        buf.copyFromHost(ByteBuffer.wrap(window, 0, len), off);
+      }
+      return buf;
+    }
+  }
+}
