@@ -87,7 +87,25 @@ public final class SparkCCL {
   }
 
   private static RDD<float[]> run(RDD<float[]> rdd, PartitionCollective f) {
+    checkSlots(rdd.context().getConf().get("spark.master", ""), rdd.getNumPartitions());
     return rdd.barrier().mapPartitions(f, false, floatArrayTag());
+  }
+
+  /**
+   * A barrier stage needs a task slot for every partition at once. Where the slot count is known
+   * (local masters) a shortfall fails here, with what to change, instead of in Spark's own check,
+   * which retries for minutes first.
+   */
+  static void checkSlots(String master, int partitions) {
+    java.util.regex.Matcher m =
+        java.util.regex.Pattern.compile("local\\[(\\d+)(,\\d+)?\\]").matcher(master);
+    int slots = master.equals("local") ? 1 : m.matches() ? Integer.parseInt(m.group(1)) : -1;
+    if (slots > 0 && partitions > slots) {
+      throw new IllegalArgumentException(
+          "the barrier stage needs " + partitions + " task slots at once but master " + master
+              + " has " + slots + "; use at most " + slots + " partitions or a master with more"
+              + " slots");
+    }
   }
 
   private static ClassTag<float[]> floatArrayTag() {

@@ -154,6 +154,19 @@ class SparkCollectivesTest {
   }
 
   @Test
+  void moreBarrierPartitionsThanLocalSlotsFailAtOnce() {
+    IllegalArgumentException e =
+        assertThrows(
+            IllegalArgumentException.class,
+            () -> SparkCCL.allReduce(sc.parallelize(randomArrays(8, 1), 5), ReduceOp.SUM));
+    assertTrue(e.getMessage().contains("needs 5 task slots"), e.getMessage());
+    SparkCCL.checkSlots("local[*]", 64);
+    SparkCCL.checkSlots("spark://host:7077", 64);
+    assertThrows(IllegalArgumentException.class, () -> SparkCCL.checkSlots("local", 2));
+    assertThrows(IllegalArgumentException.class, () -> SparkCCL.checkSlots("local[2,3]", 3));
+  }
+
+  @Test
   void badEngineKeysFailWithTheSparkKeyInTheMessage() {
     SparkConf conf = new SparkConf().set("spark.ccl.nChannels", "0");
     IllegalArgumentException e =
