@@ -40,7 +40,7 @@ final class CallChecker {
    * @throws CclMismatchException when it is not
    */
   void onAnnounce(int peer, CollectiveCall theirs) {
-    if (theirs.kind() == CollectiveCall.Kind.SEND_RECV || !Communicator.MISMATCH_CHECK) {
+    if (theirs.kind() == CollectiveCall.Kind.SEND_RECV || !CollectiveCall.CHECKED) {
       return;
     }
     CollectiveCall mine;

@@ -29,11 +29,14 @@ final class CommChannel {
   long sendBase;
 
   long recvBase;
-  /** The collective the kernel thread is running, for messages. */
-  volatile String currentOp = "idle";
-
-  /** The collective the kernel thread is running, for announcements; null between them. */
+  /** The collective the kernel thread is running, for messages and announcements. */
   volatile Collective current;
+
+  /** What the kernel thread runs, for messages. */
+  String currentOp() {
+    Collective c = current;
+    return c == null ? "idle" : c.what;
+  }
 
   CommChannel(
       int id, int rank, int stepSize, HostChannelKernel.Guard guard, BooleanSupplier assist,

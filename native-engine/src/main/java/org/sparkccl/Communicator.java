@@ -3,7 +3,6 @@ package org.sparkccl;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.security.SecureRandom;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
@@ -60,12 +59,6 @@ import org.sparkccl.util.Backoff;
 public final class Communicator implements AutoCloseable {
   private static final Logger LOG = LogManager.getLogger(Communicator.class);
 
-  /**
-   * {@code -Dsparkccl.mismatchCheck=false} turns off announcing and comparing calls; it exists
-   * only so the benchmark can show what the check costs.
-   */
-  static final boolean MISMATCH_CHECK =
-      !"false".equals(System.getProperty("sparkccl.mismatchCheck"));
 
   private final int rank;
   private final int nRanks;
@@ -204,7 +197,7 @@ public final class Communicator implements AutoCloseable {
       public void checkAbort() {
         CclException f = failure;
         if (f != null) {
-          throw aborted(channels[channel].currentOp, f);
+          throw aborted(channels[channel].currentOp(), f);
         }
       }
 
@@ -219,7 +212,7 @@ public final class Communicator implements AutoCloseable {
             sending
                 ? "waiting for rank " + (rank + 1) % nRanks + " to take data"
                 : "waiting for data from rank " + (rank - 1 + nRanks) % nRanks;
-        return "rank " + rank + ": " + channels[channel].currentOp + ": " + peer + " (channel "
+        return "rank " + rank + ": " + channels[channel].currentOp() + ": " + peer + " (channel "
             + channel + ")";
       }
     };
@@ -584,7 +577,7 @@ public final class Communicator implements AutoCloseable {
       // announceStalled). Ring allReduce, allGather and reduceScatter need no announcement:
       // every rank's first step sends to its successor, whose receive checks the header.
       boolean rooted = kind == CollectiveCall.Kind.BROADCAST || kind == CollectiveCall.Kind.REDUCE;
-      boolean announce = MISMATCH_CHECK && nRanks > 1 && (tree || rooted);
+      boolean announce = CollectiveCall.CHECKED && nRanks > 1 && (tree || rooted);
       if (announce && rooted) {
         // A root may finish its part without ever waiting, so it could not announce on a
         // stall: broadcast and reduce announce at once (one small frame, nobody waits for it).
@@ -748,7 +741,6 @@ public final class Communicator implements AutoCloseable {
 
     @Override
     public void run() {
-      ch.currentOp = coll.what;
       ch.current = coll;
       try {
         CclException f = failure;
@@ -769,7 +761,6 @@ public final class Communicator implements AutoCloseable {
         fail(err);
         coll.channelDone(err);
       } finally {
-        ch.currentOp = "idle";
         ch.current = null;
       }
     }
@@ -928,8 +919,4 @@ public final class Communicator implements AutoCloseable {
     }
   }
 
-  /** For diagnostics: the configured timeout. */
-  public Duration timeout() {
-    return config.timeout();
-  }
 }

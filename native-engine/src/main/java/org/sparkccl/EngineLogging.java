@@ -10,7 +10,7 @@ final class EngineLogging {
   private EngineLogging() {}
 
   static void apply(String level) {
-    if (level.equals(applied)) {
+    if (level == null || level.equals(applied)) {
       return;
     }
     applied = level;

@@ -30,8 +30,9 @@ import java.util.function.Function;
  *   <li>{@code tuner.hopLatencyUs} [46], {@code tuner.treeHopLatencyUs} [43], {@code
  *       tuner.linkGBps} [0.68]: the tuner's cost model, measured by {@code
  *       bin/sparkccl-calibrate}.
- *   <li>{@code debug} [WARN]: log level of the engine ({@code WARN}, {@code INFO},
- *       {@code DEBUG}, {@code TRACE}), like {@code NCCL_DEBUG}.
+ *   <li>{@code debug} [unset]: log level of the engine ({@code WARN}, {@code INFO},
+ *       {@code DEBUG}, {@code TRACE}), like {@code NCCL_DEBUG}; unset leaves the levels to the
+ *       logging configuration.
  * </ul>
  *
  * <pre>{@code
@@ -57,7 +58,8 @@ public final class CclConfig {
   public static final int SOCKET_N_SOCKS_PER_THREAD_DEFAULT = 1;
   public static final Duration TIMEOUT_DEFAULT = Duration.ofSeconds(120);
   public static final String ALGO_DEFAULT = "auto";
-  public static final String DEBUG_DEFAULT = "WARN";
+  /** Unset: the engine leaves its log levels to the logging configuration (Spark's, say). */
+  public static final String DEBUG_DEFAULT = null;
   /** Measured with bin/sparkccl-calibrate on the 2-core development machine (docs/benchmarks.md). */
   public static final double TUNER_HOP_LATENCY_US_DEFAULT = 46;
 
@@ -296,7 +298,7 @@ public final class CclConfig {
     m.put(SOCKET_HOST, socketHost == null ? "auto" : socketHost);
     m.put(TIMEOUT, timeout.toMillis() + "ms");
     m.put(ALGO, algo);
-    m.put(DEBUG, debug);
+    m.put(DEBUG, debug == null ? "unset" : debug);
     m.put(TUNER_HOP_LATENCY_US, Double.toString(hopLatencyUs));
     m.put(TUNER_LINK_GBPS, Double.toString(linkGBps));
     m.put(TUNER_TREE_HOP_LATENCY_US, Double.toString(treeHopLatencyUs));
@@ -429,7 +431,7 @@ public final class CclConfig {
                 + " and " + TUNER_TREE_HOP_LATENCY_US + "=" + treeHopLatencyUs
                 + " must be positive");
       }
-      if (debug == null || !debug.matches("OFF|ERROR|WARN|INFO|DEBUG|TRACE")) {
+      if (debug != null && !debug.matches("OFF|ERROR|WARN|INFO|DEBUG|TRACE")) {
         throw new IllegalArgumentException(
             DEBUG + "=" + debug + " is invalid; expected one of WARN, INFO, DEBUG, TRACE");
       }

@@ -33,6 +33,16 @@ public final class HostChannelKernel {
 
     /** Describes a stalled wait for error messages ("no data from rank 3 (channel 1)"). */
     String describe(boolean sending);
+
+    /** Between parks of a wait on {@code what}: throws on abort or past the timeout. */
+    default void checkWait(long waitedNanos, String what) {
+      checkAbort();
+      if (waitedNanos > timeoutNanos()) {
+        throw new CclTimeoutException(
+            what + " for " + waitedNanos / 1_000_000 + " ms (timeout "
+                + timeoutNanos() / 1_000_000 + " ms)");
+      }
+    }
   }
 
   public HostChannelKernel(Fifo sendFifo, Fifo recvFifo, KernelWaiter waiter, Guard guard) {
@@ -143,11 +153,7 @@ public final class HostChannelKernel {
   }
 
   private void check(long waitedNanos, boolean sending) {
-    guard.checkAbort();
-    if (waitedNanos > guard.timeoutNanos()) {
-      throw new CclTimeoutException(
-          guard.describe(sending) + " for " + waitedNanos / 1_000_000 + " ms (timeout "
-              + guard.timeoutNanos() / 1_000_000 + " ms)");
-    }
+    guard.checkWait(waitedNanos, guard.describe(sending));
   }
+
 }

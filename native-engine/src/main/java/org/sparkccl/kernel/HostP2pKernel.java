@@ -2,7 +2,6 @@ package org.sparkccl.kernel;
 
 import java.nio.ByteBuffer;
 import java.util.List;
-import org.sparkccl.CclTimeoutException;
 import org.sparkccl.fifo.Fifo;
 
 /**
@@ -89,13 +88,8 @@ public final class HostP2pKernel {
         waiter.await(
             () -> transfers.stream().anyMatch(Transfer::ready),
             waited -> {
-              guard.checkAbort();
-              if (waited > guard.timeoutNanos()) {
-                Transfer stuck = transfers.stream().filter(t -> !t.finished()).findFirst().get();
-                throw new CclTimeoutException(
-                    stuck.describe + " for " + waited / 1_000_000 + " ms (timeout "
-                        + guard.timeoutNanos() / 1_000_000 + " ms)");
-              }
+              Transfer stuck = transfers.stream().filter(t -> !t.finished()).findFirst().get();
+              guard.checkWait(waited, stuck.describe);
             });
       }
     }

@@ -1,7 +1,6 @@
 package org.sparkccl.kernel;
 
 import java.nio.ByteBuffer;
-import org.sparkccl.CclTimeoutException;
 import org.sparkccl.DataType;
 import org.sparkccl.ReduceOp;
 import org.sparkccl.fifo.Fifo;
@@ -119,7 +118,7 @@ public final class HostTreeKernel {
     long step = e.step;
     waiter.await(
         () -> e.fifo.hasRoomFor(step),
-        waited -> check(guard, waited, what + ": waiting for rank " + e.peer + " to take data"));
+        waited -> guard.checkWait(waited, what + ": waiting for rank " + e.peer + " to take data"));
     return e.fifo.slot(step);
   }
 
@@ -128,7 +127,7 @@ public final class HostTreeKernel {
     long step = e.step;
     waiter.await(
         () -> e.fifo.isFilled(step),
-        waited -> check(guard, waited, what + ": waiting for data from rank " + e.peer));
+        waited -> guard.checkWait(waited, what + ": waiting for data from rank " + e.peer));
     int got = e.fifo.size(step);
     if (got != expected) {
       throw new IllegalStateException(
@@ -146,14 +145,5 @@ public final class HostTreeKernel {
   private static void release(Edge e) {
     e.fifo.release(e.step);
     e.step++;
-  }
-
-  private static void check(HostChannelKernel.Guard guard, long waited, String what) {
-    guard.checkAbort();
-    if (waited > guard.timeoutNanos()) {
-      throw new CclTimeoutException(
-          what + " for " + waited / 1_000_000 + " ms (timeout " + guard.timeoutNanos() / 1_000_000
-              + " ms)");
-    }
   }
 }

@@ -77,8 +77,7 @@ final class AlgoComparison {
     if (perRank == 0) {
       return;
     }
-    int elem = ctx[0].type().size();
-    long bytes = Math.max(perfOp.recvCount(perRank, n), perfOp.sendCount(perRank, n)) * elem;
+    long bytes = perfOp.bytes(perRank, n, ctx[0].type());
     TestData.fill(ctx[0].send().memory(), perfOp.sendCount(perRank, n), ctx[0].type(), 1, o.rank);
     int perRound = Math.max(1, o.iters / ROUNDS);
     double[][] times = new double[ctx.length][ROUNDS];
@@ -105,10 +104,6 @@ final class AlgoComparison {
   }
 
   private static void run(PerfRank.Context c, PerfOp perfOp, long perRank) {
-    perfOp.run(c.comm(), c.send(), c.recv(), perRank, c.type(), c.op(), o(c).root);
-  }
-
-  private static PerfOptions o(PerfRank.Context c) {
-    return c.o();
+    perfOp.run(c.comm(), c.send(), c.recv(), perRank, c.type(), c.op(), c.o().root);
   }
 }

@@ -69,6 +69,11 @@ enum PerfOp {
     return this == ALLGATHER ? perRank * nRanks : perRank;
   }
 
+  /** Bytes of the larger buffer: the row's {@code size}. */
+  long bytes(long perRank, int nRanks, DataType type) {
+    return Math.max(recvCount(perRank, nRanks), sendCount(perRank, nRanks)) * type.size();
+  }
+
   double busFactor(int n) {
     return switch (this) {
       case ALLREDUCE -> 2.0 * (n - 1) / n;

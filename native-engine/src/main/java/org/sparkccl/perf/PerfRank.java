@@ -155,8 +155,7 @@ final class PerfRank {
     if (perRank == 0) {
       return null;
     }
-    long bytes = perfOp.recvCount(perRank, n) * c.type().size();
-    bytes = Math.max(bytes, perfOp.sendCount(perRank, n) * c.type().size());
+    long bytes = perfOp.bytes(perRank, n, c.type());
     TestData.fill(c.send().memory(), perfOp.sendCount(perRank, n), c.type(), 1, c.o().rank);
     for (int i = 0; i < c.o().warmup; i++) {
       perfOp.run(c.comm(), c.send(), c.recv(), perRank, c.type(), c.op(), c.o().root);

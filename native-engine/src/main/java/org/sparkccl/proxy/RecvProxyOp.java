@@ -12,10 +12,6 @@ import org.sparkccl.transport.RecvConnection;
  * published to the kernel as its data lands.
  */
 public final class RecvProxyOp extends FifoProxyOp {
-  /** See {@code Communicator.MISMATCH_CHECK}. */
-  private static final boolean CHECK =
-      !"false".equals(System.getProperty("sparkccl.mismatchCheck"));
-
   private final RecvConnection connection;
   private final CollectiveCall expected;
   private final int rank;
@@ -60,7 +56,7 @@ public final class RecvProxyOp extends FifoProxyOp {
   @Override
   protected void complete(long step, NetRequest request) {
     CollectiveCall got = request.call();
-    if (CHECK && got != null && !got.matches(expected)) {
+    if (CollectiveCall.CHECKED && got != null && !got.matches(expected)) {
       CollectiveCall mine = expected;
       CollectiveCall sameNumber = got.seq() != expected.seq() ? myCalls.apply(got.seq()) : null;
       if (sameNumber != null && !sameNumber.matches(got)) {
