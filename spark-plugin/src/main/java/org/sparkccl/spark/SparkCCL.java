@@ -1,11 +1,10 @@
 package org.sparkccl.spark;
 
-import java.nio.FloatBuffer;
-import java.util.ArrayList;
-import java.util.Iterator;
-import java.util.List;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.apache.spark.BarrierTaskContext;
-import org.apache.spark.SparkEnv;
+import org.apache.spark.SparkConf;
+import org.apache.spark.SparkContext;
 import org.apache.spark.api.java.JavaRDD;
 import org.apache.spark.rdd.RDD;
 import org.apache.spark.util.TaskCompletionListener;
@@ -13,37 +12,57 @@ import org.apache.spark.util.TaskFailureListener;
 import org.sparkccl.Communicator;
 import org.sparkccl.DataType;
 import org.sparkccl.ReduceOp;
-import org.sparkccl.device.HostBuffer;
-import org.sparkccl.device.HostDevice;
-import scala.jdk.javaapi.CollectionConverters;
+import org.sparkccl.device.DeviceBuffer;
+import org.sparkccl.spark.CollectiveSpec.Kind;
 import scala.reflect.ClassTag;
 import scala.reflect.ClassTag$;
-import scala.runtime.AbstractFunction1;
 
 /**
  * SparkCCL inside Spark: a communicator per barrier task, and collectives on RDDs.
  *
+ * <p>On RDDs of device buffers (any number per partition, the same count and sizes in every
+ * partition; the {@code i}-th buffers of all partitions form one collective):
+ *
  * <pre>{@code
- * JavaRDD<float[]> gradients = ...;            // one array per partition
- * JavaRDD<float[]> summed = SparkCCL.allReduce(gradients, ReduceOp.SUM);
- * float[] result = summed.collect().get(0);    // the same in every partition
+ * JavaRDD<DeviceBuffer> grads = SparkBuffers.fromFloatArrays(gradientArrays);
+ * JavaRDD<DeviceBuffer> summed = SparkCCL.allReduce(grads, DataType.FLOAT32, ReduceOp.SUM);
+ * List<float[]> back = SparkBuffers.toFloatArrays(summed).collect();
  * }</pre>
  *
- * <p>The result is a barrier stage, which Spark runs only as a whole: use actions over every
- * partition ({@code collect}, {@code count}, {@code foreach}, or {@code persist} first), not
- * {@code first} or {@code take}, which Spark rejects for barrier stages.
+ * <p>On ordinary arrays, the same in one call:
+ *
+ * <pre>{@code
+ * JavaRDD<float[]> summed = SparkCCL.allReduce(gradientArrays, ReduceOp.SUM);
+ * }</pre>
+ *
+ * <p>Inside your own barrier stage:
+ *
+ * <pre>{@code
+ * rdd.barrier().mapPartitions(it -> {
+ *   Communicator comm = SparkCCL.communicator(BarrierTaskContext.get());
+ *   comm.allReduce(buf, buf, count, DataType.FLOAT32, ReduceOp.SUM);
+ *   ...
+ * });
+ * }</pre>
+ *
+ * <p>Each collective is one barrier stage, which Spark runs only as a whole: use actions over
+ * every partition ({@code collect}, {@code count}, {@code foreach}, or {@code persist} first), not
+ * {@code first} or {@code take}, which Spark rejects for barrier stages. The result buffers are
+ * new buffers on the inputs' device; the inputs are left as they were.
  */
 public final class SparkCCL {
   private SparkCCL() {}
 
   /**
-   * Forms the communicator of a barrier stage: rank = partition id. It is closed when the task
-   * completes and aborted when it fails, so a failed attempt leaves nothing behind.
+   * Forms the communicator of a barrier stage: rank = partition id, with the executor's engine
+   * configuration. It is closed when the task completes and aborted when it fails or is killed,
+   * so a failed attempt leaves no threads, sockets or memory behind. Every attempt draws a fresh
+   * random token, and the transport refuses connections that do not carry it, so a straggler of
+   * an earlier attempt cannot join a retry.
    */
   public static Communicator communicator(BarrierTaskContext context) {
     Communicator comm =
-        Communicator.create(
-            new BarrierBootstrap(context), SparkConfKeys.engineConfig(SparkEnv.get().conf()));
+        Communicator.create(new BarrierBootstrap(context), ExecutorEngine.get().config());
     TaskFailureListener onFailure = (ctx, error) -> comm.abort();
     TaskCompletionListener onCompletion = ctx -> comm.close();
     context.addTaskFailureListener(onFailure);
@@ -51,29 +70,71 @@ public final class SparkCCL {
     return comm;
   }
 
+  // ---- RDDs of device buffers ----
+
+  /** Every partition gets the element-wise reduction of the partitions' buffers. */
+  public static JavaRDD<DeviceBuffer> allReduce(
+      JavaRDD<DeviceBuffer> rdd, DataType dtype, ReduceOp op) {
+    return JavaRDD.fromRDD(allReduce(rdd.rdd(), dtype, op), bufferTag());
+  }
+
+  /** The Scala-friendly form of {@link #allReduce(JavaRDD, DataType, ReduceOp)}. */
+  public static RDD<DeviceBuffer> allReduce(RDD<DeviceBuffer> rdd, DataType dtype, ReduceOp op) {
+    return runOnBuffers(rdd, new CollectiveSpec(Kind.ALL_REDUCE, dtype, op, 0));
+  }
+
+  /** Every partition gets a copy of partition {@code root}'s buffers. */
+  public static JavaRDD<DeviceBuffer> broadcast(JavaRDD<DeviceBuffer> rdd, DataType dtype, int root) {
+    checkRoot(root, rdd.getNumPartitions());
+    return JavaRDD.fromRDD(
+        runOnBuffers(rdd.rdd(), new CollectiveSpec(Kind.BROADCAST, dtype, null, root)),
+        bufferTag());
+  }
+
+  /** Every partition gets all partitions' buffers concatenated in partition order. */
+  public static JavaRDD<DeviceBuffer> allGather(JavaRDD<DeviceBuffer> rdd, DataType dtype) {
+    return JavaRDD.fromRDD(
+        runOnBuffers(rdd.rdd(), new CollectiveSpec(Kind.ALL_GATHER, dtype, null, 0)), bufferTag());
+  }
+
   /**
-   * All-reduces the arrays of an RDD that holds exactly one {@code float[]} per partition, as one
-   * barrier stage; every partition of the result holds the reduced array. Partitions whose
-   * arrays differ in length fail with a message naming both partitions.
+   * Each buffer holds one block per partition; partition {@code p} gets the reduction over
+   * partitions of block {@code p}.
+   */
+  public static JavaRDD<DeviceBuffer> reduceScatter(
+      JavaRDD<DeviceBuffer> rdd, DataType dtype, ReduceOp op) {
+    return JavaRDD.fromRDD(
+        runOnBuffers(rdd.rdd(), new CollectiveSpec(Kind.REDUCE_SCATTER, dtype, op, 0)),
+        bufferTag());
+  }
+
+  // ---- RDDs of float[]: the same collectives, converted in and out within the stage ----
+
+  /**
+   * All-reduces the float arrays of an RDD, as one barrier stage; every partition of the result
+   * holds the reduced arrays. Partitions that disagree fail with a message naming them.
    */
   public static JavaRDD<float[]> allReduce(JavaRDD<float[]> rdd, ReduceOp op) {
-    return new JavaRDD<>(allReduce(rdd.rdd(), op), floatArrayTag());
+    return JavaRDD.fromRDD(allReduce(rdd.rdd(), op), floatArrayTag());
   }
 
   /** The Scala-friendly form of {@link #allReduce(JavaRDD, ReduceOp)}. */
   public static RDD<float[]> allReduce(RDD<float[]> rdd, ReduceOp op) {
-    return run(rdd, new PartitionCollective(Kind.ALL_REDUCE, op, 0));
+    return runOnArrays(rdd, new CollectiveSpec(Kind.ALL_REDUCE, DataType.FLOAT32, op, 0));
   }
 
-  /** Every partition gets partition {@code root}'s array (all arrays must have one length). */
+  /** Every partition gets partition {@code root}'s arrays (all arrays must have one length). */
   public static JavaRDD<float[]> broadcast(JavaRDD<float[]> rdd, int root) {
-    return new JavaRDD<>(run(rdd.rdd(), new PartitionCollective(Kind.BROADCAST, null, root)),
+    checkRoot(root, rdd.getNumPartitions());
+    return JavaRDD.fromRDD(
+        runOnArrays(rdd.rdd(), new CollectiveSpec(Kind.BROADCAST, DataType.FLOAT32, null, root)),
         floatArrayTag());
   }
 
   /** Every partition gets all partitions' arrays concatenated in partition order. */
   public static JavaRDD<float[]> allGather(JavaRDD<float[]> rdd) {
-    return new JavaRDD<>(run(rdd.rdd(), new PartitionCollective(Kind.ALL_GATHER, null, 0)),
+    return JavaRDD.fromRDD(
+        runOnArrays(rdd.rdd(), new CollectiveSpec(Kind.ALL_GATHER, DataType.FLOAT32, null, 0)),
         floatArrayTag());
   }
 
@@ -82,96 +143,91 @@ public final class SparkCCL {
    * over partitions of block {@code p}.
    */
   public static JavaRDD<float[]> reduceScatter(JavaRDD<float[]> rdd, ReduceOp op) {
-    return new JavaRDD<>(run(rdd.rdd(), new PartitionCollective(Kind.REDUCE_SCATTER, op, 0)),
+    return JavaRDD.fromRDD(
+        runOnArrays(rdd.rdd(), new CollectiveSpec(Kind.REDUCE_SCATTER, DataType.FLOAT32, op, 0)),
         floatArrayTag());
   }
 
-  private static RDD<float[]> run(RDD<float[]> rdd, PartitionCollective f) {
-    checkSlots(rdd.context().getConf().get("spark.master", ""), rdd.getNumPartitions());
-    return rdd.barrier().mapPartitions(f, false, floatArrayTag());
+  private static RDD<DeviceBuffer> runOnBuffers(RDD<DeviceBuffer> rdd, CollectiveSpec spec) {
+    checkSlots(rdd.context(), rdd.getNumPartitions());
+    return rdd.barrier().mapPartitions(new BarrierCollective.OnBuffers(spec), false, bufferTag());
+  }
+
+  private static RDD<float[]> runOnArrays(RDD<float[]> rdd, CollectiveSpec spec) {
+    checkSlots(rdd.context(), rdd.getNumPartitions());
+    return rdd.barrier()
+        .mapPartitions(new BarrierCollective.OnFloatArrays(spec), false, floatArrayTag());
+  }
+
+  private static void checkRoot(int root, int partitions) {
+    if (root < 0 || root >= partitions) {
+      throw new IllegalArgumentException(
+          "root=" + root + " is not a partition; expected 0.." + (partitions - 1));
+    }
+  }
+
+  private static void checkSlots(SparkContext sc, int partitions) {
+    checkSlots(sc.getConf(), partitions);
   }
 
   /**
    * A barrier stage needs a task slot for every partition at once. Where the slot count is known
-   * (local masters) a shortfall fails here, with what to change, instead of in Spark's own check,
-   * which retries for minutes first.
+   * (local and local-cluster masters, or a static executor count) a shortfall fails here, with
+   * what to change, instead of in Spark's own check, which retries for minutes first.
    */
-  static void checkSlots(String master, int partitions) {
-    java.util.regex.Matcher m =
-        java.util.regex.Pattern.compile("local\\[(\\d+)(,\\d+)?\\]").matcher(master);
-    int slots = master.equals("local") ? 1 : m.matches() ? Integer.parseInt(m.group(1)) : -1;
+  static void checkSlots(SparkConf conf, int partitions) {
+    String master = conf.get("spark.master", "");
+    int slots = knownSlots(conf, master);
     if (slots > 0 && partitions > slots) {
       throw new IllegalArgumentException(
           "the barrier stage needs " + partitions + " task slots at once but master " + master
-              + " has " + slots + "; use at most " + slots + " partitions or a master with more"
-              + " slots");
+              + " offers " + slots + "; use at most " + slots + " partitions or give the"
+              + " application more executors or cores");
     }
   }
 
-  private static ClassTag<float[]> floatArrayTag() {
+  private static final Pattern LOCAL = Pattern.compile("local\\[(\\d+)(,\\d+)?\\]");
+  private static final Pattern LOCAL_CLUSTER =
+      Pattern.compile("local-cluster\\[\\s*(\\d+)\\s*,\\s*(\\d+)\\s*,\\s*(\\d+)\\s*\\]");
+
+  /** Task slots of the application, or -1 where the master does not tell. */
+  static int knownSlots(SparkConf conf, String master) {
+    int taskCpus = conf.getInt("spark.task.cpus", 1);
+    if (master.equals("local")) {
+      return 1;
+    }
+    Matcher local = LOCAL.matcher(master);
+    if (local.matches()) {
+      return Integer.parseInt(local.group(1)) / taskCpus;
+    }
+    Matcher cluster = LOCAL_CLUSTER.matcher(master);
+    int executors;
+    int cores;
+    if (cluster.matches()) {
+      executors = Integer.parseInt(cluster.group(1));
+      cores = Integer.parseInt(cluster.group(2));
+    } else if (conf.contains("spark.executor.instances") && conf.contains("spark.executor.cores")
+        && !conf.getBoolean("spark.dynamicAllocation.enabled", false)) {
+      executors = conf.getInt("spark.executor.instances", 0);
+      cores = conf.getInt("spark.executor.cores", 1);
+    } else {
+      return -1;
+    }
+    int perExecutor = cores / taskCpus;
+    String execGpus = conf.get("spark.executor.resource.gpu.amount", null);
+    String taskGpus = conf.get("spark.task.resource.gpu.amount", null);
+    if (execGpus != null && taskGpus != null) {
+      double byGpu = Double.parseDouble(execGpus) / Double.parseDouble(taskGpus);
+      perExecutor = Math.min(perExecutor, (int) Math.floor(byGpu + 1e-9));
+    }
+    return executors * perExecutor;
+  }
+
+  static ClassTag<float[]> floatArrayTag() {
     return ClassTag$.MODULE$.apply(float[].class);
   }
 
-  private enum Kind {
-    ALL_REDUCE,
-    BROADCAST,
-    ALL_GATHER,
-    REDUCE_SCATTER
-  }
-
-  /** One barrier task's part: join the communicator, run the collective on the partition's array. */
-  private static final class PartitionCollective
-      extends AbstractFunction1<scala.collection.Iterator<float[]>, scala.collection.Iterator<float[]>>
-      implements java.io.Serializable {
-    private final Kind kind;
-    private final ReduceOp op;
-    private final int root;
-
-    PartitionCollective(Kind kind, ReduceOp op, int root) {
-      this.kind = kind;
-      this.op = op;
-      this.root = root;
-    }
-
-    @Override
-    public scala.collection.Iterator<float[]> apply(scala.collection.Iterator<float[]> input) {
-      BarrierTaskContext context = BarrierTaskContext.get();
-      List<float[]> arrays = new ArrayList<>();
-      Iterator<float[]> it = CollectionConverters.asJava(input);
-      it.forEachRemaining(arrays::add);
-      if (arrays.size() != 1) {
-        throw new IllegalArgumentException(
-            "partition " + context.partitionId() + " holds " + arrays.size()
-                + " arrays; SparkCCL expects exactly one float[] per partition");
-      }
-      float[] data = arrays.get(0);
-      int n = context.numPartitions();
-      if (kind == Kind.REDUCE_SCATTER && data.length % n != 0) {
-        throw new IllegalArgumentException(
-            "partition " + context.partitionId() + " holds " + data.length + " floats;"
-                + " reduceScatter expects a multiple of the " + n + " partitions");
-      }
-      Communicator comm = communicator(context);
-      long outLength =
-          switch (kind) {
-            case ALL_GATHER -> (long) data.length * n;
-            case REDUCE_SCATTER -> data.length / n;
-            default -> data.length;
-          };
-      try (HostBuffer in = HostDevice.INSTANCE.allocate(4L * data.length);
-          HostBuffer out = HostDevice.INSTANCE.allocate(4L * outLength)) {
-        in.memory().asFloatBuffer().put(0, data);
-        switch (kind) {
-          case ALL_REDUCE -> comm.allReduce(in, out, data.length, DataType.FLOAT32, op);
-          case BROADCAST -> comm.broadcast(in, out, data.length, DataType.FLOAT32, root);
-          case ALL_GATHER -> comm.allGather(in, out, data.length, DataType.FLOAT32);
-          case REDUCE_SCATTER -> comm.reduceScatter(in, out, outLength, DataType.FLOAT32, op);
-        }
-        float[] result = new float[(int) outLength];
-        FloatBuffer view = out.memory().asFloatBuffer();
-        view.get(0, result);
-        return CollectionConverters.asScala(List.of(result).iterator());
-      }
-    }
+  static ClassTag<DeviceBuffer> bufferTag() {
+    return ClassTag$.MODULE$.apply(DeviceBuffer.class);
   }
 }

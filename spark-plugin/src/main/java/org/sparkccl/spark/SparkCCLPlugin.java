@@ -4,8 +4,6 @@ import com.codahale.metrics.Gauge;
 import com.codahale.metrics.MetricRegistry;
 import java.util.List;
 import java.util.Map;
-import org.apache.logging.log4j.LogManager;
-import org.apache.logging.log4j.Logger;
 import org.apache.spark.SparkConf;
 import org.apache.spark.SparkContext;
 import org.apache.spark.api.plugin.DriverPlugin;
@@ -13,19 +11,18 @@ import org.apache.spark.api.plugin.ExecutorPlugin;
 import org.apache.spark.api.plugin.PluginContext;
 import org.apache.spark.api.plugin.SparkPlugin;
 import org.sparkccl.EngineStats;
-import org.sparkccl.config.CclConfig;
 
 /**
  * The SparkCCL Spark plugin: {@code --conf spark.plugins=org.sparkccl.spark.SparkCCLPlugin}.
  *
- * <p>Driver side: fails fast where barrier mode cannot work (dynamic allocation) and checks the
- * {@code spark.ccl.*} keys. Executor side: checks the keys again with the executor's conf, logs
- * the engine configuration once and publishes the engine's counters in Spark's metrics system.
- * (Device selection and the UCX context come with the rest of the plugin issue.)
+ * <p>Driver side: fails fast where barrier mode cannot work (dynamic allocation, a fractional GPU
+ * per task while the GPU backend is asked for) and checks the {@code spark.ccl.*} keys; the
+ * task-slot check runs when a collective is submitted ({@link SparkCCL}), since only then is the
+ * partition count known. Executor side: boots the engine once per executor ({@link
+ * ExecutorEngine}: configuration and device, chosen from the executor's {@code gpu} resource) and
+ * publishes the engine's counters in Spark's metrics system.
  */
 public final class SparkCCLPlugin implements SparkPlugin {
-  private static final Logger LOG = LogManager.getLogger(SparkCCLPlugin.class);
-
   @Override
   public DriverPlugin driverPlugin() {
     return new DriverPlugin() {
@@ -42,9 +39,13 @@ public final class SparkCCLPlugin implements SparkPlugin {
     return new ExecutorPlugin() {
       @Override
       public void init(PluginContext ctx, Map<String, String> extraConf) {
-        CclConfig config = SparkConfKeys.engineConfig(ctx.conf());
-        LOG.info("SparkCCL engine on executor {} ({}): {}", ctx.executorID(), ctx.hostname(), config);
+        ExecutorEngine.boot(ctx.conf(), ctx.resources(), ctx.executorID());
         registerMetrics(ctx.metricRegistry());
+      }
+
+      @Override
+      public void shutdown() {
+        ExecutorEngine.shutdown();
       }
     };
   }
@@ -74,5 +75,16 @@ public final class SparkCCLPlugin implements SparkPlugin {
               + " set spark.dynamicAllocation.enabled=false");
     }
     SparkConfKeys.engineConfig(conf);
+    String mode = DeviceChoice.mode(conf.get(SparkConfKeys.DEVICE, DeviceChoice.AUTO));
+    String taskGpus = conf.get("spark.task.resource.gpu.amount", null);
+    if (mode.equals(DeviceChoice.CUDA) && taskGpus != null) {
+      double amount = Double.parseDouble(taskGpus.trim());
+      if (amount != Math.rint(amount)) {
+        throw new IllegalStateException(
+            "spark.task.resource.gpu.amount=" + taskGpus + " shares a GPU between tasks, but "
+                + SparkConfKeys.DEVICE + "=cuda gives each barrier task (rank) a GPU of its own:"
+                + " set spark.task.resource.gpu.amount=1");
+      }
+    }
   }
 }

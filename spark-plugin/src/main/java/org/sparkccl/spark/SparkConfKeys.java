@@ -9,10 +9,13 @@ import scala.Tuple2;
 /**
  * Maps {@code spark.ccl.<key>} onto the engine's keys ({@code spark.ccl.nChannels} is the
  * engine's {@code nChannels}); every key, default and meaning is in {@link CclConfig} and the
- * README.
+ * README. {@link #DEVICE} is the one key of Spark's own.
  */
 public final class SparkConfKeys {
   public static final String PREFIX = "spark.ccl.";
+
+  /** {@code auto} [default], {@code host} or {@code cuda}: see {@link DeviceChoice}. */
+  public static final String DEVICE = PREFIX + "device";
 
   private SparkConfKeys() {}
 
@@ -27,5 +30,10 @@ public final class SparkConfKeys {
     } catch (IllegalArgumentException e) {
       throw new IllegalArgumentException(PREFIX + e.getMessage(), e);
     }
+  }
+
+  /** The GPU backend of this build. */
+  static DeviceChoice.GpuBackend gpuBackend() {
+    return DeviceChoice.NO_GPU_BACKEND;
   }
 }

@@ -15,7 +15,15 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.RowFactory;
+import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.types.DataTypes;
+import org.apache.spark.sql.types.StructType;
+import org.sparkccl.DataType;
 import org.sparkccl.ReduceOp;
+import org.sparkccl.device.DeviceBuffer;
 
 /** Collectives on RDDs in a real local-mode Spark with the plugin enabled. */
 @DisplayName("SparkCCL collectives on RDDs in local Spark")
@@ -108,8 +116,9 @@ class SparkCollectivesTest {
             () -> SparkCCL.allReduce(sc.parallelize(inputs, PARTITIONS), ReduceOp.SUM).collect());
     String all = String.valueOf(e.getMessage());
     assertTrue(
-        all.contains("called allReduce(count=3") || all.contains("called allReduce(count=100"),
-        "the failure should name both partitions' calls: " + all);
+        all.contains("partition(s) [0, 1, 3] hold 1 buffer(s) of [400] bytes")
+            && all.contains("partition(s) [2] hold 1 buffer(s) of [12] bytes"),
+        "the failure should name the partitions and what each holds: " + all);
   }
 
   @Test
@@ -160,10 +169,29 @@ class SparkCollectivesTest {
             IllegalArgumentException.class,
             () -> SparkCCL.allReduce(sc.parallelize(randomArrays(8, 1), 5), ReduceOp.SUM));
     assertTrue(e.getMessage().contains("needs 5 task slots"), e.getMessage());
-    SparkCCL.checkSlots("local[*]", 64);
-    SparkCCL.checkSlots("spark://host:7077", 64);
-    assertThrows(IllegalArgumentException.class, () -> SparkCCL.checkSlots("local", 2));
-    assertThrows(IllegalArgumentException.class, () -> SparkCCL.checkSlots("local[2,3]", 3));
+    SparkCCL.checkSlots(master("local[*]"), 64);
+    SparkCCL.checkSlots(master("spark://host:7077"), 64);
+    assertThrows(IllegalArgumentException.class, () -> SparkCCL.checkSlots(master("local"), 2));
+    assertThrows(
+        IllegalArgumentException.class, () -> SparkCCL.checkSlots(master("local[2,3]"), 3));
+    SparkCCL.checkSlots(master("local-cluster[2,2,1024]"), 4);
+    IllegalArgumentException cluster =
+        assertThrows(
+            IllegalArgumentException.class,
+            () -> SparkCCL.checkSlots(master("local-cluster[2,2,1024]"), 5));
+    assertTrue(cluster.getMessage().contains("offers 4"), cluster.getMessage());
+    SparkConf statik =
+        master("spark://host:7077")
+            .set("spark.executor.instances", "3")
+            .set("spark.executor.cores", "4")
+            .set("spark.task.cpus", "2");
+    assertEquals(6, SparkCCL.knownSlots(statik, "spark://host:7077"));
+    statik.set("spark.executor.resource.gpu.amount", "1").set("spark.task.resource.gpu.amount", "1");
+    assertEquals(3, SparkCCL.knownSlots(statik, "spark://host:7077"), "one GPU per executor");
+  }
+
+  private static SparkConf master(String master) {
+    return new SparkConf(false).set("spark.master", master);
   }
 
   @Test
@@ -176,5 +204,157 @@ class SparkCollectivesTest {
     IllegalStateException d =
         assertThrows(IllegalStateException.class, () -> SparkCCLPlugin.checkDriverConf(dyn));
     assertTrue(d.getMessage().contains("dynamic allocation"), d.getMessage());
+    SparkConf badDevice = new SparkConf().set("spark.ccl.device", "tpu");
+    IllegalArgumentException b =
+        assertThrows(IllegalArgumentException.class, () -> SparkCCLPlugin.checkDriverConf(badDevice));
+    assertTrue(b.getMessage().contains("spark.ccl.device=tpu"), b.getMessage());
+    SparkConf shared =
+        new SparkConf().set("spark.ccl.device", "cuda").set("spark.task.resource.gpu.amount", "0.5");
+    IllegalStateException f =
+        assertThrows(IllegalStateException.class, () -> SparkCCLPlugin.checkDriverConf(shared));
+    assertTrue(f.getMessage().contains("spark.task.resource.gpu.amount=0.5"), f.getMessage());
+    SparkCCLPlugin.checkDriverConf(shared.set("spark.task.resource.gpu.amount", "1"));
+    SparkCCLPlugin.checkDriverConf(
+        new SparkConf().set("spark.ccl.device", "auto").set("spark.task.resource.gpu.amount", "0.5"));
+  }
+
+  @Test
+  void bufferRddsReduceSeveralBuffersPerPartitionInEveryPrecision() {
+    // two buffers per partition: the i-th buffers of all partitions are reduced together
+    List<float[]> small = randomArrays(777, 21);
+    List<float[]> large = randomArrays(70_001, 22);
+    List<float[]> interleaved = new ArrayList<>();
+    for (int p = 0; p < PARTITIONS; p++) {
+      interleaved.add(small.get(p));
+      interleaved.add(large.get(p));
+    }
+    JavaRDD<DeviceBuffer> bufs = SparkBuffers.fromFloatArrays(sc.parallelize(interleaved, PARTITIONS));
+    List<float[]> out =
+        SparkBuffers.toFloatArrays(SparkCCL.allReduce(bufs, DataType.FLOAT32, ReduceOp.SUM))
+            .collect();
+    assertEquals(2 * PARTITIONS, out.size());
+    for (int k = 0; k < out.size(); k++) {
+      List<float[]> inputs = k % 2 == 0 ? small : large;
+      for (int i = 0; i < inputs.get(0).length; i++) {
+        double ref = 0;
+        for (float[] in : inputs) {
+          ref += in[i];
+        }
+        assertEquals(ref, out.get(k)[i], 1e-5 * ref, "result " + k + " element " + i);
+      }
+    }
+
+    SplittableRandom rnd = new SplittableRandom(5);
+    List<double[]> doubles = new ArrayList<>();
+    for (int p = 0; p < PARTITIONS; p++) {
+      doubles.add(rnd.doubles(1001, -1, 1).toArray());
+    }
+    List<double[]> mins =
+        SparkBuffers.toDoubleArrays(
+                SparkCCL.allReduce(
+                    SparkBuffers.fromDoubleArrays(sc.parallelize(doubles, PARTITIONS)),
+                    DataType.FLOAT64,
+                    ReduceOp.MIN))
+            .collect();
+    for (double[] m : mins) {
+      for (int i = 0; i < m.length; i++) {
+        double ref = Double.POSITIVE_INFINITY;
+        for (double[] d : doubles) {
+          ref = Math.min(ref, d[i]);
+        }
+        assertEquals(ref, m[i], "min element " + i);
+      }
+    }
+  }
+
+  @Test
+  void bufferRddBroadcastAllGatherAndReduceScatterMatchTheReference() {
+    int n = 1200;
+    List<float[]> inputs = randomArrays(n, 31);
+    JavaRDD<DeviceBuffer> bufs =
+        SparkBuffers.fromFloatArrays(sc.parallelize(inputs, PARTITIONS)).cache();
+    List<float[]> bcast =
+        SparkBuffers.toFloatArrays(SparkCCL.broadcast(bufs, DataType.FLOAT32, 1)).collect();
+    List<float[]> gathered =
+        SparkBuffers.toFloatArrays(SparkCCL.allGather(bufs, DataType.FLOAT32)).collect();
+    List<float[]> scattered =
+        SparkBuffers.toFloatArrays(SparkCCL.reduceScatter(bufs, DataType.FLOAT32, ReduceOp.MAX))
+            .collect();
+    int block = n / PARTITIONS;
+    for (int p = 0; p < PARTITIONS; p++) {
+      assertTrue(java.util.Arrays.equals(inputs.get(1), bcast.get(p)), "broadcast " + p);
+      for (int k = 0; k < PARTITIONS; k++) {
+        float[] part = java.util.Arrays.copyOfRange(gathered.get(p), k * n, (k + 1) * n);
+        assertTrue(java.util.Arrays.equals(inputs.get(k), part), "allGather " + k + " in " + p);
+      }
+      for (int i = 0; i < block; i++) {
+        float ref = Float.NEGATIVE_INFINITY;
+        for (float[] in : inputs) {
+          ref = Math.max(ref, in[p * block + i]);
+        }
+        assertEquals(ref, scattered.get(p)[i], "reduceScatter " + p + "/" + i);
+      }
+    }
+    assertThrows(
+        IllegalArgumentException.class, () -> SparkCCL.broadcast(bufs, DataType.FLOAT32, 4));
+    bufs.unpersist();
+  }
+
+  @Test
+  void partitionsWithDifferentBufferCountsFailNamingThePartitions() {
+    List<float[]> inputs = new ArrayList<>(randomArrays(10, 41));
+    inputs.add(new float[10]); // the last partition gets two arrays
+    Exception e =
+        assertThrows(
+            Exception.class,
+            () -> SparkCCL.allReduce(sc.parallelize(inputs, PARTITIONS), ReduceOp.SUM).collect());
+    assertTrue(
+        String.valueOf(e.getMessage()).contains("partition(s) [3] hold 2 buffer(s)"),
+        e.getMessage());
+    Exception odd =
+        assertThrows(
+            Exception.class,
+            () -> SparkCCL.reduceScatter(sc.parallelize(randomArrays(6, 1), PARTITIONS), ReduceOp.SUM)
+                .collect());
+    assertTrue(
+        String.valueOf(odd.getMessage()).contains("expects a multiple of the 4 partitions"),
+        odd.getMessage());
+  }
+
+  @Test
+  void aDatasetArrayColumnBecomesBuffersAndIsReduced() {
+    SparkSession spark = SparkSession.builder().sparkContext(sc.sc()).getOrCreate();
+    int n = 300;
+    List<float[]> arrays = randomArrays(n, 51);
+    List<Row> rows = new ArrayList<>();
+    for (int p = 0; p < PARTITIONS; p++) {
+      rows.add(RowFactory.create(p, arrays.get(p)));
+    }
+    StructType schema =
+        new StructType()
+            .add("id", DataTypes.IntegerType)
+            .add("gradient", DataTypes.createArrayType(DataTypes.FloatType, false));
+    // one row per partition
+    Dataset<Row> df = spark.createDataFrame(sc.parallelize(rows, PARTITIONS), schema);
+    assertEquals(DataType.FLOAT32, SparkBuffers.dataType(df, "gradient"));
+    List<float[]> out =
+        SparkBuffers.toFloatArrays(
+                SparkCCL.allReduce(
+                    SparkBuffers.fromArrayColumn(df, "gradient"), DataType.FLOAT32, ReduceOp.SUM))
+            .collect();
+    assertEquals(PARTITIONS, out.size());
+    for (float[] o : out) {
+      for (int i = 0; i < n; i++) {
+        double ref = 0;
+        for (float[] a : arrays) {
+          ref += a[i];
+        }
+        assertEquals(ref, o[i], 1e-5 * ref, "element " + i);
+      }
+    }
+    IllegalArgumentException wrong =
+        assertThrows(IllegalArgumentException.class, () -> SparkBuffers.dataType(df, "id"));
+    assertTrue(wrong.getMessage().contains("expected array<float> or array<double>"), wrong.getMessage());
+    assertThrows(IllegalArgumentException.class, () -> SparkBuffers.dataType(df, "nope"));
   }
 }

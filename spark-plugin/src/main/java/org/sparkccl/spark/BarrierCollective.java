@@ -1,0 +1,116 @@
+package org.sparkccl.spark;
+
+import java.io.Serializable;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+import org.apache.spark.BarrierTaskContext;
+import org.sparkccl.Communicator;
+import org.sparkccl.device.Device;
+import org.sparkccl.device.DeviceBuffer;
+import scala.jdk.javaapi.CollectionConverters;
+import scala.runtime.AbstractFunction1;
+
+/**
+ * One barrier task's part of an RDD collective: check that every partition brings the same
+ * buffers, join the communicator, run the collective on each buffer in turn.
+ */
+final class BarrierCollective {
+  private BarrierCollective() {}
+
+  /**
+   * Runs {@code spec} on this task's {@code inputs} and returns new result buffers on the same
+   * device (closed again if the collective fails).
+   */
+  static List<DeviceBuffer> run(CollectiveSpec spec, List<DeviceBuffer> inputs) {
+    BarrierTaskContext context = BarrierTaskContext.get();
+    int ranks = context.numPartitions();
+    PartitionShapes.checkAgree(context, PartitionShapes.describe(inputs), spec.kind().apiName);
+    // The partitions agree, so each finds the same unusable buffer and fails alike.
+    for (DeviceBuffer in : inputs) {
+      String unfit = spec.unfit(in.byteSize(), ranks);
+      if (unfit != null) {
+        throw new IllegalArgumentException(
+            "SparkCCL " + spec.kind().apiName + " on " + spec.dtype() + ": a buffer of " + unfit);
+      }
+    }
+    Communicator comm = SparkCCL.communicator(context);
+    List<DeviceBuffer> outputs = new ArrayList<>();
+    try {
+      for (DeviceBuffer in : inputs) {
+        DeviceBuffer out = in.device().allocate(spec.outBytes(in.byteSize(), ranks));
+        outputs.add(out);
+        long count = in.byteSize() / spec.dtype().size();
+        switch (spec.kind()) {
+          case ALL_REDUCE -> comm.allReduce(in, out, count, spec.dtype(), spec.op());
+          case BROADCAST -> comm.broadcast(in, out, count, spec.dtype(), spec.root());
+          case ALL_GATHER -> comm.allGather(in, out, count, spec.dtype());
+          case REDUCE_SCATTER -> comm.reduceScatter(in, out, count / ranks, spec.dtype(), spec.op());
+        }
+      }
+      return outputs;
+    } catch (RuntimeException e) {
+      outputs.forEach(DeviceBuffer::close);
+      throw e;
+    }
+  }
+
+  private static <T> List<T> drain(scala.collection.Iterator<T> input) {
+    List<T> items = new ArrayList<>();
+    Iterator<T> it = CollectionConverters.asJava(input);
+    it.forEachRemaining(items::add);
+    return items;
+  }
+
+  /** The stage function on device buffers: inputs untouched, results are new buffers. */
+  static final class OnBuffers
+      extends AbstractFunction1<
+          scala.collection.Iterator<DeviceBuffer>, scala.collection.Iterator<DeviceBuffer>>
+      implements Serializable {
+    private final CollectiveSpec spec;
+
+    OnBuffers(CollectiveSpec spec) {
+      this.spec = spec;
+    }
+
+    @Override
+    public scala.collection.Iterator<DeviceBuffer> apply(
+        scala.collection.Iterator<DeviceBuffer> input) {
+      return CollectionConverters.asScala(run(spec, drain(input)).iterator());
+    }
+  }
+
+  /**
+   * The stage function on float arrays: copies them into buffers on the task's device, runs the
+   * collective and copies the results back, releasing every buffer before it returns.
+   */
+  static final class OnFloatArrays
+      extends AbstractFunction1<scala.collection.Iterator<float[]>, scala.collection.Iterator<float[]>>
+      implements Serializable {
+    private final CollectiveSpec spec;
+
+    OnFloatArrays(CollectiveSpec spec) {
+      this.spec = spec;
+    }
+
+    @Override
+    public scala.collection.Iterator<float[]> apply(scala.collection.Iterator<float[]> input) {
+      Device device = ExecutorEngine.get().deviceFor(BarrierTaskContext.get().resourcesJMap());
+      List<DeviceBuffer> buffers = new ArrayList<>();
+      try {
+        for (float[] a : drain(input)) {
+          buffers.add(HostArrays.toBuffer(a, device));
+        }
+        List<DeviceBuffer> results = run(spec, buffers);
+        List<float[]> arrays = new ArrayList<>();
+        for (DeviceBuffer r : results) {
+          arrays.add(HostArrays.toFloats(r));
+          r.close();
+        }
+        return CollectionConverters.asScala(arrays.iterator());
+      } finally {
+        buffers.forEach(DeviceBuffer::close);
+      }
+    }
+  }
+}

@@ -1,0 +1,92 @@
+package org.sparkccl.spark;
+
+import java.util.Map;
+import org.apache.logging.log4j.LogManager;
+import org.apache.logging.log4j.Logger;
+import org.apache.spark.SparkConf;
+import org.apache.spark.SparkEnv;
+import org.apache.spark.resource.ResourceInformation;
+import org.sparkccl.config.CclConfig;
+import org.sparkccl.device.Device;
+
+/**
+ * What the executor plugin boots once per executor JVM and every barrier task of it shares: the
+ * engine configuration read from {@code spark.ccl.*} and the chosen device. Without the plugin
+ * (it is optional for local tests) the first task boots it from the executor's conf instead.
+ */
+public final class ExecutorEngine {
+  private static final Logger LOG = LogManager.getLogger(ExecutorEngine.class);
+  private static volatile ExecutorEngine current;
+
+  private final CclConfig config;
+  private final String deviceMode;
+  private final DeviceChoice device;
+
+  private ExecutorEngine(CclConfig config, String deviceMode, DeviceChoice device) {
+    this.config = config;
+    this.deviceMode = deviceMode;
+    this.device = device;
+  }
+
+  /**
+   * Boots the engine of this executor from its conf and resources (Spark's {@code gpu} entry,
+   * when present, names the GPU); logs one line saying which device and why.
+   */
+  static synchronized ExecutorEngine boot(
+      SparkConf conf, Map<String, ResourceInformation> resources, String executorId) {
+    CclConfig config = SparkConfKeys.engineConfig(conf);
+    String mode = conf.get(SparkConfKeys.DEVICE, DeviceChoice.AUTO);
+    DeviceChoice choice = DeviceChoice.choose(mode, gpuAddresses(resources), SparkConfKeys.gpuBackend());
+    current = new ExecutorEngine(config, mode, choice);
+    LOG.info(
+        "SparkCCL engine on executor {}: device {} ({}), config {}",
+        executorId, choice.device().name(), choice.reason(), config);
+    return current;
+  }
+
+  /** The booted engine; boots it from {@code SparkEnv}'s conf when the plugin did not. */
+  public static ExecutorEngine get() {
+    ExecutorEngine e = current;
+    if (e != null) {
+      return e;
+    }
+    synchronized (ExecutorEngine.class) {
+      if (current == null) {
+        SparkEnv env = SparkEnv.get();
+        boot(env.conf(), Map.of(), env.executorId());
+      }
+      return current;
+    }
+  }
+
+  /** Forgets the booted engine when the executor shuts down. */
+  static synchronized void shutdown() {
+    current = null;
+  }
+
+  public CclConfig config() {
+    return config;
+  }
+
+  /** The executor's device: its {@code gpu} resource when usable, else host memory. */
+  public Device device() {
+    return device.device();
+  }
+
+  /**
+   * The device for one task: the task's own {@code gpu} resource address when Spark assigned one
+   * (several GPU tasks per executor), else the executor's.
+   */
+  public Device deviceFor(Map<String, ResourceInformation> taskResources) {
+    String[] addresses = gpuAddresses(taskResources);
+    if (addresses.length == 0) {
+      return device.device();
+    }
+    return DeviceChoice.choose(deviceMode, addresses, SparkConfKeys.gpuBackend()).device();
+  }
+
+  private static String[] gpuAddresses(Map<String, ResourceInformation> resources) {
+    ResourceInformation gpu = resources == null ? null : resources.get("gpu");
+    return gpu == null ? new String[0] : gpu.addresses();
+  }
+}

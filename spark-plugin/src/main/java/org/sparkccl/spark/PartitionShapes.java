@@ -1,0 +1,46 @@
+package org.sparkccl.spark;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Collectors;
+import org.apache.spark.BarrierTaskContext;
+import org.sparkccl.device.DeviceBuffer;
+
+/**
+ * Makes sure every partition of a barrier stage brings the same buffers (count and sizes) before
+ * any rank starts a collective, so a disagreement fails every task with a message naming the
+ * partitions instead of leaving some of them waiting. One {@code allGather} round.
+ */
+final class PartitionShapes {
+  private PartitionShapes() {}
+
+  /** This partition's buffers as {@code n x [b0, b1, ...] bytes}. */
+  static String describe(List<DeviceBuffer> buffers) {
+    return buffers.size() + " buffer(s) of "
+        + buffers.stream().map(b -> Long.toString(b.byteSize())).collect(Collectors.joining(", ", "[", "]"))
+        + " bytes";
+  }
+
+  /**
+   * Exchanges this partition's description with every other partition and throws, in every task
+   * alike, when they differ.
+   */
+  static void checkAgree(BarrierTaskContext context, String mine, String collective) {
+    String[] all = context.allGather(mine);
+    Map<String, List<Integer>> byShape = new LinkedHashMap<>();
+    for (int p = 0; p < all.length; p++) {
+      byShape.computeIfAbsent(all[p], k -> new ArrayList<>()).add(p);
+    }
+    if (byShape.size() > 1) {
+      String groups =
+          byShape.entrySet().stream()
+              .map(e -> "partition(s) " + e.getValue() + " hold " + e.getKey())
+              .collect(Collectors.joining("; "));
+      throw new IllegalArgumentException(
+          "SparkCCL " + collective + ": the partitions disagree: " + groups + ". Every partition"
+              + " must hold the same number of buffers with the same sizes.");
+    }
+  }
+}
