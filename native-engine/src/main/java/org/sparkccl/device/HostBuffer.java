@@ -6,6 +6,7 @@ import java.nio.ByteBuffer;
 public final class HostBuffer implements DeviceBuffer {
   private final ByteBuffer memory;
   private volatile boolean closed;
+  private boolean freed;
   private int users;
 
   HostBuffer(long bytes) {
@@ -32,8 +33,11 @@ public final class HostBuffer implements DeviceBuffer {
   }
 
   /** The memory itself, native byte order; for host kernels and tests, not for general use. */
-  public ByteBuffer memory() {
-    checkOpen();
+  public synchronized ByteBuffer memory() {
+    // A collective that still holds the buffer keeps its memory, even after close().
+    if (freed) {
+      throw new IllegalStateException("buffer is closed");
+    }
     return memory;
   }
 
@@ -75,26 +79,33 @@ public final class HostBuffer implements DeviceBuffer {
     users++;
   }
 
-  /** Ends one {@link #retain()}. */
+  /** Ends one {@link #retain()}; frees the memory if {@link #close()} came in the meantime. */
   public synchronized void release() {
     users--;
+    if (users == 0 && closed && !freed) {
+      free();
+    }
   }
 
   /**
-   * Releases the memory; idempotent.
-   *
-   * @throws IllegalStateException while a collective still uses the buffer
+   * Releases the memory; idempotent. While a collective still uses the buffer (a caller gave up
+   * on it after a failure, say) the buffer closes at once but its memory is freed only when the
+   * collective lets go, so no kernel ever touches freed memory and nothing is left behind.
    */
   @Override
   public synchronized void close() {
-    if (users > 0) {
-      throw new IllegalStateException(
-          "buffer is in use by " + users + " unfinished collective(s); wait for them first");
+    if (closed) {
+      return;
     }
-    if (!closed) {
-      closed = true;
-      DirectMemory.free(memory);
+    closed = true;
+    if (users == 0) {
+      free();
     }
+  }
+
+  private void free() {
+    freed = true;
+    DirectMemory.free(memory);
   }
 
   @Override

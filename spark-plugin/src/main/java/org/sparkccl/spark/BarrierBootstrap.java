@@ -1,15 +1,13 @@
 package org.sparkccl.spark;
 
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.Base64;
 import org.apache.spark.BarrierTaskContext;
 import org.sparkccl.bootstrap.Bootstrap;
 
 /**
  * The engine's bootstrap inside a barrier task: rank = partition id, ranks = partitions, and
- * {@link BarrierTaskContext#allGather(String)} for the exchange (bytes travel as Base64). Spark
- * bounds the allGather by {@code spark.barrier.sync.timeout}, not by the engine's timeout.
+ * {@link TaskAllGather} for the exchange (the driver plugin's rendezvous, bounded by the engine's
+ * timeout, or {@code BarrierTaskContext.allGather} without the plugin).
  */
 final class BarrierBootstrap implements Bootstrap {
   private final BarrierTaskContext context;
@@ -30,12 +28,7 @@ final class BarrierBootstrap implements Bootstrap {
 
   @Override
   public byte[][] allGather(byte[] mine, Duration timeout) {
-    String[] all = context.allGather(Base64.getEncoder().encodeToString(mine));
-    byte[][] out = new byte[all.length][];
-    for (int r = 0; r < all.length; r++) {
-      out[r] = Base64.getDecoder().decode(all[r].getBytes(StandardCharsets.US_ASCII));
-    }
-    return out;
+    return TaskAllGather.allGather(context, mine, timeout);
   }
 
   /** The executor's address as Spark knows it, so peers on other hosts can reach this rank. */

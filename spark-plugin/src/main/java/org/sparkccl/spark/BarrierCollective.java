@@ -4,6 +4,8 @@ import java.io.Serializable;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
+import org.apache.logging.log4j.LogManager;
+import org.apache.logging.log4j.Logger;
 import org.apache.spark.BarrierTaskContext;
 import org.sparkccl.Communicator;
 import org.sparkccl.device.Device;
@@ -16,6 +18,8 @@ import scala.runtime.AbstractFunction1;
  * buffers, join the communicator, run the collective on each buffer in turn.
  */
 final class BarrierCollective {
+  private static final Logger LOG = LogManager.getLogger(BarrierCollective.class);
+
   private BarrierCollective() {}
 
   /**
@@ -25,7 +29,10 @@ final class BarrierCollective {
   static List<DeviceBuffer> run(CollectiveSpec spec, List<DeviceBuffer> inputs) {
     BarrierTaskContext context = BarrierTaskContext.get();
     int ranks = context.numPartitions();
-    PartitionShapes.checkAgree(context, PartitionShapes.describe(inputs), spec.kind().apiName);
+    long t0 = System.nanoTime();
+    PartitionShapes.checkAgree(
+        context, PartitionShapes.describe(inputs), spec.kind().apiName,
+        ExecutorEngine.get().config().timeout());
     // The partitions agree, so each finds the same unusable buffer and fails alike.
     for (DeviceBuffer in : inputs) {
       String unfit = spec.unfit(in.byteSize(), ranks);
@@ -34,7 +41,9 @@ final class BarrierCollective {
             "SparkCCL " + spec.kind().apiName + " on " + spec.dtype() + ": a buffer of " + unfit);
       }
     }
+    long t1 = System.nanoTime();
     Communicator comm = SparkCCL.communicator(context);
+    long t2 = System.nanoTime();
     List<DeviceBuffer> outputs = new ArrayList<>();
     try {
       for (DeviceBuffer in : inputs) {
@@ -48,6 +57,10 @@ final class BarrierCollective {
           case REDUCE_SCATTER -> comm.reduceScatter(in, out, count / ranks, spec.dtype(), spec.op());
         }
       }
+      LOG.info(
+          "rank {}/{} {}: {} buffer(s), agreement {} ms, communicator {} ms, collectives {} ms",
+          comm.rank(), ranks, spec.kind().apiName, inputs.size(), (t1 - t0) / 1_000_000,
+          (t2 - t1) / 1_000_000, (System.nanoTime() - t2) / 1_000_000);
       return outputs;
     } catch (RuntimeException e) {
       outputs.forEach(DeviceBuffer::close);

@@ -5,6 +5,7 @@ import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
 import org.apache.spark.SparkConf;
 import org.apache.spark.SparkEnv;
+import org.apache.spark.api.plugin.PluginContext;
 import org.apache.spark.resource.ResourceInformation;
 import org.sparkccl.config.CclConfig;
 import org.sparkccl.device.Device;
@@ -21,11 +22,14 @@ public final class ExecutorEngine {
   private final CclConfig config;
   private final String deviceMode;
   private final DeviceChoice device;
+  private final PluginContext plugin;
 
-  private ExecutorEngine(CclConfig config, String deviceMode, DeviceChoice device) {
+  private ExecutorEngine(
+      CclConfig config, String deviceMode, DeviceChoice device, PluginContext plugin) {
     this.config = config;
     this.deviceMode = deviceMode;
     this.device = device;
+    this.plugin = plugin;
   }
 
   /**
@@ -33,11 +37,12 @@ public final class ExecutorEngine {
    * when present, names the GPU); logs one line saying which device and why.
    */
   static synchronized ExecutorEngine boot(
-      SparkConf conf, Map<String, ResourceInformation> resources, String executorId) {
+      SparkConf conf, Map<String, ResourceInformation> resources, String executorId,
+      PluginContext plugin) {
     CclConfig config = SparkConfKeys.engineConfig(conf);
     String mode = conf.get(SparkConfKeys.DEVICE, DeviceChoice.AUTO);
     DeviceChoice choice = DeviceChoice.choose(mode, gpuAddresses(resources), SparkConfKeys.gpuBackend());
-    current = new ExecutorEngine(config, mode, choice);
+    current = new ExecutorEngine(config, mode, choice, plugin);
     LOG.info(
         "SparkCCL engine on executor {}: device {} ({}), config {}",
         executorId, choice.device().name(), choice.reason(), config);
@@ -53,7 +58,7 @@ public final class ExecutorEngine {
     synchronized (ExecutorEngine.class) {
       if (current == null) {
         SparkEnv env = SparkEnv.get();
-        boot(env.conf(), Map.of(), env.executorId());
+        boot(env.conf(), Map.of(), env.executorId(), null);
       }
       return current;
     }
@@ -62,6 +67,11 @@ public final class ExecutorEngine {
   /** Forgets the booted engine when the executor shuts down. */
   static synchronized void shutdown() {
     current = null;
+  }
+
+  /** The plugin's channel to the driver, or {@code null} when the plugin is not enabled. */
+  PluginContext pluginContext() {
+    return plugin;
   }
 
   public CclConfig config() {

@@ -1,5 +1,6 @@
 package org.sparkccl.spark;
 
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -11,7 +12,7 @@ import org.sparkccl.device.DeviceBuffer;
 /**
  * Makes sure every partition of a barrier stage brings the same buffers (count and sizes) before
  * any rank starts a collective, so a disagreement fails every task with a message naming the
- * partitions instead of leaving some of them waiting. One {@code allGather} round.
+ * partitions instead of leaving some of them waiting. One all-gather round ({@link TaskAllGather}).
  */
 final class PartitionShapes {
   private PartitionShapes() {}
@@ -27,8 +28,14 @@ final class PartitionShapes {
    * Exchanges this partition's description with every other partition and throws, in every task
    * alike, when they differ.
    */
-  static void checkAgree(BarrierTaskContext context, String mine, String collective) {
-    String[] all = context.allGather(mine);
+  static void checkAgree(
+      BarrierTaskContext context, String mine, String collective, java.time.Duration timeout) {
+    byte[][] gathered =
+        TaskAllGather.allGather(context, mine.getBytes(StandardCharsets.UTF_8), timeout);
+    String[] all = new String[gathered.length];
+    for (int p = 0; p < all.length; p++) {
+      all[p] = new String(gathered[p], StandardCharsets.UTF_8);
+    }
     Map<String, List<Integer>> byShape = new LinkedHashMap<>();
     for (int p = 0; p < all.length; p++) {
       byShape.computeIfAbsent(all[p], k -> new ArrayList<>()).add(p);

@@ -18,18 +18,29 @@ import org.sparkccl.EngineStats;
  * <p>Driver side: fails fast where barrier mode cannot work (dynamic allocation, a fractional GPU
  * per task while the GPU backend is asked for) and checks the {@code spark.ccl.*} keys; the
  * task-slot check runs when a collective is submitted ({@link SparkCCL}), since only then is the
- * partition count known. Executor side: boots the engine once per executor ({@link
+ * partition count known. The driver side also keeps the barrier tasks' rendezvous ({@link
+ * Rendezvous}), which makes forming a communicator take milliseconds instead of Spark's
+ * one-second barrier polling. Executor side: boots the engine once per executor ({@link
  * ExecutorEngine}: configuration and device, chosen from the executor's {@code gpu} resource) and
  * publishes the engine's counters in Spark's metrics system.
  */
 public final class SparkCCLPlugin implements SparkPlugin {
   @Override
   public DriverPlugin driverPlugin() {
+    Rendezvous rendezvous = new Rendezvous();
     return new DriverPlugin() {
       @Override
       public Map<String, String> init(SparkContext sc, PluginContext ctx) {
         checkDriverConf(sc.getConf());
         return Map.of();
+      }
+
+      @Override
+      public Object receive(Object message) {
+        if (message instanceof byte[] post) {
+          return rendezvous.handle(Rendezvous.Post.decode(post)).encode();
+        }
+        throw new IllegalArgumentException("SparkCCL driver plugin: unknown message " + message);
       }
     };
   }
@@ -39,7 +50,7 @@ public final class SparkCCLPlugin implements SparkPlugin {
     return new ExecutorPlugin() {
       @Override
       public void init(PluginContext ctx, Map<String, String> extraConf) {
-        ExecutorEngine.boot(ctx.conf(), ctx.resources(), ctx.executorID());
+        ExecutorEngine.boot(ctx.conf(), ctx.resources(), ctx.executorID(), ctx);
         registerMetrics(ctx.metricRegistry());
       }
 
