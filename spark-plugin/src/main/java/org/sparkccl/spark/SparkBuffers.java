@@ -110,7 +110,7 @@ public final class SparkBuffers {
     }
   }
 
-  private static Device taskDevice() {
+  static Device taskDevice() {
     TaskContext task = TaskContext.get();
     ExecutorEngine engine = ExecutorEngine.get();
     return task == null ? engine.device() : engine.deviceFor(task.resourcesJMap());
