@@ -23,10 +23,11 @@ final class BarrierCollective {
   private BarrierCollective() {}
 
   /**
-   * Runs {@code spec} on this task's {@code inputs} and returns new result buffers on the same
-   * device (closed again if the collective fails).
+   * Runs {@code spec} on this task's {@code inputs} and returns the result buffers: new buffers
+   * on the same device (closed again if the collective fails), or with {@code inPlace} the
+   * inputs themselves where the result has their size (allReduce, broadcast).
    */
-  static List<DeviceBuffer> run(CollectiveSpec spec, List<DeviceBuffer> inputs) {
+  static List<DeviceBuffer> run(CollectiveSpec spec, List<DeviceBuffer> inputs, boolean inPlace) {
     BarrierTaskContext context = BarrierTaskContext.get();
     int ranks = context.numPartitions();
     long t0 = System.nanoTime();
@@ -47,7 +48,9 @@ final class BarrierCollective {
     List<DeviceBuffer> outputs = new ArrayList<>();
     try {
       for (DeviceBuffer in : inputs) {
-        DeviceBuffer out = in.device().allocate(spec.outBytes(in.byteSize(), ranks));
+        long outBytes = spec.outBytes(in.byteSize(), ranks);
+        DeviceBuffer out =
+            inPlace && outBytes == in.byteSize() ? in : in.device().allocate(outBytes);
         outputs.add(out);
         long count = in.byteSize() / spec.dtype().size();
         switch (spec.kind()) {
@@ -63,7 +66,7 @@ final class BarrierCollective {
           (t2 - t1) / 1_000_000, (System.nanoTime() - t2) / 1_000_000);
       return outputs;
     } catch (RuntimeException e) {
-      outputs.forEach(DeviceBuffer::close);
+      outputs.stream().filter(out -> !inputs.contains(out)).forEach(DeviceBuffer::close);
       throw e;
     }
   }
@@ -89,7 +92,7 @@ final class BarrierCollective {
     @Override
     public scala.collection.Iterator<DeviceBuffer> apply(
         scala.collection.Iterator<DeviceBuffer> input) {
-      return CollectionConverters.asScala(run(spec, drain(input)).iterator());
+      return CollectionConverters.asScala(run(spec, drain(input), false).iterator());
     }
   }
 
@@ -114,7 +117,8 @@ final class BarrierCollective {
         for (float[] a : drain(input)) {
           buffers.add(HostArrays.toBuffer(a, device));
         }
-        List<DeviceBuffer> results = run(spec, buffers);
+        // the buffers are this function's own, so allReduce and broadcast work in place
+        List<DeviceBuffer> results = run(spec, buffers, true);
         List<float[]> arrays = new ArrayList<>();
         for (DeviceBuffer r : results) {
           arrays.add(HostArrays.toFloats(r));

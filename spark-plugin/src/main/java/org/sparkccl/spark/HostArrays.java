@@ -4,10 +4,12 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import org.sparkccl.device.Device;
 import org.sparkccl.device.DeviceBuffer;
+import org.sparkccl.device.HostBuffer;
 
 /**
  * Copies Java arrays into device buffers and back, through a small native-order window, so the
- * same code serves host memory and GPU memory (whose buffers only copy to and from host).
+ * same code serves host memory and GPU memory (whose buffers only copy to and from host). Float
+ * arrays and host buffers, the main job's case, take one direct copy instead.
  */
 final class HostArrays {
   private static final int WINDOW_BYTES = 1 << 20;
@@ -16,6 +18,10 @@ final class HostArrays {
 
   static DeviceBuffer toBuffer(float[] a, Device device) {
     DeviceBuffer buf = device.allocate(4L * a.length);
+    if (buf instanceof HostBuffer host) { // host memory: one copy, no window
+      host.memory().asFloatBuffer().put(0, a);
+      return buf;
+    }
     ByteBuffer window = window(4L * a.length);
     int per = window.capacity() / 4;
     for (int i = 0; i < a.length; i += per) {
@@ -44,6 +50,10 @@ final class HostArrays {
 
   static float[] toFloats(DeviceBuffer buf) {
     float[] a = new float[checkedLength(buf, 4)];
+    if (buf instanceof HostBuffer host) {
+      host.memory().asFloatBuffer().get(0, a);
+      return a;
+    }
     ByteBuffer window = window(buf.byteSize());
     int per = window.capacity() / 4;
     for (int i = 0; i < a.length; i += per) {
