@@ -14,6 +14,11 @@ import org.sparkccl.device.HostBuffer;
 final class HostArrays {
   private static final int WINDOW_BYTES = 1 << 20;
 
+  /** Moves elements {@code [from, from + n)} of an array into or out of the window. */
+  private interface WindowStep {
+    void apply(ByteBuffer window, int from, int n);
+  }
+
   private HostArrays() {}
 
   static DeviceBuffer toBuffer(float[] a, Device device) {
@@ -22,29 +27,13 @@ final class HostArrays {
       host.memory().asFloatBuffer().put(0, a);
       return buf;
     }
-    ByteBuffer window = window(4L * a.length);
-    int per = window.capacity() / 4;
-    for (int i = 0; i < a.length; i += per) {
-      int n = Math.min(per, a.length - i);
-      window.clear();
-      window.asFloatBuffer().put(a, i, n);
-      window.limit(4 * n);
-      buf.copyFromHost(window, 4L * i);
-    }
+    copyIn(buf, a.length, 4, (w, from, n) -> w.asFloatBuffer().put(a, from, n));
     return buf;
   }
 
   static DeviceBuffer toBuffer(double[] a, Device device) {
     DeviceBuffer buf = device.allocate(8L * a.length);
-    ByteBuffer window = window(8L * a.length);
-    int per = window.capacity() / 8;
-    for (int i = 0; i < a.length; i += per) {
-      int n = Math.min(per, a.length - i);
-      window.clear();
-      window.asDoubleBuffer().put(a, i, n);
-      window.limit(8 * n);
-      buf.copyFromHost(window, 8L * i);
-    }
+    copyIn(buf, a.length, 8, (w, from, n) -> w.asDoubleBuffer().put(a, from, n));
     return buf;
   }
 
@@ -54,28 +43,37 @@ final class HostArrays {
       host.memory().asFloatBuffer().get(0, a);
       return a;
     }
-    ByteBuffer window = window(buf.byteSize());
-    int per = window.capacity() / 4;
-    for (int i = 0; i < a.length; i += per) {
-      int n = Math.min(per, a.length - i);
-      window.clear().limit(4 * n);
-      buf.copyToHost(4L * i, window);
-      window.asFloatBuffer().get(a, i, n);
-    }
+    copyOut(buf, a.length, 4, (w, from, n) -> w.asFloatBuffer().get(a, from, n));
     return a;
   }
 
   static double[] toDoubles(DeviceBuffer buf) {
     double[] a = new double[checkedLength(buf, 8)];
-    ByteBuffer window = window(buf.byteSize());
-    int per = window.capacity() / 8;
-    for (int i = 0; i < a.length; i += per) {
-      int n = Math.min(per, a.length - i);
-      window.clear().limit(8 * n);
-      buf.copyToHost(8L * i, window);
-      window.asDoubleBuffer().get(a, i, n);
-    }
+    copyOut(buf, a.length, 8, (w, from, n) -> w.asDoubleBuffer().get(a, from, n));
     return a;
+  }
+
+  private static void copyIn(DeviceBuffer buf, int length, int elementBytes, WindowStep fill) {
+    ByteBuffer window = window((long) length * elementBytes);
+    int per = window.capacity() / elementBytes;
+    for (int i = 0; i < length; i += per) {
+      int n = Math.min(per, length - i);
+      window.clear();
+      fill.apply(window, i, n);
+      window.limit(n * elementBytes);
+      buf.copyFromHost(window, (long) i * elementBytes);
+    }
+  }
+
+  private static void copyOut(DeviceBuffer buf, int length, int elementBytes, WindowStep drain) {
+    ByteBuffer window = window((long) length * elementBytes);
+    int per = window.capacity() / elementBytes;
+    for (int i = 0; i < length; i += per) {
+      int n = Math.min(per, length - i);
+      window.clear().limit(n * elementBytes);
+      buf.copyToHost((long) i * elementBytes, window);
+      drain.apply(window, i, n);
+    }
   }
 
   private static int checkedLength(DeviceBuffer buf, int elementBytes) {
