@@ -1028,6 +1028,10 @@ public final class Communicator implements AutoCloseable {
     }
     proxy.dropAll();
     proxy.close();
+    if (ucx != null) {
+      // before any FIFO is freed: see UcxTransport.close
+      ucx.close(failure != null);
+    }
     boolean stopped = true;
     for (CommChannel ch : channels) {
       if (ch != null) {
@@ -1040,10 +1044,6 @@ public final class Communicator implements AutoCloseable {
     }
     if (transport != null) {
       transport.close();
-    }
-    if (ucx != null) {
-      // after the proxy thread stopped and the connections released their endpoints and slots
-      ucx.close();
     }
     if (!pending.isEmpty()) {
       LOG.error(

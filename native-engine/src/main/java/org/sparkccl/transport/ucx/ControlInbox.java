@@ -44,26 +44,35 @@ final class ControlInbox {
     routes.put(route, connection);
   }
 
-  /** Posts the receive if none is posted; delivers what arrived. Returns whether one did. */
+  /**
+   * Delivers what arrived and keeps one receive posted (a receive may match an already queued
+   * notice at once, so this loops). Returns whether a notice was delivered.
+   */
   boolean poll() {
     boolean delivered = false;
-    if (arrived) {
-      arrived = false;
-      posted = null;
-      deliver();
-      delivered = true;
-    }
-    if (posted == null) {
-      buffer.clear();
-      posted =
-          worker.recvTaggedNonBlocking(
-              buffer, TAG, -1L,
-              new UcxCallback() {
-                @Override
-                public void onSuccess(UcpRequest request) {
-                  arrived = true;
-                }
-              });
+    for (int i = 0; i < 64; i++) {
+      if (arrived) {
+        arrived = false;
+        posted = null;
+        deliver();
+        delivered = true;
+      }
+      if (posted == null) {
+        buffer.clear();
+        posted =
+            worker.recvTaggedNonBlocking(
+                buffer, TAG, -1L,
+                new UcxCallback() {
+                  @Override
+                  public void onSuccess(UcpRequest request) {
+                    arrived = true;
+                  }
+                });
+      }
+      if (!arrived && !posted.isCompleted()) {
+        break;
+      }
+      arrived = true;
     }
     return delivered;
   }

@@ -34,8 +34,8 @@ abstract class UcxConnection {
   /** The peer's side area, unpacked on each endpoint. */
   protected final UcpRemoteKey[] peerSide;
   protected final long peerSideAddress;
-  /** This connection's FIFO slots, registered once; deregistered at close. */
-  protected UcpMemory slots;
+  /** This connection's FIFO slots, registered once by the transport, which releases them. */
+  protected final UcpMemory slots;
   /** A notice UCX may still read from: kept reachable until its send completes. */
   private record Notice(ByteBuffer bytes, UcpRequest request, Completion completion) {}
 
@@ -96,6 +96,10 @@ abstract class UcxConnection {
     }
   }
 
+  protected boolean hasRemoteFailure() {
+    return remoteFailure != null;
+  }
+
   /** Throws what the peer or UCX reported about this connection. */
   protected void checkFailed() {
     if (remoteFailure != null) {
@@ -129,7 +133,7 @@ abstract class UcxConnection {
   }
 
   /**
-   * Releases the endpoints, remote keys and registered slots. Runs on the closing thread after
+   * Releases the endpoints and remote keys. Runs on the closing thread after
    * the proxy thread has stopped (or during start-up, before it ran).
    */
   public void close() {
@@ -146,8 +150,6 @@ abstract class UcxConnection {
       transport.closeEndpoint(endpoints[i]);
       endpoints[i] = null;
     }
-    transport.release(slots);
-    slots = null;
     noticesInFlight.clear();
   }
 

@@ -40,6 +40,15 @@ final class UcxRecvConnection extends UcxConnection implements RecvConnection {
     return new Request(step, data.capacity());
   }
 
+  /**
+   * Whether the sender said it stopped (it failed or closed): it will put nothing more into this
+   * rank's slots, which may then be freed. Entries posted but not used are the danger: a sender
+   * that saw one could still write into memory this rank has freed.
+   */
+  boolean senderStopped() {
+    return peerClosed || hasRemoteFailure();
+  }
+
   @Override
   public void announce(CollectiveCall call) {
     ByteBuffer b = ByteBuffer.allocate(CollectiveCall.BYTES);

@@ -63,6 +63,7 @@ public final class UcxTransport implements AutoCloseable {
   private final List<UcxConnection> connections = new ArrayList<>();
   private volatile Executor onProxy = Runnable::run;
   private RuntimeException raised;
+  private boolean failed;
   private boolean closed;
 
   private UcxTransport(int rank, int qps, int stepSize, UcpContext context, int nChannels) {
@@ -177,7 +178,6 @@ public final class UcxTransport implements AutoCloseable {
     String what = "rank " + rank + " -> rank " + peer + " (channel " + channel + ", ucx)";
     UcxSendConnection c =
         new UcxSendConnection(this, what, peer, channel, qps, info, sendSlots[channel]);
-    sendSlots[channel] = null; // the connection owns it now
     add(c, ControlInbox.route(peer, channel, true));
     return c;
   }
@@ -188,7 +188,6 @@ public final class UcxTransport implements AutoCloseable {
     String what = "rank " + rank + " <- rank " + peer + " (channel " + channel + ", ucx)";
     UcxRecvConnection c =
         new UcxRecvConnection(this, what, peer, channel, info, recvSlots[channel], stepSize);
-    recvSlots[channel] = null;
     add(c, ControlInbox.route(peer, channel, false));
     return c;
   }
@@ -276,24 +275,72 @@ public final class UcxTransport implements AutoCloseable {
     }
   }
 
-  /** Closes an endpoint, flushing it first (bounded wait), as FACTS found clean. */
+  /**
+   * Closes an endpoint: flush first (bounded), as FACTS found clean, so that no operation is
+   * still pending when the worker goes (UCX 1.13 crashed destroying a worker with pending puts);
+   * by force if the flush does not finish (a peer that is gone).
+   */
   void closeEndpoint(UcpEndpoint ep) {
     if (ep == null) {
       return;
     }
     LIVE.decrementAndGet();
     try {
-      UcpRequest r = ep.closeNonBlockingFlush();
-      long end = System.nanoTime() + CLOSE_WAIT_NANOS;
-      while (r != null && !r.isCompleted() && System.nanoTime() < end) {
-        worker.progress();
-      }
-      if (r != null && !r.isCompleted()) {
-        ep.closeNonBlockingForce();
+      if (!progressUntil(ep.closeNonBlockingFlush())) {
+        progressUntil(ep.closeNonBlockingForce());
       }
     } catch (Exception e) {
       // a peer that already went away: the endpoint is released either way
       LOG.debug("rank {}: closing a UCX endpoint: {}", rank, e.toString());
+    }
+  }
+
+  /** Progresses the worker until {@code r} completes, at most {@link #CLOSE_WAIT_NANOS}. */
+  private boolean progressUntil(UcpRequest r) throws Exception {
+    long end = System.nanoTime() + CLOSE_WAIT_NANOS;
+    while (r != null && !r.isCompleted() && System.nanoTime() < end) {
+      worker.progress();
+    }
+    return r == null || r.isCompleted();
+  }
+
+  /**
+   * After a failure, waits (bounded) until every sender to this rank said it stopped, so that no
+   * put lands in slots this rank is about to free (ranks that are threads of one JVM share the
+   * address space; shared-memory puts are plain copies). A sender learns of the failure from this
+   * rank's notice and answers with its own; a dead sender answers nothing and writes nothing.
+   */
+  private void awaitSendersStopped() {
+    long end = System.nanoTime() + CLOSE_WAIT_NANOS;
+    try {
+      while (System.nanoTime() < end) {
+        boolean all = true;
+        for (UcxConnection c : connections) {
+          if (c instanceof UcxRecvConnection r && !r.senderStopped()) {
+            all = false;
+          }
+        }
+        if (all) {
+          return;
+        }
+        worker.progress();
+        inbox.poll();
+      }
+      LOG.debug("rank {}: a sender did not confirm it stopped within 1 s", rank);
+    } catch (Exception e) {
+      LOG.debug("rank {}: waiting for senders to stop: {}", rank, e.toString());
+    }
+  }
+
+  /** Takes the notices still queued (peers' close notices), so UCX has none unmatched at close. */
+  private void drainNotices() {
+    try {
+      for (int i = 0; i < 16; i++) {
+        worker.progress();
+        inbox.poll();
+      }
+    } catch (Exception e) {
+      LOG.debug("rank {}: draining notices at close: {}", rank, e.toString());
     }
   }
 
@@ -316,19 +363,37 @@ public final class UcxTransport implements AutoCloseable {
   }
 
   /**
-   * Releases everything: connections not closed yet, registrations, side areas, the worker and
-   * the context. Call once the proxy thread has stopped. Idempotent.
+   * Releases everything: connections, registrations, side areas, the worker and the context.
+   * Call once the proxy thread has stopped and before any FIFO is freed: once the worker is gone
+   * nothing in this process writes into the registered slots any more (UCX may emulate a put on
+   * shared memory by a copy the target's own worker makes while it progresses). Idempotent.
+   *
+   * @param afterFailure first wait (bounded) for every sender to this rank to say it stopped
    */
-  @Override
-  public void close() {
+  public void close(boolean afterFailure) {
     if (closed) {
       return;
+    }
+    failed = afterFailure;
+    if (failed) {
+      awaitSendersStopped();
     }
     for (UcxConnection c : connections) {
       c.close();
     }
+    drainNotices();
     inbox.close();
+    try {
+      for (int i = 0; i < 16; i++) {
+        worker.progress(); // completes the cancelled receive, so UCX can free it
+      }
+    } catch (Exception e) {
+      LOG.debug("rank {}: progress at close: {}", rank, e.toString());
+    }
     closed = true;
+    // The worker goes first: the registrations outlive everything that could still use them.
+    worker.close();
+    LIVE.decrementAndGet();
     for (int c = 0; c < sides.length; c++) {
       release(sendSlots[c]);
       release(recvSlots[c]);
@@ -341,9 +406,13 @@ public final class UcxTransport implements AutoCloseable {
         sides[c] = null;
       }
     }
-    worker.close();
-    LIVE.decrementAndGet();
     context.close();
     LIVE.decrementAndGet();
+  }
+
+  /** {@link #close(boolean)} after a failure: nothing is flushed. */
+  @Override
+  public void close() {
+    close(true);
   }
 }
