@@ -146,8 +146,9 @@ abstract class UcxConnection {
       peerSide[i] = null;
     }
     releaseKeys();
+    boolean responsive = true;
     for (int i = 0; i < endpoints.length; i++) {
-      transport.closeEndpoint(endpoints[i]);
+      responsive = transport.closeEndpoint(endpoints[i], responsive);
       endpoints[i] = null;
     }
     noticesInFlight.clear();

@@ -63,7 +63,6 @@ public final class UcxTransport implements AutoCloseable {
   private final List<UcxConnection> connections = new ArrayList<>();
   private volatile Executor onProxy = Runnable::run;
   private RuntimeException raised;
-  private boolean failed;
   private boolean closed;
 
   private UcxTransport(int rank, int qps, int stepSize, UcpContext context, int nChannels) {
@@ -276,23 +275,28 @@ public final class UcxTransport implements AutoCloseable {
   }
 
   /**
-   * Closes an endpoint: flush first (bounded), as FACTS found clean, so that no operation is
-   * still pending when the worker goes (UCX 1.13 crashed destroying a worker with pending puts);
-   * by force if the flush does not finish (a peer that is gone).
+   * Closes an endpoint: flush first (bounded) so that no operation is still pending when the
+   * worker goes (UCX 1.13 crashed destroying a worker with pending puts), then one close call:
+   * with a flush when that worked (FACTS found it clean), by force when it did not (a peer that
+   * is gone; the force cancels what is outstanding).
+   *
+   * @param flush false to skip the flush (the peer already proved unresponsive)
+   * @return whether the endpoint flushed
    */
-  void closeEndpoint(UcpEndpoint ep) {
+  boolean closeEndpoint(UcpEndpoint ep, boolean flush) {
     if (ep == null) {
-      return;
+      return true;
     }
     LIVE.decrementAndGet();
+    boolean flushed = false;
     try {
-      if (!progressUntil(ep.closeNonBlockingFlush())) {
-        progressUntil(ep.closeNonBlockingForce());
-      }
+      flushed = flush && progressUntil(ep.flushNonBlocking(new Completion()));
+      progressUntil(flushed ? ep.closeNonBlockingFlush() : ep.closeNonBlockingForce());
     } catch (Exception e) {
       // a peer that already went away: the endpoint is released either way
       LOG.debug("rank {}: closing a UCX endpoint: {}", rank, e.toString());
     }
+    return flushed;
   }
 
   /** Progresses the worker until {@code r} completes, at most {@link #CLOSE_WAIT_NANOS}. */
@@ -374,8 +378,7 @@ public final class UcxTransport implements AutoCloseable {
     if (closed) {
       return;
     }
-    failed = afterFailure;
-    if (failed) {
+    if (afterFailure) {
       awaitSendersStopped();
     }
     for (UcxConnection c : connections) {
