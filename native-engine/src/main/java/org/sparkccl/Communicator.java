@@ -699,8 +699,12 @@ public final class Communicator implements AutoCloseable {
       if (count == 0) {
         return CompletableFuture.completedFuture(null);
       }
+      // Trees run over point-to-point links, which are sockets; with the ring on UCX the tuner's
+      // choice applies only when asked for explicitly (algo=tree).
       boolean tree =
-          nRanks > 1 && tuner.choose(kind, count * dtype.size(), nRanks) == Tuner.Algorithm.TREE;
+          nRanks > 1
+              && (ucx == null || "tree".equals(config.algo()))
+              && tuner.choose(kind, count * dtype.size(), nRanks) == Tuner.Algorithm.TREE;
       // Tree and chain collectives can leave two mismatched ranks both waiting to receive; a
       // kernel stalled in one then announces the call to its ring predecessor (see
       // announceStalled). Ring allReduce, allGather and reduceScatter need no announcement:

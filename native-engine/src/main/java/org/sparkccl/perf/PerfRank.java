@@ -96,8 +96,8 @@ final class PerfRank {
       jitWarmup(ctx);
       for (PerfOp perfOp : operations(o)) {
         if (lead) {
-          printHeader(o, perfOp, o.algo, config);
           System.out.println("# ring transport in use: " + comm.ringTransport());
+          printHeader(o, perfOp, o.algo, config);
         }
         for (long size = o.minBytes; size <= o.maxBytes; size *= o.factor) {
           Row row = measure(ctx, perfOp, size);

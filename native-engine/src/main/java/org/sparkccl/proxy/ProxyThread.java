@@ -6,6 +6,7 @@ import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
 import java.util.Set;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
 import org.apache.logging.log4j.LogManager;
@@ -32,7 +33,7 @@ import org.sparkccl.util.Backoff;
  * poller}. The proxy thread then owns every call into that transport: it polls once per pass,
  * runs the tasks other threads {@link #execute} to it, and lends no progress passes to kernels
  * ({@link #assist()} declines). Incoming one-sided puts raise no event, so while operations are
- * linked the thread spins and backs off as above; with none it waits in the selector with a
+ * linked the thread spins, yields, then sleeps 20 us at a time; with none it waits in the selector with a
  * {@value #OWNED_IDLE_POLL_MS} ms timeout, so a peer's notice still reaches an idle rank.
  */
 public final class ProxyThread implements AutoCloseable {
@@ -41,6 +42,8 @@ public final class ProxyThread implements AutoCloseable {
   private static final long BUSY_SELECT_MS = 1;
   /** Idle wait of a proxy that owns a transport's progress (Jucx 1.12 exposes no event fd). */
   static final long OWNED_IDLE_POLL_MS = 20;
+  /** Back-off sleep of a proxy that owns a transport and has operations in flight. */
+  private static final long OWNED_BUSY_PARK_NANOS = 20_000;
 
   private final Selector selector;
   private final Thread thread;
@@ -175,8 +178,7 @@ public final class ProxyThread implements AutoCloseable {
           }
           Thread.yield();
         } else {
-          selector.select(BUSY_SELECT_MS);
-          dispatchReady();
+          busyWait();
         }
       }
       // last notices (a normal close) go out before the thread ends
@@ -190,6 +192,21 @@ public final class ProxyThread implements AutoCloseable {
       LOG.error("proxy thread {} failed", thread.getName(), e);
       onError.accept(new IllegalStateException("proxy thread failed: " + e, e));
     }
+  }
+
+  /**
+   * The back-off of a proxy whose operations cannot move. A socket wakes the selector when data
+   * arrives; a one-sided put raises no event, so a proxy that owns such a transport sleeps only
+   * briefly instead, checking the sockets without blocking.
+   */
+  private void busyWait() throws IOException {
+    if (poller == null) {
+      selector.select(BUSY_SELECT_MS);
+    } else {
+      selector.selectNow();
+      LockSupport.parkNanos(OWNED_BUSY_PARK_NANOS);
+    }
+    dispatchReady();
   }
 
   /** Runs queued tasks and the owned transport's poll; returns whether anything happened. */
