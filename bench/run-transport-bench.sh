@@ -7,6 +7,8 @@
 #
 # Environment overrides (defaults in brackets):
 #   RANKS_LIST ["2 4"]  LAT_ITERS [500]  BW_ITERS [10]
+#   REPEATS [3]: passes over every setup, interleaved so that the shared machine's load falls on
+#                all of them alike; the table gives each setup's median
 #   UCX_TLS, UCX_NET_DEVICES: passed to UCX unchanged (unset: UCX's defaults)
 set -euo pipefail
 
@@ -18,6 +20,7 @@ source bench/common.sh
 RANKS_LIST="${RANKS_LIST:-2 4}"
 LAT_ITERS="${LAT_ITERS:-500}"
 BW_ITERS="${BW_ITERS:-10}"
+REPEATS="${REPEATS:-3}"
 OUT="$BUILD/transport"
 
 ensure_deps
@@ -26,21 +29,25 @@ mkdir -p "$OUT"
 rm -f "$OUT"/*.txt
 
 # one setup, two points: 8 B with many iterations, 64 MiB with few
-run_points() { # name ranks command-prefix...
-  local name=$1 n=$2
-  shift 2
-  log "$name n=$n: $(quote "$@") -b 8 -e 8 -w 50 -i $LAT_ITERS"
-  "$@" -b 8 -e 8 -w 50 -i "$LAT_ITERS" >"$OUT/$name-$n.txt" 2>"$OUT/$name-$n.err"
-  log "$name n=$n: $(quote "$@") -b 64M -e 64M -w 3 -i $BW_ITERS"
-  "$@" -b 64M -e 64M -w 3 -i "$BW_ITERS" >>"$OUT/$name-$n.txt" 2>>"$OUT/$name-$n.err"
+run_points() { # name ranks pass command-prefix...
+  local name=$1 n=$2 pass=$3
+  shift 3
+  local file="$OUT/$name-$n-$pass"
+  log "pass $pass, $name n=$n: $(quote "$@") -b 8 -e 8 -w 50 -i $LAT_ITERS"
+  "$@" -b 8 -e 8 -w 50 -i "$LAT_ITERS" >"$file.txt" 2>"$file.err"
+  log "pass $pass, $name n=$n: $(quote "$@") -b 64M -e 64M -w 3 -i $BW_ITERS"
+  "$@" -b 64M -e 64M -w 3 -i "$BW_ITERS" >>"$file.txt" 2>>"$file.err"
 }
 
-for n in $RANKS_LIST; do
-  run_points ucx "$n" bin/sparkccl-perf -n "$n" -t ucx -o allreduce -d float32 -r sum -c 1
-  run_points socket "$n" bin/sparkccl-perf -n "$n" -t socket -o allreduce -d float32 -r sum -c 1
-  run_points mpi-shm "$n" "${MPIRUN[@]}" -np "$n" "$MPI_BIN" -o allreduce -d float32 -a 0
-  run_points mpi-tcp "$n" "${MPIRUN[@]}" "${MPI_TCP_ARGS[@]}" -np "$n" "$MPI_BIN" -o allreduce \
-    -d float32 -a 0
+for pass in $(seq 1 "$REPEATS"); do
+  for n in $RANKS_LIST; do
+    run_points ucx "$n" "$pass" bin/sparkccl-perf -n "$n" -t ucx -o allreduce -d float32 -r sum -c 1
+    run_points socket "$n" "$pass" bin/sparkccl-perf -n "$n" -t socket -o allreduce -d float32 \
+      -r sum -c 1
+    run_points mpi-shm "$n" "$pass" "${MPIRUN[@]}" -np "$n" "$MPI_BIN" -o allreduce -d float32 -a 0
+    run_points mpi-tcp "$n" "$pass" "${MPIRUN[@]}" "${MPI_TCP_ARGS[@]}" -np "$n" "$MPI_BIN" \
+      -o allreduce -d float32 -a 0
+  done
 done
 
 UCX_VERSION="$(dpkg-query -W -f='${Version}' libucx0 2>/dev/null || echo unknown)"
@@ -49,5 +56,5 @@ python3 bench/transport_table.py "$OUT" "$RANKS_LIST" \
   "UCX: libucx0 $UCX_VERSION, Jucx 1.12.1; UCX_TLS=${UCX_TLS:-unset (UCX default)};\
  UCX_NET_DEVICES=${UCX_NET_DEVICES:-unset}" \
   "OpenMPI: $(mpirun --version 2>&1 | head -1)" \
-  "Command: bench/run-transport-bench.sh (RANKS_LIST='$RANKS_LIST' LAT_ITERS=$LAT_ITERS BW_ITERS=$BW_ITERS)" \
+  "Command: bench/run-transport-bench.sh (RANKS_LIST='$RANKS_LIST' LAT_ITERS=$LAT_ITERS BW_ITERS=$BW_ITERS REPEATS=$REPEATS)" \
   | tee "$BUILD/transport.md"
