@@ -120,7 +120,8 @@ public final class Communicator implements AutoCloseable {
             + " algo={} (ring or tree by the tuner: hop {} us, link {} GB/s) buffSize={}"
             + " stepSize={} timeout={}ms next={} prev={} listen={}",
         rank, nRanks, channels.length, ucx != null ? "ucx" : "socket", config.socketThreads(),
-        config.socketsPerThread(), config.qpsPerConnection(), config.algo(), config.hopLatencyUs(), config.linkGBps(), config.buffSize(),
+        config.socketsPerThread(), config.qpsPerConnection(), config.algo(),
+        config.hopLatencyUs(), config.linkGBps(), config.buffSize(),
         config.stepSize(), config.timeout().toMillis(),
         (rank + 1) % nRanks, (rank - 1 + nRanks) % nRanks,
         transport == null ? "none" : transport.address());

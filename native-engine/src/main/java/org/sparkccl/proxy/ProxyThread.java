@@ -8,6 +8,7 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
@@ -33,8 +34,8 @@ import org.sparkccl.util.Backoff;
  * poller}. The proxy thread then owns every call into that transport: it polls once per pass,
  * runs the tasks other threads {@link #execute} to it, and lends no progress passes to kernels
  * ({@link #assist()} declines). Incoming one-sided puts raise no event, so while operations are
- * linked the thread spins, yields, then sleeps 20 us at a time; with none it waits in the selector with a
- * {@value #OWNED_IDLE_POLL_MS} ms timeout, so a peer's notice still reaches an idle rank.
+ * linked the thread spins, yields, then sleeps 20 us at a time; with none it waits in the selector
+ * with a {@value #OWNED_IDLE_POLL_MS} ms timeout, so a peer's notice still reaches an idle rank.
  */
 public final class ProxyThread implements AutoCloseable {
   private static final Logger LOG = LogManager.getLogger(ProxyThread.class);
@@ -51,7 +52,7 @@ public final class ProxyThread implements AutoCloseable {
   private final Consumer<RuntimeException> onError;
   private final ReentrantLock progressLock = new ReentrantLock();
   private final ConcurrentLinkedQueue<Runnable> tasks = new ConcurrentLinkedQueue<>();
-  private java.util.function.BooleanSupplier poller;
+  private BooleanSupplier poller;
   private ProxyOp head;
   private volatile boolean stopping;
   private volatile boolean dropAll;
@@ -87,7 +88,7 @@ public final class ProxyThread implements AutoCloseable {
    * Makes this thread the owner of a transport's progress: {@code poll} (returns whether anything
    * happened) runs once per pass on this thread only. Call before {@link #start()}.
    */
-  public void setOwnedPoller(java.util.function.BooleanSupplier poll) {
+  public void setOwnedPoller(BooleanSupplier poll) {
     this.poller = poll;
   }
 
