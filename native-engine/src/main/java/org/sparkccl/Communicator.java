@@ -180,9 +180,7 @@ public final class Communicator implements AutoCloseable {
     chooseTransport(withoutUcx, ucxMissing);
     int next = (rank + 1) % nRanks;
     int prev = (rank - 1 + nRanks) % nRanks;
-    if (ucx != null) {
-      connectUcx(bootstrap, next, prev, ucxInfos);
-    } else {
+    if (ucx == null || !connectUcx(bootstrap, next, prev, ucxInfos)) {
       connectSockets(next, prev);
     }
     peers =
@@ -227,12 +225,11 @@ public final class Communicator implements AutoCloseable {
    * with how to install UCX when a rank lacks it); sockets otherwise. One INFO line says which.
    */
   private void chooseTransport(List<Integer> withoutUcx, String ucxMissing) {
-    String why;
-    if ("socket".equals(config.transport())) {
-      why = "transport=socket";
-    } else if (withoutUcx.isEmpty()) {
-      why = "transport=" + config.transport() + " and UCX loaded on every rank";
-    } else {
+    if (ucx != null && withoutUcx.isEmpty()) {
+      return; // connectUcx logs the choice once the connections are made
+    }
+    String why = "transport=socket";
+    if (!"socket".equals(config.transport())) {
       String ranks = "UCX did not load on rank(s) " + withoutUcx
           + (ucxMissing != null ? " (here: " + ucxMissing + ")" : "");
       if ("ucx".equals(config.transport())) {
@@ -245,15 +242,7 @@ public final class Communicator implements AutoCloseable {
         ucx = null;
       }
     }
-    if (ucx != null) {
-      String tls = System.getenv("UCX_TLS");
-      LOG.info(
-          "rank {}: ring transport ucx ({}); UCX_TLS={}, ib.qpsPerConnection={}; flush after"
-              + " receive skipped: receive slots are host memory; point-to-point on sockets",
-          rank, why, tls == null ? "unset (UCX default)" : tls, config.qpsPerConnection());
-    } else {
-      LOG.info("rank {}: ring transport socket ({})", rank, why);
-    }
+    LOG.info("rank {}: ring transport socket ({})", rank, why);
   }
 
   private void connectSockets(int next, int prev) {
@@ -273,11 +262,14 @@ public final class Communicator implements AutoCloseable {
 
   /**
    * Makes the UCX ring connections from the exchanged worker addresses and remote keys, then
-   * exchanges every rank's outcome, so a failure on one rank (a remote key that fails to unpack)
-   * is the same exception on every rank rather than a timeout elsewhere. From here on the proxy
-   * thread owns the worker.
+   * exchanges every rank's outcome, so a failure on one rank (a remote key that fails to unpack,
+   * an endpoint that cannot be made) is the same on every rank rather than a timeout elsewhere:
+   * with {@code transport=ucx} every rank throws it, with {@code auto} every rank falls back to
+   * sockets. From here on the proxy thread owns the worker.
+   *
+   * @return whether the ring runs over UCX
    */
-  private void connectUcx(Bootstrap bootstrap, int next, int prev, byte[][] infos) {
+  private boolean connectUcx(Bootstrap bootstrap, int next, int prev, byte[][] infos) {
     String error = "";
     try {
       for (CommChannel ch : channels) {
@@ -291,13 +283,32 @@ public final class Communicator implements AutoCloseable {
         bootstrap.allGather(error.getBytes(StandardCharsets.UTF_8), config.timeout());
     for (int r = 0; r < nRanks; r++) {
       if (outcomes[r].length > 0) {
-        throw new CclException(
-            "rank " + rank + ": setting up UCX failed on rank " + r + ": "
-                + new String(outcomes[r], StandardCharsets.UTF_8));
+        String why =
+            "setting up UCX failed on rank " + r + ": "
+                + new String(outcomes[r], StandardCharsets.UTF_8);
+        if ("ucx".equals(config.transport())) {
+          throw new CclException("rank " + rank + ": " + why);
+        }
+        LOG.info("rank {}: ring transport socket (transport=auto and {})", rank, why);
+        ucx.close(false);
+        ucx = null;
+        for (CommChannel ch : channels) {
+          ch.send = null;
+          ch.recv = null;
+        }
+        return false;
       }
     }
+    String tls = System.getenv("UCX_TLS");
+    LOG.info(
+        "rank {}: ring transport ucx (transport={} and UCX set up on every rank); UCX_TLS={},"
+            + " ib.qpsPerConnection={}; flush after receive skipped: receive slots are host"
+            + " memory; point-to-point on sockets",
+        rank, config.transport(), tls == null ? "unset (UCX default)" : tls,
+        config.qpsPerConnection());
     proxy.setOwnedPoller(ucx::poll);
     ucx.onProxy(proxy::execute);
+    return true;
   }
 
   /**
