@@ -26,6 +26,7 @@ import org.sparkccl.bootstrap.Bootstrap;
 import org.sparkccl.config.CclConfig;
 import org.sparkccl.device.DeviceBuffer;
 import org.sparkccl.device.HostBuffer;
+import org.sparkccl.fifo.Fifo;
 import org.sparkccl.kernel.HostChannelKernel;
 import org.sparkccl.kernel.HostP2pKernel;
 import org.sparkccl.kernel.HostTreeKernel;
@@ -35,6 +36,8 @@ import org.sparkccl.proxy.RecvProxyOp;
 import org.sparkccl.proxy.SendProxyOp;
 import org.sparkccl.transport.RecvConnection;
 import org.sparkccl.transport.socket.SocketTransport;
+import org.sparkccl.transport.ucx.UcxTransport;
+import org.sparkccl.transport.ucx.UcxUnavailableException;
 import org.sparkccl.util.Backoff;
 
 /**
@@ -71,6 +74,8 @@ public final class Communicator implements AutoCloseable {
   private final Object failLock = new Object();
   private final Set<Collective> pending = ConcurrentHashMap.newKeySet();
   private SocketTransport transport;
+  /** The ring's UCX transport when it was chosen, else null (point-to-point stays on sockets). */
+  private UcxTransport ucx;
   private PeerLinks peers;
   private String[] addresses;
   private long token;
@@ -95,8 +100,10 @@ public final class Communicator implements AutoCloseable {
     this.channels = new CommChannel[config.nChannels()];
     try {
       for (int c = 0; c < channels.length; c++) {
+        int id = c;
         channels[c] =
-            new CommChannel(c, rank, config.stepSize(), guard(c), proxy::assist, proxy::wake);
+            new CommChannel(
+                c, rank, config.stepSize(), guard(c), () -> assistProxy(id), proxy::wake);
         CommChannel ch = channels[c];
         ch.waiter.onStall(() -> announceStalled(ch));
       }
@@ -109,11 +116,12 @@ public final class Communicator implements AutoCloseable {
       throw e;
     }
     LOG.info(
-        "rank {}/{} ready: channels={} transport=socket(nThreads={}, nSocksPerThread={})"
+        "rank {}/{} ready: channels={} transport={}(nThreads={}, nSocksPerThread={}, qps={})"
             + " algo={} (ring or tree by the tuner: hop {} us, link {} GB/s) buffSize={}"
             + " stepSize={} timeout={}ms next={} prev={} listen={}",
-        rank, nRanks, channels.length, config.socketThreads(), config.socketsPerThread(),
-        config.algo(), config.hopLatencyUs(), config.linkGBps(), config.buffSize(),
+        rank, nRanks, channels.length, ucx != null ? "ucx" : "socket", config.socketThreads(),
+        config.socketsPerThread(), config.qpsPerConnection(), config.algo(),
+        config.hopLatencyUs(), config.linkGBps(), config.buffSize(),
         config.stepSize(), config.timeout().toMillis(),
         (rank + 1) % nRanks, (rank - 1 + nRanks) % nRanks,
         transport == null ? "none" : transport.address());
@@ -131,34 +139,49 @@ public final class Communicator implements AutoCloseable {
     return new Communicator(bootstrap, config);
   }
 
+  /**
+   * A waiting kernel lends itself to the proxy, unless the proxy owns a transport's progress
+   * (UCX: every UCX call on the proxy thread); then it only wakes the proxy for what it queued.
+   */
+  private boolean assistProxy(int channel) {
+    if (proxy.ownsTransport()) {
+      channels[channel].waiter.flushProxyWake();
+      return false;
+    }
+    return proxy.assist();
+  }
+
   private void connect(Bootstrap bootstrap) {
     String host = config.socketHost() != null ? config.socketHost() : bootstrap.localHost();
+    // Sockets always: point-to-point links (send/recv, trees) use them with either ring transport.
     transport =
         SocketTransport.listen(
             host == null ? "127.0.0.1" : host, rank, config.socketThreads(),
             config.socketsPerThread());
+    String ucxMissing = openUcx();
     byte[] address = transport.address().getBytes(StandardCharsets.UTF_8);
-    ByteBuffer mine = ByteBuffer.allocate(8 + address.length);
-    mine.putLong(new SecureRandom().nextLong()).put(address);
+    byte[] ucxInfo = ucx == null ? new byte[0] : ucx.localInfo();
+    ByteBuffer mine = ByteBuffer.allocate(12 + address.length + ucxInfo.length);
+    mine.putLong(new SecureRandom().nextLong()).putInt(address.length).put(address).put(ucxInfo);
     byte[][] all = bootstrap.allGather(mine.array(), config.timeout());
     token = ByteBuffer.wrap(all[0]).getLong();
     addresses = new String[nRanks];
+    byte[][] ucxInfos = new byte[nRanks][];
+    List<Integer> withoutUcx = new ArrayList<>();
     for (int r = 0; r < nRanks; r++) {
-      addresses[r] = new String(all[r], 8, all[r].length - 8, StandardCharsets.UTF_8);
+      ByteBuffer b = ByteBuffer.wrap(all[r]);
+      int length = b.getInt(8);
+      addresses[r] = new String(all[r], 12, length, StandardCharsets.UTF_8);
+      ucxInfos[r] = java.util.Arrays.copyOfRange(all[r], 12 + length, all[r].length);
+      if (ucxInfos[r].length == 0) {
+        withoutUcx.add(r);
+      }
     }
+    chooseTransport(withoutUcx, ucxMissing);
     int next = (rank + 1) % nRanks;
     int prev = (rank - 1 + nRanks) % nRanks;
-    String nextAddress = addresses[next];
-    long deadline = System.nanoTime() + timeoutNanos;
-    for (CommChannel ch : channels) {
-      ch.send =
-          transport.connect(
-              nextAddress, next, ch.id, token, proxy.selector(), proxy::wake, deadline);
-    }
-    RecvConnection[] recvs =
-        transport.accept(prev, channels.length, token, proxy.selector(), proxy::wake, deadline);
-    for (CommChannel ch : channels) {
-      ch.recv = recvs[ch.id];
+    if (ucx == null || !connectUcx(bootstrap, next, prev, ucxInfos)) {
+      connectSockets(next, prev);
     }
     peers =
         new PeerLinks(
@@ -173,6 +196,119 @@ public final class Communicator implements AutoCloseable {
     for (CommChannel ch : channels) {
       ch.send.onAnnounce(call -> calls.onAnnounce(ch.send.peer(), call));
     }
+  }
+
+  /**
+   * Opens UCX unless {@code transport=socket}; returns why it is missing, or null. A rank without
+   * UCX still takes part in the bootstrap exchange, so that every rank reaches the same decision.
+   */
+  private String openUcx() {
+    if ("socket".equals(config.transport())) {
+      return null;
+    }
+    Fifo[] sendFifos = new Fifo[channels.length];
+    Fifo[] recvFifos = new Fifo[channels.length];
+    for (CommChannel ch : channels) {
+      sendFifos[ch.id] = ch.sendFifo;
+      recvFifos[ch.id] = ch.recvFifo;
+    }
+    try {
+      ucx = UcxTransport.open(rank, config.qpsPerConnection(), sendFifos, recvFifos);
+      return null;
+    } catch (UcxUnavailableException e) {
+      return e.getMessage();
+    }
+  }
+
+  /**
+   * UCX when every rank has it ({@code auto}) or was told to use it ({@code ucx}, which fails
+   * with how to install UCX when a rank lacks it); sockets otherwise. One INFO line says which.
+   */
+  private void chooseTransport(List<Integer> withoutUcx, String ucxMissing) {
+    if (ucx != null && withoutUcx.isEmpty()) {
+      return; // connectUcx logs the choice once the connections are made
+    }
+    String why = "transport=socket";
+    if (!"socket".equals(config.transport())) {
+      String ranks = "UCX did not load on rank(s) " + withoutUcx
+          + (ucxMissing != null ? " (here: " + ucxMissing + ")" : "");
+      if ("ucx".equals(config.transport())) {
+        throw new CclException(
+            "rank " + rank + ": transport=ucx but " + ranks + "; " + UcxTransport.INSTALL_HINT);
+      }
+      why = "transport=auto and " + ranks;
+      if (ucx != null) {
+        ucx.close();
+        ucx = null;
+      }
+    }
+    LOG.info("rank {}: ring transport socket ({})", rank, why);
+  }
+
+  private void connectSockets(int next, int prev) {
+    String nextAddress = addresses[next];
+    long deadline = System.nanoTime() + timeoutNanos;
+    for (CommChannel ch : channels) {
+      ch.send =
+          transport.connect(
+              nextAddress, next, ch.id, token, proxy.selector(), proxy::wake, deadline);
+    }
+    RecvConnection[] recvs =
+        transport.accept(prev, channels.length, token, proxy.selector(), proxy::wake, deadline);
+    for (CommChannel ch : channels) {
+      ch.recv = recvs[ch.id];
+    }
+  }
+
+  /**
+   * Makes the UCX ring connections from the exchanged worker addresses and remote keys, then
+   * exchanges every rank's outcome, so a failure on one rank (a remote key that fails to unpack,
+   * an endpoint that cannot be made) is the same on every rank rather than a timeout elsewhere:
+   * with {@code transport=ucx} every rank throws it, with {@code auto} every rank falls back to
+   * sockets. From here on the proxy thread owns the worker.
+   *
+   * @return whether the ring runs over UCX
+   */
+  private boolean connectUcx(Bootstrap bootstrap, int next, int prev, byte[][] infos) {
+    String error = "";
+    try {
+      for (CommChannel ch : channels) {
+        ch.send = ucx.connectSend(next, ch.id, infos[next]);
+        ch.recv = ucx.connectRecv(prev, ch.id, infos[prev]);
+      }
+    } catch (CclException e) {
+      error = e.getMessage();
+    }
+    byte[][] outcomes =
+        bootstrap.allGather(error.getBytes(StandardCharsets.UTF_8), config.timeout());
+    for (int r = 0; r < nRanks; r++) {
+      if (outcomes[r].length > 0) {
+        String why =
+            "setting up UCX failed on rank " + r + ": "
+                + new String(outcomes[r], StandardCharsets.UTF_8);
+        if ("ucx".equals(config.transport())) {
+          throw new CclException("rank " + rank + ": " + why);
+        }
+        LOG.info("rank {}: ring transport socket (transport=auto and {})", rank, why);
+        ucx.close(false);
+        ucx = null;
+        for (CommChannel ch : channels) {
+          ch.send = null;
+          ch.recv = null;
+        }
+        return false;
+      }
+    }
+    String tls = System.getenv("UCX_TLS");
+    LOG.info(
+        "rank {}: ring transport ucx (transport={} and UCX set up on every rank); UCX_TLS={},"
+            + " ib.qpsPerConnection={}; flush after receive skipped: receive slots are host"
+            + " memory; point-to-point on sockets",
+        rank, config.transport(), tls == null ? "unset (UCX default)" : tls,
+        config.qpsPerConnection());
+    proxy.setOwnedPoller(ucx::poll);
+    ucx.onProxy(proxy::execute);
+    return true;
   }
 
   /**
@@ -228,6 +364,11 @@ public final class Communicator implements AutoCloseable {
 
   public CclConfig config() {
     return config;
+  }
+
+  /** The transport of the ring connections: {@code ucx}, {@code socket}, or {@code none} alone. */
+  public String ringTransport() {
+    return nRanks == 1 ? "none" : ucx != null ? "ucx" : "socket";
   }
 
   /**
@@ -570,8 +711,12 @@ public final class Communicator implements AutoCloseable {
       if (count == 0) {
         return CompletableFuture.completedFuture(null);
       }
+      // Trees run over point-to-point links, which are sockets; with the ring on UCX the tuner's
+      // choice applies only when asked for explicitly (algo=tree).
       boolean tree =
-          nRanks > 1 && tuner.choose(kind, count * dtype.size(), nRanks) == Tuner.Algorithm.TREE;
+          nRanks > 1
+              && (ucx == null || "tree".equals(config.algo()))
+              && tuner.choose(kind, count * dtype.size(), nRanks) == Tuner.Algorithm.TREE;
       // Tree and chain collectives can leave two mismatched ranks both waiting to receive; a
       // kernel stalled in one then announces the call to its ring predecessor (see
       // announceStalled). Ring allReduce, allGather and reduceScatter need no announcement:
@@ -899,6 +1044,10 @@ public final class Communicator implements AutoCloseable {
     }
     proxy.dropAll();
     proxy.close();
+    if (ucx != null) {
+      // before any FIFO is freed: see UcxTransport.close
+      ucx.close(failure != null);
+    }
     boolean stopped = true;
     for (CommChannel ch : channels) {
       if (ch != null) {

@@ -39,7 +39,7 @@ class AllReduceTest {
       int ranks, int channels, int buffSize, int socketThreads, int socksPerThread,
       boolean reduced) {
     CclConfig config() {
-      return CclConfig.builder()
+      return TestConfig.builder()
           .buffSize(buffSize)
           .nChannels(channels)
           .socketThreads(socketThreads)
@@ -165,7 +165,7 @@ class AllReduceTest {
   void blockingAllReduceOnRankThreads() {
     int n = 3;
     CclConfig config =
-        CclConfig.builder().buffSize(SMALL_BUFF).nChannels(2).timeout(Duration.ofSeconds(30)).build();
+        TestConfig.builder().buffSize(SMALL_BUFF).nChannels(2).timeout(Duration.ofSeconds(30)).build();
     LocalBootstrap.Group group = LocalBootstrap.group(n);
     // every rank connected before any starts sending: early senders have their own test below
     CyclicBarrier connected = new CyclicBarrier(n);
@@ -250,7 +250,7 @@ class AllReduceTest {
     DataType t = DataType.FLOAT32;
     for (int[] setup : new int[][] {{1, 0, 1}, {2, 0, 1}, {2, 2, 2}}) {
       CclConfig config =
-          CclConfig.builder()
+          TestConfig.builder()
               .buffSize(SMALL_BUFF)
               .nChannels(setup[0])
               .socketThreads(setup[1])
@@ -294,7 +294,7 @@ class AllReduceTest {
     int count = 30_001;
     DataType t = DataType.FLOAT32;
     CclConfig config =
-        CclConfig.builder().buffSize(SMALL_BUFF).nChannels(2).timeout(Duration.ofSeconds(30)).build();
+        TestConfig.builder().buffSize(SMALL_BUFF).nChannels(2).timeout(Duration.ofSeconds(30)).build();
     Communicator[] comms = RankHarness.createAll(n, config, WAIT);
     DeviceBuffer[][] bufs = new DeviceBuffer[inFlight][n];
     ByteBuffer[][] inputs = new ByteBuffer[inFlight][n];

@@ -53,7 +53,7 @@ class CollectivesTest {
     }
 
     CclConfig config() {
-      return CclConfig.builder()
+      return TestConfig.builder()
           .buffSize(buffSize)
           .nChannels(channels)
           .socketThreads(socketThreads)
@@ -269,7 +269,7 @@ class CollectivesTest {
   void mixedAsyncCollectivesInFlight() {
     int n = 4;
     CclConfig config =
-        CclConfig.builder().buffSize(SMALL_BUFF).nChannels(2).timeout(Duration.ofSeconds(30)).build();
+        TestConfig.builder().buffSize(SMALL_BUFF).nChannels(2).timeout(Duration.ofSeconds(30)).build();
     Communicator[] comms = RankHarness.createAll(n, config, WAIT);
     // several rounds of: allReduce, broadcast, allGather, reduceScatter, reduce, broadcast
     List<Spec> specs = new ArrayList<>();
@@ -375,7 +375,7 @@ class CollectivesTest {
   void badArgumentsAreRejected() {
     int n = 3;
     CclConfig config =
-        CclConfig.builder().buffSize(SMALL_BUFF).nChannels(2).timeout(Duration.ofSeconds(30)).build();
+        TestConfig.builder().buffSize(SMALL_BUFF).nChannels(2).timeout(Duration.ofSeconds(30)).build();
     Communicator[] comms = RankHarness.createAll(n, config, WAIT);
     DeviceBuffer buf = HostDevice.INSTANCE.allocate(400); // 100 float32
     DeviceBuffer big = HostDevice.INSTANCE.allocate(4000);

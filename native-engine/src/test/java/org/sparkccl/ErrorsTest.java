@@ -30,7 +30,7 @@ class ErrorsTest {
   private static final Duration WAIT = Duration.ofSeconds(60);
 
   private static CclConfig config(Duration timeout) {
-    return CclConfig.builder().buffSize(64 << 10).nChannels(2).timeout(timeout).build();
+    return TestConfig.builder().buffSize(64 << 10).nChannels(2).timeout(timeout).build();
   }
 
   private static IllegalArgumentException expectIae(Executable call, String... words) {

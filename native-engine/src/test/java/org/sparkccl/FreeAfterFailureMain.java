@@ -23,7 +23,7 @@ public final class FreeAfterFailureMain {
     int code = 0;
     try {
       CclConfig config =
-          CclConfig.builder().nChannels(2).timeout(Duration.ofSeconds(20)).build();
+          TestConfig.builder().nChannels(2).timeout(Duration.ofSeconds(20)).build();
       int count = 4 << 20; // 16 MiB of floats: freed memory is unmapped, so a late touch faults
       for (int round = 0; round < 10; round++) {
         LocalBootstrap.Group group = LocalBootstrap.group(3);

@@ -19,6 +19,7 @@ import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.sparkccl.bootstrap.LocalBootstrap;
 import org.sparkccl.config.CclConfig;
+import org.sparkccl.transport.ucx.UcxTransport;
 import org.sparkccl.device.DeviceBuffer;
 import org.sparkccl.device.DirectMemory;
 import org.sparkccl.device.HostDevice;
@@ -50,13 +51,14 @@ class LeakTest {
   void createUseAbortAndCloseLeavesNothingBehind() throws InterruptedException {
     Set<Thread> before = engineThreads();
     long bytesBefore = DirectMemory.outstandingBytes();
+    long ucxBefore = UcxTransport.liveObjects();
     int n = 3;
     int iterations = 30;
     for (int it = 0; it < iterations; it++) {
       boolean helpers = it % 3 == 1;
       boolean abortMidway = it % 5 == 4;
       CclConfig config =
-          CclConfig.builder()
+          TestConfig.builder()
               .buffSize(helpers ? 512 << 10 : 64 << 10) // 64K slots: the helpers carry data
               .nChannels(1 + it % 3)
               .socketThreads(helpers ? 2 : 0)
@@ -100,6 +102,10 @@ class LeakTest {
         bytesBefore,
         DirectMemory.outstandingBytes(),
         "off-heap bytes outstanding after every communicator and buffer was closed");
+    assertEquals(
+        ucxBefore,
+        UcxTransport.liveObjects(),
+        "UCX contexts, workers, endpoints, registrations or remote keys left after close");
   }
 
   /** One allReduce of {@code count} int64 sums, checked against every rank's regenerated input. */
@@ -150,7 +156,7 @@ class LeakTest {
     for (int it = 0; it < 5; it++) {
       Communicator[] comms =
           RankHarness.createAll(
-              2, CclConfig.builder().buffSize(64 << 10).nChannels(2).build(), WAIT);
+              2, TestConfig.builder().buffSize(64 << 10).nChannels(2).build(), WAIT);
       assertNull(
           RankHarness.allReduceAndCheck(
               comms, 70_001, DataType.FLOAT64, ReduceOp.SUM, it % 2 == 0, it, WAIT));
@@ -167,7 +173,7 @@ class LeakTest {
   void abortedCollectivesReleaseTheirBuffers() {
     Communicator[] comms =
         RankHarness.createAll(
-            3, CclConfig.builder().buffSize(64 << 10).timeout(Duration.ofSeconds(30)).build(), WAIT);
+            3, TestConfig.builder().buffSize(64 << 10).timeout(Duration.ofSeconds(30)).build(), WAIT);
     List<DeviceBuffer> bufs = new java.util.ArrayList<>();
     try {
       CompletableFuture<?>[] f = new CompletableFuture<?>[2];

@@ -43,7 +43,7 @@ class MismatchTest {
   private static final int BUF_BYTES = 2 * COUNT * 8;
 
   private static CclConfig config(String algo) {
-    return CclConfig.builder()
+    return TestConfig.builder()
         .buffSize(64 << 10)
         .nChannels(2)
         .algo(algo)

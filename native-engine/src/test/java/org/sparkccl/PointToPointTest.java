@@ -44,7 +44,7 @@ class PointToPointTest {
   private static final int PAD = RankHarness.PAD;
 
   private static CclConfig config(Duration timeout) {
-    return CclConfig.builder().buffSize(SMALL_BUFF).nChannels(2).timeout(timeout).build();
+    return TestConfig.builder().buffSize(SMALL_BUFF).nChannels(2).timeout(timeout).build();
   }
 
   // ------------------------------------------------------------------ block helpers

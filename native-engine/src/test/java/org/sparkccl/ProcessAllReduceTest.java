@@ -40,6 +40,7 @@ class ProcessAllReduceTest {
     cmd.add("-XX:MaxDirectMemorySize=256m");
     cmd.add("-XX:+UseSerialGC");
     cmd.add("-XX:ErrorFile=" + dir.resolve("hs_err_rank" + rank + "_%p.log"));
+    cmd.addAll(List.of(TestConfig.jvmOptions()));
     cmd.add("-cp");
     cmd.add(System.getProperty("java.class.path"));
     cmd.addAll(args);

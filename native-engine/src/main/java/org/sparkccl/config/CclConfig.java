@@ -22,6 +22,11 @@ import java.util.function.Function;
  *   <li>{@code socket.nThreads} [0]: helper threads per socket connection; 0 moves all data
  *       over the control socket from the proxy thread (NCCL's default without a cloud NIC).
  *   <li>{@code socket.nSocksPerThread} [1]: data sockets each helper thread owns.
+ *   <li>{@code transport} [auto]: {@code socket}, {@code ucx} (UCX through Jucx: one-sided puts
+ *       into registered FIFOs), or {@code auto}: UCX when its native libraries load on every
+ *       rank, otherwise sockets. Point-to-point links (send/recv, trees) use sockets either way.
+ *   <li>{@code ib.qpsPerConnection} [1]: UCX endpoints per ring connection; data is striped
+ *       across them ({@code NCCL_IB_QPS_PER_CONNECTION}).
  *   <li>{@code socket.host} [127.0.0.1, or the bootstrap's own address when it has one]: the
  *       address this rank listens on and advertises to its peers.
  *   <li>{@code timeout} [120s]: longest wait without progress before a collective fails.
@@ -45,6 +50,8 @@ public final class CclConfig {
   public static final String SOCKET_N_THREADS = "socket.nThreads";
   public static final String SOCKET_N_SOCKS_PER_THREAD = "socket.nSocksPerThread";
   public static final String SOCKET_HOST = "socket.host";
+  public static final String TRANSPORT = "transport";
+  public static final String IB_QPS_PER_CONNECTION = "ib.qpsPerConnection";
   public static final String TIMEOUT = "timeout";
   public static final String ALGO = "algo";
   public static final String DEBUG = "debug";
@@ -56,6 +63,10 @@ public final class CclConfig {
   public static final int N_CHANNELS_DEFAULT = 1;
   public static final int SOCKET_N_THREADS_DEFAULT = 0;
   public static final int SOCKET_N_SOCKS_PER_THREAD_DEFAULT = 1;
+  public static final String TRANSPORT_DEFAULT = "auto";
+  public static final int IB_QPS_PER_CONNECTION_DEFAULT = 1;
+  /** NCCL's cap on NCCL_IB_QPS_PER_CONNECTION is 128; more than 16 only adds start-up cost here. */
+  public static final int MAX_QPS_PER_CONNECTION = 16;
   public static final Duration TIMEOUT_DEFAULT = Duration.ofSeconds(120);
   public static final String ALGO_DEFAULT = "auto";
   /** Unset: the engine leaves its log levels to the logging configuration (Spark's, say). */
@@ -80,6 +91,8 @@ public final class CclConfig {
   private final int socketThreads;
   private final int socketsPerThread;
   private final String socketHost;
+  private final String transport;
+  private final int qpsPerConnection;
   private final Duration timeout;
   private final String algo;
   private final String debug;
@@ -96,6 +109,8 @@ public final class CclConfig {
     this.socketThreads = b.socketThreads;
     this.socketsPerThread = b.socketsPerThread;
     this.socketHost = b.socketHost;
+    this.transport = b.transport;
+    this.qpsPerConnection = b.qpsPerConnection;
     this.timeout = b.timeout;
     this.algo = b.algo;
     this.debug = b.debug;
@@ -134,6 +149,11 @@ public final class CclConfig {
         SOCKET_N_SOCKS_PER_THREAD,
         v -> b.socketsPerThread(parseInt(SOCKET_N_SOCKS_PER_THREAD, v)));
     apply(lookup, SOCKET_HOST, b::socketHost);
+    apply(lookup, TRANSPORT, b::transport);
+    apply(
+        lookup,
+        IB_QPS_PER_CONNECTION,
+        v -> b.qpsPerConnection(parseInt(IB_QPS_PER_CONNECTION, v)));
     apply(lookup, TIMEOUT, v -> b.timeout(parseDuration(TIMEOUT, v)));
     apply(lookup, ALGO, b::algo);
     apply(lookup, DEBUG, b::debug);
@@ -261,6 +281,16 @@ public final class CclConfig {
     return timeout;
   }
 
+  /** {@code auto}, {@code socket} or {@code ucx}. */
+  public String transport() {
+    return transport;
+  }
+
+  /** UCX endpoints per ring connection. */
+  public int qpsPerConnection() {
+    return qpsPerConnection;
+  }
+
   public String algo() {
     return algo;
   }
@@ -296,6 +326,8 @@ public final class CclConfig {
     m.put(SOCKET_N_THREADS, Integer.toString(socketThreads));
     m.put(SOCKET_N_SOCKS_PER_THREAD, Integer.toString(socketsPerThread));
     m.put(SOCKET_HOST, socketHost == null ? "auto" : socketHost);
+    m.put(TRANSPORT, transport);
+    m.put(IB_QPS_PER_CONNECTION, Integer.toString(qpsPerConnection));
     m.put(TIMEOUT, timeout.toMillis() + "ms");
     m.put(ALGO, algo);
     m.put(DEBUG, debug == null ? "unset" : debug);
@@ -317,6 +349,8 @@ public final class CclConfig {
     private int socketThreads = SOCKET_N_THREADS_DEFAULT;
     private int socketsPerThread = SOCKET_N_SOCKS_PER_THREAD_DEFAULT;
     private String socketHost;
+    private String transport = TRANSPORT_DEFAULT;
+    private int qpsPerConnection = IB_QPS_PER_CONNECTION_DEFAULT;
     private Duration timeout = TIMEOUT_DEFAULT;
     private String algo = ALGO_DEFAULT;
     private String debug = DEBUG_DEFAULT;
@@ -332,6 +366,8 @@ public final class CclConfig {
       socketThreads = c.socketThreads;
       socketsPerThread = c.socketsPerThread;
       socketHost = c.socketHost;
+      transport = c.transport;
+      qpsPerConnection = c.qpsPerConnection;
       timeout = c.timeout;
       algo = c.algo;
       debug = c.debug;
@@ -380,6 +416,16 @@ public final class CclConfig {
       return this;
     }
 
+    public Builder transport(String v) {
+      transport = v == null ? null : v.toLowerCase(Locale.ROOT);
+      return this;
+    }
+
+    public Builder qpsPerConnection(int v) {
+      qpsPerConnection = v;
+      return this;
+    }
+
     public Builder timeout(Duration v) {
       timeout = v;
       return this;
@@ -416,6 +462,15 @@ public final class CclConfig {
             SOCKET_N_SOCKS_PER_THREAD + "=" + socketsPerThread + " is invalid; expected at least 1"
                 + " and " + SOCKET_N_THREADS + " x " + SOCKET_N_SOCKS_PER_THREAD + " <= "
                 + MAX_SOCKETS);
+      }
+      if (!"auto".equals(transport) && !"socket".equals(transport) && !"ucx".equals(transport)) {
+        throw new IllegalArgumentException(
+            TRANSPORT + "=" + transport + " is invalid; expected auto, socket or ucx");
+      }
+      if (qpsPerConnection < 1 || qpsPerConnection > MAX_QPS_PER_CONNECTION) {
+        throw new IllegalArgumentException(
+            IB_QPS_PER_CONNECTION + "=" + qpsPerConnection + " is invalid; expected 1.."
+                + MAX_QPS_PER_CONNECTION);
       }
       if (timeout == null || timeout.isZero() || timeout.isNegative()) {
         throw new IllegalArgumentException(

@@ -51,6 +51,14 @@ public final class Fifo implements AutoCloseable {
     return stepSize;
   }
 
+  /**
+   * All slots as one buffer (slot i at {@code i * stepSize}), for transports that register the
+   * memory once (UCX). Valid until {@link #close()}.
+   */
+  public ByteBuffer region() {
+    return data.duplicate().order(ByteOrder.nativeOrder());
+  }
+
   /** The slot that {@code step} uses; position 0, capacity {@code stepSize}. */
   public ByteBuffer slot(long step) {
     return slots[FifoLayout.slotOf(step)];

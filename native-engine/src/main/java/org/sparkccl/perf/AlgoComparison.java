@@ -27,7 +27,7 @@ final class AlgoComparison {
   static int run(PerfOptions o) {
     DataType type = DataType.fromName(o.dtype);
     ReduceOp op = ReduceOp.fromName(o.redop);
-    CclConfig base = CclConfig.fromEnvironment();
+    CclConfig base = CclConfig.fromEnvironment().toBuilder().transport(o.transport).build();
     List<List<PerfRank.Row>> rows = new ArrayList<>();
     ALGOS.forEach(a -> rows.add(new ArrayList<>()));
     Communicator[] comms = new Communicator[ALGOS.size()];
@@ -61,7 +61,7 @@ final class AlgoComparison {
       if (o.rank == 0 && !rows.get(a).isEmpty()) {
         PerfRank.printHeader(
             o, PerfOp.fromName(rows.get(a).get(0).operation()), ALGOS.get(a),
-            CclConfig.fromEnvironment().toBuilder().algo(ALGOS.get(a)).build());
+            base.toBuilder().algo(ALGOS.get(a)).build());
         rows.get(a).forEach(PerfRank::printRow);
       }
       all.addAll(rows.get(a));

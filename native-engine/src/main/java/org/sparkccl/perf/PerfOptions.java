@@ -51,8 +51,10 @@ final class PerfOptions {
   @Option(names = "-r", description = "reduction: sum prod min max avg (default ${DEFAULT-VALUE})")
   String redop = "sum";
 
-  @Option(names = "-t", description = "transport: socket (default ${DEFAULT-VALUE})")
-  String transport = "socket";
+  @Option(
+      names = {"-t", "--transport"},
+      description = "ring transport: socket, ucx or auto (default ${DEFAULT-VALUE})")
+  String transport = "auto";
 
   @Option(names = "-w", description = "warm-up iterations (default ${DEFAULT-VALUE})")
   int warmup = 5;

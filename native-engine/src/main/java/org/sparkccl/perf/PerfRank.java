@@ -49,8 +49,9 @@ final class PerfRank {
 
   static void validate(PerfOptions o) {
     List<PerfOp> ops = operations(o);
-    if (!o.transport.equals("socket")) {
-      throw new IllegalArgumentException("-t " + o.transport + " is not supported; expected socket");
+    if (!List.of("socket", "ucx", "auto").contains(o.transport)) {
+      throw new IllegalArgumentException(
+          "-t " + o.transport + " is invalid; expected socket, ucx or auto");
     }
     if (!List.of("ring", "tree", "auto", "compare").contains(o.algo)) {
       throw new IllegalArgumentException(
@@ -83,7 +84,8 @@ final class PerfRank {
     if (o.algo.equals("compare")) {
       return AlgoComparison.run(o);
     }
-    CclConfig config = CclConfig.fromEnvironment().toBuilder().algo(o.algo).build();
+    CclConfig config =
+        CclConfig.fromEnvironment().toBuilder().algo(o.algo).transport(o.transport).build();
     boolean lead = o.rank == 0;
     List<Row> rows = new ArrayList<>();
     try (TcpBootstrap boot = TcpBootstrap.connect(o.root(), o.rank, o.ranks, config.timeout());
@@ -94,6 +96,7 @@ final class PerfRank {
       jitWarmup(ctx);
       for (PerfOp perfOp : operations(o)) {
         if (lead) {
+          System.out.println("# ring transport in use: " + comm.ringTransport());
           printHeader(o, perfOp, o.algo, config);
         }
         for (long size = o.minBytes; size <= o.maxBytes; size *= o.factor) {

@@ -6,7 +6,9 @@ import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
 import java.util.Set;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
@@ -27,17 +29,30 @@ import org.sparkccl.util.Backoff;
  * (submission, a kernel publishing or freeing a slot, a helper thread finishing a chunk) calls
  * {@link #wake()}, i.e. {@link Selector#wakeup()}, whose contract makes the next or current
  * select return: a wake-up can never be lost.
+ *
+ * <p>A transport that needs its own progress (UCX: the worker) installs a {@link #setOwnedPoller
+ * poller}. The proxy thread then owns every call into that transport: it polls once per pass,
+ * runs the tasks other threads {@link #execute} to it, and lends no progress passes to kernels
+ * ({@link #assist()} declines). Incoming one-sided puts raise no event, so while operations are
+ * linked the thread spins, yields, then sleeps 20 us at a time; with none it waits in the selector
+ * with a {@value #OWNED_IDLE_POLL_MS} ms timeout, so a peer's notice still reaches an idle rank.
  */
 public final class ProxyThread implements AutoCloseable {
   private static final Logger LOG = LogManager.getLogger(ProxyThread.class);
   private static final int SPINS = 32;
   private static final long BUSY_SELECT_MS = 1;
+  /** Idle wait of a proxy that owns a transport's progress (Jucx 1.12 exposes no event fd). */
+  static final long OWNED_IDLE_POLL_MS = 20;
+  /** Back-off sleep of a proxy that owns a transport and has operations in flight. */
+  private static final long OWNED_BUSY_PARK_NANOS = 20_000;
 
   private final Selector selector;
   private final Thread thread;
   private final ConcurrentLinkedQueue<ProxyOp> submitted = new ConcurrentLinkedQueue<>();
   private final Consumer<RuntimeException> onError;
   private final ReentrantLock progressLock = new ReentrantLock();
+  private final ConcurrentLinkedQueue<Runnable> tasks = new ConcurrentLinkedQueue<>();
+  private BooleanSupplier poller;
   private ProxyOp head;
   private volatile boolean stopping;
   private volatile boolean dropAll;
@@ -67,6 +82,25 @@ public final class ProxyThread implements AutoCloseable {
 
   public void start() {
     thread.start();
+  }
+
+  /**
+   * Makes this thread the owner of a transport's progress: {@code poll} (returns whether anything
+   * happened) runs once per pass on this thread only. Call before {@link #start()}.
+   */
+  public void setOwnedPoller(BooleanSupplier poll) {
+    this.poller = poll;
+  }
+
+  /** Whether a transport's progress is owned by this thread (no assists, tasks via execute). */
+  public boolean ownsTransport() {
+    return poller != null;
+  }
+
+  /** Runs {@code task} on the proxy thread, in a progress pass, soon; any thread. */
+  public void execute(Runnable task) {
+    tasks.add(task);
+    selector.wakeup();
   }
 
   /** Queues an operation; the proxy thread links it in. */
@@ -115,16 +149,22 @@ public final class ProxyThread implements AutoCloseable {
             head = null;
             submitted.clear();
           }
+          boolean polled = runTasksAndPoll();
           linkSubmitted();
           empty = head == null;
-          moved = !empty && progressAll();
+          moved = (!empty && progressAll()) || polled;
         } finally {
           progressLock.unlock();
         }
         if (empty) {
           idle = true;
-          if (!Backoff.briefly(() -> !submitted.isEmpty() || stopping || dropAll)) {
-            selector.select();
+          if (!Backoff.briefly(
+              () -> !submitted.isEmpty() || !tasks.isEmpty() || stopping || dropAll)) {
+            if (poller == null) {
+              selector.select();
+            } else {
+              selector.select(OWNED_IDLE_POLL_MS);
+            }
             dispatchReady();
           }
         } else if (moved) {
@@ -139,14 +179,59 @@ public final class ProxyThread implements AutoCloseable {
           }
           Thread.yield();
         } else {
-          selector.select(BUSY_SELECT_MS);
-          dispatchReady();
+          busyWait();
         }
+      }
+      // last notices (a normal close) go out before the thread ends
+      progressLock.lock();
+      try {
+        runTasksAndPoll();
+      } finally {
+        progressLock.unlock();
       }
     } catch (IOException | RuntimeException e) {
       LOG.error("proxy thread {} failed", thread.getName(), e);
       onError.accept(new IllegalStateException("proxy thread failed: " + e, e));
     }
+  }
+
+  /**
+   * The back-off of a proxy whose operations cannot move. A socket wakes the selector when data
+   * arrives; a one-sided put raises no event, so a proxy that owns such a transport sleeps only
+   * briefly instead, checking the sockets without blocking.
+   */
+  private void busyWait() throws IOException {
+    if (poller == null) {
+      selector.select(BUSY_SELECT_MS);
+    } else {
+      selector.selectNow();
+      LockSupport.parkNanos(OWNED_BUSY_PARK_NANOS);
+    }
+    dispatchReady();
+  }
+
+  /** Runs queued tasks and the owned transport's poll; returns whether anything happened. */
+  private boolean runTasksAndPoll() {
+    boolean any = false;
+    Runnable task;
+    while ((task = tasks.poll()) != null) {
+      any = true;
+      try {
+        task.run();
+      } catch (RuntimeException e) {
+        head = null;
+        onError.accept(e);
+      }
+    }
+    if (poller != null) {
+      try {
+        any |= poller.getAsBoolean();
+      } catch (RuntimeException e) {
+        head = null;
+        onError.accept(e);
+      }
+    }
+    return any;
   }
 
   /** Runs {@code action} inside a progress pass, excluding the proxy thread and assists. */
@@ -184,7 +269,8 @@ public final class ProxyThread implements AutoCloseable {
   }
 
   /**
-   * Lends the calling thread to the proxy: one progress pass if no other thread is in one. Host
+   * Lends the calling thread to the proxy: one progress pass if no other thread is in one (never
+   * when the proxy owns a transport's progress, see {@link #setOwnedPoller}). Host
    * kernels call this while they wait, so that on a busy ring the data moves without waking the
    * proxy thread (a thread wake-up costs more than a small message's whole hop); the proxy
    * thread still owns progress whenever no kernel is waiting. Passes are mutually exclusive, so
@@ -193,7 +279,7 @@ public final class ProxyThread implements AutoCloseable {
    * @return whether anything moved
    */
   public boolean assist() {
-    if (dropAll || stopping || !progressLock.tryLock()) {
+    if (poller != null || dropAll || stopping || !progressLock.tryLock()) {
       return false;
     }
     try {

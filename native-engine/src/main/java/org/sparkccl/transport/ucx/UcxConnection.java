@@ -1,0 +1,164 @@
+package org.sparkccl.transport.ucx;
+
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import org.openucx.jucx.ucp.UcpEndpoint;
+import org.openucx.jucx.ucp.UcpMemory;
+import org.openucx.jucx.ucp.UcpRemoteKey;
+import org.openucx.jucx.ucp.UcpRequest;
+import org.sparkccl.CclException;
+import org.sparkccl.CclRemoteException;
+
+/**
+ * What both ends of a UCX ring connection share: the endpoints to the peer, the peer's unpacked
+ * remote keys, this channel's side area, the notices the peer sent, and the release of all of it.
+ * Every method that calls UCX runs on the proxy thread (or on the closing thread once the proxy
+ * thread has stopped); other threads go through {@link UcxTransport#onProxy}.
+ */
+abstract class UcxConnection {
+  static final VarHandle LONGS =
+      MethodHandles.byteBufferViewVarHandle(long[].class, ByteOrder.nativeOrder());
+
+  protected final UcxTransport transport;
+  protected final String description;
+  protected final int peer;
+  protected final int channel;
+  protected final ByteBuffer side;
+  protected final long sideAddress;
+  protected final UcpEndpoint[] endpoints;
+  /** The peer's side area, unpacked on each endpoint. */
+  protected final UcpRemoteKey[] peerSide;
+  protected final long peerSideAddress;
+  /** This connection's FIFO slots, registered once by the transport, which releases them. */
+  protected final UcpMemory slots;
+  /** A notice UCX may still read from: kept reachable until its send completes. */
+  private record Notice(ByteBuffer bytes, UcpRequest request, Completion completion) {}
+
+  private final List<Notice> noticesInFlight = new ArrayList<>();
+  private String remoteFailure;
+  private String endpointError;
+  protected boolean peerClosed;
+  private boolean closed;
+
+  UcxConnection(
+      UcxTransport transport, String description, int peer, int channel, int nEndpoints,
+      UcxRankInfo peerInfo, UcpMemory slots) {
+    this.transport = transport;
+    this.description = description;
+    this.peer = peer;
+    this.channel = channel;
+    this.side = transport.side(channel);
+    this.sideAddress = transport.sideAddress(channel);
+    this.slots = slots;
+    this.endpoints = new UcpEndpoint[nEndpoints];
+    this.peerSide = new UcpRemoteKey[nEndpoints];
+    this.peerSideAddress = peerInfo.sideAreas()[channel].address();
+    try {
+      for (int i = 0; i < nEndpoints; i++) {
+        endpoints[i] =
+            transport.newEndpoint(peerInfo.workerAddress(), description + " ep" + i, this);
+        peerSide[i] = transport.unpack(endpoints[i], peerInfo.sideAreas()[channel], description);
+      }
+    } catch (RuntimeException e) {
+      close();
+      throw e;
+    }
+  }
+
+  public int peer() {
+    return peer;
+  }
+
+  /** UCX told this endpoint it failed (on the proxy thread, inside progress). */
+  void onEndpointError(int status, String message) {
+    if (!peerClosed && !closed && endpointError == null) {
+      endpointError = "UCX endpoint error: " + message + " (UCS status " + status + ")";
+      transport.raise(new CclException(description + ": " + endpointError
+          + " (did the peer process die?)"));
+    }
+  }
+
+  /** A notice from the peer arrived (on the proxy thread, inside progress). */
+  void onNotice(int type, byte[] payload) {
+    if (type == ControlInbox.FAIL) {
+      String text = new String(payload, StandardCharsets.UTF_8);
+      if (remoteFailure == null) {
+        remoteFailure = text;
+        transport.raise(new CclRemoteException(text));
+      }
+    } else if (type == ControlInbox.CLOSE) {
+      peerClosed = true;
+    }
+  }
+
+  protected boolean hasRemoteFailure() {
+    return remoteFailure != null;
+  }
+
+  /** Throws what the peer or UCX reported about this connection. */
+  protected void checkFailed() {
+    if (remoteFailure != null) {
+      throw new CclRemoteException(remoteFailure);
+    }
+    if (endpointError != null) {
+      throw new CclException(description + ": " + endpointError);
+    }
+  }
+
+  /** Sends a notice to the peer on endpoint 0; best effort, never waits. Proxy thread only. */
+  protected void sendNotice(int type, boolean toSendingEnd, byte[] body) {
+    if (closed) {
+      return;
+    }
+    noticesInFlight.removeIf(n -> n.completion().isDone(n.request()));
+    ByteBuffer notice =
+        ControlInbox.notice(type, transport.rank(), channel, toSendingEnd, body);
+    try {
+      Completion done = new Completion();
+      UcpRequest r = endpoints[0].sendTaggedNonBlocking(notice, ControlInbox.TAG, done);
+      noticesInFlight.add(new Notice(notice, r, done));
+    } catch (RuntimeException e) {
+      // the peer learns another way (its own timeout)
+      transport.logDebug(description + ": a notice did not go out: " + e);
+    }
+  }
+
+  protected CclException failure(String what) {
+    return new CclException(description + ": " + what);
+  }
+
+  /**
+   * Releases the endpoints and remote keys. Runs on the closing thread after
+   * the proxy thread has stopped (or during start-up, before it ran).
+   */
+  public void close() {
+    if (closed) {
+      return;
+    }
+    closed = true;
+    for (int i = 0; i < endpoints.length; i++) {
+      transport.release(peerSide[i]);
+      peerSide[i] = null;
+    }
+    releaseKeys();
+    boolean responsive = true;
+    for (int i = 0; i < endpoints.length; i++) {
+      responsive = transport.closeEndpoint(endpoints[i], responsive);
+      endpoints[i] = null;
+    }
+    noticesInFlight.clear();
+  }
+
+  /** Releases remote keys a subclass holds. */
+  protected void releaseKeys() {}
+
+  @Override
+  public String toString() {
+    return description;
+  }
+}

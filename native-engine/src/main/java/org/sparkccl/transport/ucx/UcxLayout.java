@@ -1,0 +1,73 @@
+package org.sparkccl.transport.ucx;
+
+import org.sparkccl.CollectiveCall;
+import org.sparkccl.fifo.FifoLayout;
+
+/**
+ * The memory layout of one ring connection's UCX side area: the only place these offsets are
+ * written down. Each rank has one side area per channel, registered once and published with its
+ * remote key at start-up; the ranks before and after it in the ring write into it with one-sided
+ * puts.
+ *
+ * <pre>
+ * ENTRIES  (written by the next rank, which receives from this one; read here by the sender)
+ *   STEPS x 32 bytes, entry for step s in s % STEPS:
+ *     0  int64 idx = s + 1     8  int64 addr of the receiver's slot
+ *     16 int32 size (room)     20 int32 rkey id (which published region addr lies in)
+ *     24 int64 idx again       (read last: a torn entry never matches both)
+ * RECORDS  (written by the previous rank, which sends to this one; read here by the receiver)
+ *   STEPS x 64 bytes, record for step s in s % STEPS:
+ *     0  int64 seq = s + 1     8  int32 bytes sent      12 int32 flags (0)
+ *     16 CollectiveCall (24)   56 int64 seq again
+ * OUT_ENTRIES, OUT_RECORDS  (local staging: what this rank puts into its peers' areas)
+ * </pre>
+ *
+ * <p>Indices only grow (the receiver-posts-first handshake of NCCL's {@code net_ib} with the
+ * ever-increasing index of current NCCL), so no flag is ever reset.
+ */
+final class UcxLayout {
+  static final int STEPS = FifoLayout.STEPS;
+  static final int ENTRY_BYTES = 32;
+  static final int RECORD_BYTES = 64;
+  static final int ENTRIES_OFFSET = 0;
+  static final int RECORDS_OFFSET = ENTRIES_OFFSET + STEPS * ENTRY_BYTES;
+  static final int OUT_ENTRIES_OFFSET = RECORDS_OFFSET + STEPS * RECORD_BYTES;
+  static final int OUT_RECORDS_OFFSET = OUT_ENTRIES_OFFSET + STEPS * ENTRY_BYTES;
+  static final int BYTES = OUT_RECORDS_OFFSET + STEPS * RECORD_BYTES;
+
+  static final int ENTRY_IDX = 0;
+  static final int ENTRY_ADDR = 8;
+  static final int ENTRY_SIZE = 16;
+  static final int ENTRY_RKEY = 20;
+  static final int ENTRY_IDX_END = 24;
+
+  static final int RECORD_SEQ = 0;
+  static final int RECORD_SIZE = 8;
+  static final int RECORD_FLAGS = 12;
+  static final int RECORD_CALL = 16;
+  static final int RECORD_SEQ_END = 56;
+
+  static {
+    if (RECORD_CALL + CollectiveCall.BYTES > RECORD_SEQ_END) {
+      throw new ExceptionInInitializerError("a CollectiveCall does not fit a UCX record");
+    }
+  }
+
+  private UcxLayout() {}
+
+  static int entry(long step) {
+    return ENTRIES_OFFSET + FifoLayout.slotOf(step) * ENTRY_BYTES;
+  }
+
+  static int record(long step) {
+    return RECORDS_OFFSET + FifoLayout.slotOf(step) * RECORD_BYTES;
+  }
+
+  static int outEntry(long step) {
+    return OUT_ENTRIES_OFFSET + FifoLayout.slotOf(step) * ENTRY_BYTES;
+  }
+
+  static int outRecord(long step) {
+    return OUT_RECORDS_OFFSET + FifoLayout.slotOf(step) * RECORD_BYTES;
+  }
+}

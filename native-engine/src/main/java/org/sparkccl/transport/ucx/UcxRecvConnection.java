@@ -1,0 +1,106 @@
+package org.sparkccl.transport.ucx;
+
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import org.openucx.jucx.ucp.UcpMemory;
+import org.sparkccl.CollectiveCall;
+import org.sparkccl.fifo.FifoLayout;
+import org.sparkccl.transport.NetRequest;
+import org.sparkccl.transport.RecvConnection;
+
+/**
+ * The receiving end of a UCX ring connection: the seed's {@code netRecvProxy}. Posting a step
+ * puts an entry {@code {idx, addr, size, rkey id}} for the freed slot into the sender's side
+ * area (the receiver posts first); the step has arrived when the sender's completion record with
+ * {@code seq = step + 1} is in this rank's side area. Proxy thread only.
+ */
+final class UcxRecvConnection extends UcxConnection implements RecvConnection {
+  private final int stepSize;
+
+  UcxRecvConnection(
+      UcxTransport transport, String description, int peer, int channel, UcxRankInfo peerInfo,
+      UcpMemory slots, int stepSize) {
+    super(transport, description, peer, channel, 1, peerInfo, slots);
+    this.stepSize = stepSize;
+    ReceiveFlush.check(slots, description);
+  }
+
+  @Override
+  public NetRequest postRecv(ByteBuffer data, long step) {
+    checkFailed();
+    int e = UcxLayout.outEntry(step);
+    side.putLong(e + UcxLayout.ENTRY_IDX, step + 1);
+    side.putLong(e + UcxLayout.ENTRY_ADDR, slots.getAddress() + (long) FifoLayout.slotOf(step) * stepSize);
+    side.putInt(e + UcxLayout.ENTRY_SIZE, data.capacity());
+    side.putInt(e + UcxLayout.ENTRY_RKEY, 0);
+    LONGS.setRelease(side, e + UcxLayout.ENTRY_IDX_END, step + 1);
+    endpoints[0].putNonBlockingImplicit(
+        sideAddress + e, UcxLayout.ENTRY_BYTES, peerSideAddress + UcxLayout.entry(step),
+        peerSide[0]);
+    return new Request(step, data.capacity());
+  }
+
+  /**
+   * Whether the sender said it stopped (it failed or closed): it will put nothing more into this
+   * rank's slots, which may then be freed. Entries posted but not used are the danger: a sender
+   * that saw one could still write into memory this rank has freed.
+   */
+  boolean senderStopped() {
+    return peerClosed || hasRemoteFailure();
+  }
+
+  @Override
+  public void announce(CollectiveCall call) {
+    ByteBuffer b = ByteBuffer.allocate(CollectiveCall.BYTES);
+    call.encode(b, 0);
+    byte[] body = b.array();
+    transport.proxyExecutor().execute(() -> sendNotice(ControlInbox.ANNOUNCE, true, body));
+  }
+
+  @Override
+  public void notifyPeer(boolean failed, String message) {
+    byte[] text = message.getBytes(StandardCharsets.UTF_8);
+    int type = failed ? ControlInbox.FAIL : ControlInbox.CLOSE;
+    transport.proxyExecutor().execute(() -> sendNotice(type, true, text));
+  }
+
+  /** One step: done when the sender's completion record for it is here. */
+  private final class Request implements NetRequest {
+    private final long step;
+    private final int room;
+    private int size;
+    private CollectiveCall call;
+
+    Request(long step, int room) {
+      this.step = step;
+      this.room = room;
+    }
+
+    @Override
+    public boolean test() {
+      checkFailed();
+      int r = UcxLayout.record(step);
+      if ((long) LONGS.getAcquire(side, r + UcxLayout.RECORD_SEQ_END) != step + 1
+          || (long) LONGS.getAcquire(side, r + UcxLayout.RECORD_SEQ) != step + 1) {
+        return false;
+      }
+      size = side.getInt(r + UcxLayout.RECORD_SIZE);
+      if (size < 0 || size > room) {
+        throw failure(
+            "protocol error: step " + step + " arrived with " + size + " bytes, room for " + room);
+      }
+      call = CollectiveCall.decode(side, r + UcxLayout.RECORD_CALL);
+      return true;
+    }
+
+    @Override
+    public int size() {
+      return size;
+    }
+
+    @Override
+    public CollectiveCall call() {
+      return call;
+    }
+  }
+}

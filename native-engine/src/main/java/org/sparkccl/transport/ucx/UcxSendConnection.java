@@ -1,0 +1,192 @@
+package org.sparkccl.transport.ucx;
+
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayDeque;
+import java.util.function.Consumer;
+import org.openucx.jucx.ucp.UcpMemory;
+import org.openucx.jucx.ucp.UcpRemoteKey;
+import org.openucx.jucx.ucp.UcpRequest;
+import org.sparkccl.CollectiveCall;
+import org.sparkccl.fifo.FifoLayout;
+import org.sparkccl.transport.NetRequest;
+import org.sparkccl.transport.SendConnection;
+
+/**
+ * The sending end of a UCX ring connection: the seed's {@code netSendProxy} over NCCL's
+ * {@code net_ib} handshake. For each step it waits for the receiver's entry in its own side area
+ * ({@code idx = step + 1}), puts the slot straight into the receiver's slot (striped over
+ * {@code ib.qpsPerConnection} endpoints), flushes those endpoints so the data has landed, and
+ * then puts the completion record (size and {@link CollectiveCall}) into the receiver's side
+ * area. Proxy thread only.
+ */
+final class UcxSendConnection extends UcxConnection implements SendConnection {
+  /** Smallest piece worth its own endpoint when a slot is striped. */
+  static final int MIN_STRIPE = 64 << 10;
+
+  private final UcpRemoteKey[] peerSlots;
+  private final int stepSize;
+  private final ArrayDeque<Request> queue = new ArrayDeque<>();
+  private Consumer<CollectiveCall> announceListener = c -> {};
+
+  UcxSendConnection(
+      UcxTransport transport, String description, int peer, int channel, int qps,
+      UcxRankInfo peerInfo, UcpMemory slots) {
+    super(transport, description, peer, channel, qps, peerInfo, slots);
+    this.stepSize = (int) (slots.getLength() / FifoLayout.STEPS);
+    this.peerSlots = new UcpRemoteKey[qps];
+    try {
+      for (int i = 0; i < qps; i++) {
+        peerSlots[i] = transport.unpack(endpoints[i], peerInfo.recvSlots()[channel], description);
+      }
+    } catch (RuntimeException e) {
+      close();
+      throw e;
+    }
+  }
+
+  @Override
+  public NetRequest postSend(ByteBuffer data, int size, long step, CollectiveCall call) {
+    checkFailed();
+    if (peerClosed) {
+      throw failure("rank " + peer + " has closed its communicator");
+    }
+    Request r = new Request(step, size, call);
+    queue.add(r);
+    progress();
+    return r;
+  }
+
+  /** Moves every queued step as far as it can go. */
+  private void progress() {
+    for (Request r : queue) {
+      r.advance();
+    }
+    while (!queue.isEmpty() && queue.peek().done) {
+      queue.poll();
+    }
+  }
+
+  @Override
+  public void notifyFailure(String message) {
+    byte[] text = message.getBytes(StandardCharsets.UTF_8);
+    transport.proxyExecutor().execute(() -> sendNotice(ControlInbox.FAIL, false, text));
+  }
+
+  @Override
+  public void onAnnounce(Consumer<CollectiveCall> listener) {
+    this.announceListener = listener;
+  }
+
+  @Override
+  void onNotice(int type, byte[] payload) {
+    if (type == ControlInbox.ANNOUNCE) {
+      CollectiveCall call = CollectiveCall.decode(ByteBuffer.wrap(payload), 0);
+      if (call != null) {
+        announceListener.accept(call);
+      }
+    } else {
+      super.onNotice(type, payload);
+    }
+  }
+
+  @Override
+  protected void releaseKeys() {
+    for (int i = 0; i < peerSlots.length; i++) {
+      transport.release(peerSlots[i]);
+      peerSlots[i] = null;
+    }
+  }
+
+  /** One step: waiting for the receiver's entry, then flushing the data, then done. */
+  private final class Request implements NetRequest {
+    private final long step;
+    private final int size;
+    private final CollectiveCall call;
+    private Completion[] flushes;
+    private UcpRequest[] flushRequests;
+    private boolean done;
+
+    Request(long step, int size, CollectiveCall call) {
+      this.step = step;
+      this.size = size;
+      this.call = call;
+    }
+
+    void advance() {
+      if (done) {
+        return;
+      }
+      if (flushes == null && !putData()) {
+        return;
+      }
+      for (int i = 0; i < flushes.length; i++) {
+        if (!flushes[i].isDone(flushRequests[i])) {
+          return;
+        }
+        if (flushes[i].error() != null) {
+          throw failure("putting step " + step + " failed: " + flushes[i].error());
+        }
+      }
+      putRecord();
+      done = true;
+    }
+
+    /** Puts the data if the receiver's entry for this step is there; false if not yet. */
+    private boolean putData() {
+      int e = UcxLayout.entry(step);
+      if ((long) LONGS.getAcquire(side, e + UcxLayout.ENTRY_IDX_END) != step + 1
+          || (long) LONGS.getAcquire(side, e + UcxLayout.ENTRY_IDX) != step + 1) {
+        return false;
+      }
+      long remote = side.getLong(e + UcxLayout.ENTRY_ADDR);
+      int room = side.getInt(e + UcxLayout.ENTRY_SIZE);
+      int rkeyId = side.getInt(e + UcxLayout.ENTRY_RKEY);
+      if (rkeyId != 0 || size > room) {
+        throw failure(
+            "protocol error: the receiver's entry for step " + step + " offers " + room
+                + " bytes under remote key " + rkeyId + "; need " + size + " under key 0");
+      }
+      long local = slots.getAddress() + (long) FifoLayout.slotOf(step) * stepSize;
+      int pieces = Math.max(1, Math.min(endpoints.length, size / MIN_STRIPE));
+      int chunk = ((size + pieces - 1) / pieces + 63) & ~63;
+      int used = 0;
+      for (int off = 0; off < size; off += chunk, used++) {
+        int len = Math.min(chunk, size - off);
+        endpoints[used].putNonBlockingImplicit(local + off, len, remote + off, peerSlots[used]);
+      }
+      flushes = new Completion[used];
+      flushRequests = new UcpRequest[used];
+      for (int i = 0; i < used; i++) {
+        flushes[i] = new Completion();
+        flushRequests[i] = endpoints[i].flushNonBlocking(flushes[i]);
+      }
+      return true;
+    }
+
+    /** The data has landed: tell the receiver with the completion record. */
+    private void putRecord() {
+      int r = UcxLayout.outRecord(step);
+      side.putLong(r + UcxLayout.RECORD_SEQ, step + 1);
+      side.putInt(r + UcxLayout.RECORD_SIZE, size);
+      side.putInt(r + UcxLayout.RECORD_FLAGS, 0);
+      call.encode(side, r + UcxLayout.RECORD_CALL);
+      LONGS.setRelease(side, r + UcxLayout.RECORD_SEQ_END, step + 1);
+      endpoints[0].putNonBlockingImplicit(
+          sideAddress + r, UcxLayout.RECORD_BYTES, peerSideAddress + UcxLayout.record(step),
+          peerSide[0]);
+    }
+
+    @Override
+    public boolean test() {
+      checkFailed();
+      progress();
+      return done;
+    }
+
+    @Override
+    public int size() {
+      return size;
+    }
+  }
+}

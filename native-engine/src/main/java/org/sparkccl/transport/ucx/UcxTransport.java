@@ -1,0 +1,421 @@
+package org.sparkccl.transport.ucx;
+
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Executor;
+import java.util.concurrent.atomic.AtomicLong;
+import org.apache.logging.log4j.LogManager;
+import org.apache.logging.log4j.Logger;
+import org.openucx.jucx.ucp.UcpContext;
+import org.openucx.jucx.ucp.UcpEndpoint;
+import org.openucx.jucx.ucp.UcpEndpointParams;
+import org.openucx.jucx.ucp.UcpMemory;
+import org.openucx.jucx.ucp.UcpParams;
+import org.openucx.jucx.ucp.UcpRemoteKey;
+import org.openucx.jucx.ucp.UcpRequest;
+import org.openucx.jucx.ucp.UcpWorker;
+import org.openucx.jucx.ucp.UcpWorkerParams;
+import org.sparkccl.CclException;
+import org.sparkccl.device.DirectMemory;
+import org.sparkccl.fifo.Fifo;
+import org.sparkccl.transport.RecvConnection;
+import org.sparkccl.transport.SendConnection;
+
+/**
+ * The UCX transport through Jucx: one context and worker per communicator, owned by the proxy
+ * thread, the FIFO slots and a side area per channel registered once, and ring connections that
+ * move data by the receiver-posts-first handshake of NCCL's {@code net_ib} (see {@link
+ * UcxSendConnection}, {@link UcxRecvConnection}, {@link UcxLayout}).
+ *
+ * <pre>{@code
+ * UcxTransport ucx = UcxTransport.open(rank, qps, sendFifos, recvFifos);   // throws if no UCX
+ * byte[] mine = ucx.localInfo();        // allGather these through the bootstrap, then:
+ * SendConnection out = ucx.connectSend(next, channel, all[next]);
+ * RecvConnection in = ucx.connectRecv(prev, channel, all[prev]);
+ * proxy.setOwnedPoller(ucx::poll); ucx.onProxy(proxy::execute);
+ * }</pre>
+ *
+ * <p>UCX's own variables ({@code UCX_TLS}, {@code UCX_NET_DEVICES}, ...) are read by UCX itself.
+ */
+public final class UcxTransport implements AutoCloseable {
+  private static final Logger LOG = LogManager.getLogger(UcxTransport.class);
+
+  /** What to do when UCX does not load. */
+  public static final String INSTALL_HINT =
+      "install UCX with `sudo apt-get install libucx0 ucx-utils` (bin/setup does it), or set"
+          + " transport=socket";
+
+  private static final long CLOSE_WAIT_NANOS = 1_000_000_000L;
+  private static final AtomicLong LIVE = new AtomicLong();
+  private static volatile String unavailable;
+
+  private final int rank;
+  private final int qps;
+  private final int stepSize;
+  private final UcpContext context;
+  private final UcpWorker worker;
+  private final ControlInbox inbox;
+  private final UcpMemory[] sendSlots;
+  private final UcpMemory[] recvSlots;
+  private final UcpMemory[] sideMemory;
+  private final ByteBuffer[] sides;
+  private final List<UcxConnection> connections = new ArrayList<>();
+  private volatile Executor onProxy = Runnable::run;
+  private RuntimeException raised;
+  private boolean closed;
+
+  private UcxTransport(int rank, int qps, int stepSize, UcpContext context, int nChannels) {
+    this.rank = rank;
+    this.qps = qps;
+    this.stepSize = stepSize;
+    this.context = context;
+    this.sendSlots = new UcpMemory[nChannels];
+    this.recvSlots = new UcpMemory[nChannels];
+    this.sideMemory = new UcpMemory[nChannels];
+    this.sides = new ByteBuffer[nChannels];
+    // Single-threaded worker: the proxy thread is its only user.
+    this.worker = context.newWorker(new UcpWorkerParams());
+    LIVE.incrementAndGet();
+    this.inbox = new ControlInbox(worker);
+  }
+
+  /**
+   * Loads UCX, opens a context and a worker, and registers every channel's FIFO slots and side
+   * area.
+   *
+   * @throws UcxUnavailableException when the UCX libraries do not load here
+   */
+  public static UcxTransport open(int rank, int qps, Fifo[] sendFifos, Fifo[] recvFifos) {
+    UcpContext context = newContext();
+    UcxTransport t;
+    try {
+      t = new UcxTransport(rank, qps, sendFifos[0].stepSize(), context, sendFifos.length);
+    } catch (RuntimeException e) {
+      context.close();
+      LIVE.decrementAndGet();
+      throw new CclException("rank " + rank + ": cannot create a UCX worker: " + e, e);
+    }
+    try {
+      for (int c = 0; c < sendFifos.length; c++) {
+        t.sendSlots[c] = t.register(sendFifos[c].region());
+        t.recvSlots[c] = t.register(recvFifos[c].region());
+        t.sides[c] = DirectMemory.allocate(UcxLayout.BYTES);
+        t.sideMemory[c] = t.register(t.sides[c]);
+      }
+      t.inbox.poll(); // posts the control receive
+      return t;
+    } catch (RuntimeException e) {
+      t.close();
+      throw e instanceof CclException ? e
+          : new CclException("rank " + rank + ": registering memory with UCX failed: " + e, e);
+    }
+  }
+
+  private static UcpContext newContext() {
+    String reason = unavailable;
+    if (reason != null) {
+      throw new UcxUnavailableException(reason);
+    }
+    try {
+      UcpContext c =
+          new UcpContext(
+              new UcpParams().requestRmaFeature().requestTagFeature().requestWakeupFeature());
+      LIVE.incrementAndGet();
+      return c;
+    } catch (LinkageError | RuntimeException e) {
+      // A library that failed to load fails the same way every time: remember why.
+      unavailable = "UCX native libraries did not load (" + e + ")";
+      throw new UcxUnavailableException(unavailable);
+    }
+  }
+
+  /** UCX objects (contexts, workers, endpoints, registrations, remote keys) not yet released. */
+  public static long liveObjects() {
+    return LIVE.get();
+  }
+
+  private UcpMemory register(ByteBuffer region) {
+    UcpMemory m = context.registerMemory(region);
+    LIVE.incrementAndGet();
+    return m;
+  }
+
+  /** What peers need to reach this rank: {@link UcxRankInfo} bytes, for the bootstrap. */
+  public byte[] localInfo() {
+    ByteBuffer address = worker.getAddress();
+    byte[] a = new byte[address.remaining()];
+    address.get(a);
+    UcxRankInfo.Region[] slots = new UcxRankInfo.Region[recvSlots.length];
+    UcxRankInfo.Region[] side = new UcxRankInfo.Region[recvSlots.length];
+    for (int c = 0; c < recvSlots.length; c++) {
+      slots[c] = region(recvSlots[c]);
+      side[c] = region(sideMemory[c]);
+    }
+    return new UcxRankInfo(a, slots, side).encode();
+  }
+
+  private static UcxRankInfo.Region region(UcpMemory m) {
+    ByteBuffer k = m.getRemoteKeyBuffer();
+    byte[] rkey = new byte[k.remaining()];
+    k.get(rkey);
+    return new UcxRankInfo.Region(m.getAddress(), rkey);
+  }
+
+  /** Where other threads' UCX work goes: the proxy thread's task queue. */
+  public void onProxy(Executor proxyExecutor) {
+    this.onProxy = proxyExecutor;
+  }
+
+  Executor proxyExecutor() {
+    return onProxy;
+  }
+
+  /** The sending end of channel {@code channel} to rank {@code peer}, whose info is given. */
+  public SendConnection connectSend(int peer, int channel, byte[] peerInfo) {
+    UcxRankInfo info = UcxRankInfo.decode(peerInfo, peer);
+    String what = "rank " + rank + " -> rank " + peer + " (channel " + channel + ", ucx)";
+    UcxSendConnection c =
+        new UcxSendConnection(this, what, peer, channel, qps, info, sendSlots[channel]);
+    add(c, ControlInbox.route(peer, channel, true));
+    return c;
+  }
+
+  /** The receiving end of channel {@code channel} from rank {@code peer}. */
+  public RecvConnection connectRecv(int peer, int channel, byte[] peerInfo) {
+    UcxRankInfo info = UcxRankInfo.decode(peerInfo, peer);
+    String what = "rank " + rank + " <- rank " + peer + " (channel " + channel + ", ucx)";
+    UcxRecvConnection c =
+        new UcxRecvConnection(this, what, peer, channel, info, recvSlots[channel], stepSize);
+    add(c, ControlInbox.route(peer, channel, false));
+    return c;
+  }
+
+  private void add(UcxConnection c, long route) {
+    connections.add(c);
+    inbox.add(route, c);
+  }
+
+  int rank() {
+    return rank;
+  }
+
+  ByteBuffer side(int channel) {
+    return sides[channel];
+  }
+
+  long sideAddress(int channel) {
+    return sideMemory[channel].getAddress();
+  }
+
+  UcpEndpoint newEndpoint(byte[] workerAddress, String name, UcxConnection owner) {
+    ByteBuffer address = ByteBuffer.allocateDirect(workerAddress.length).put(workerAddress);
+    address.flip();
+    try {
+      UcpEndpoint ep =
+          worker.newEndpoint(
+              new UcpEndpointParams()
+                  .setUcpAddress(address)
+                  .setName(name)
+                  .setErrorHandler((e, status, message) -> owner.onEndpointError(status, message)));
+      LIVE.incrementAndGet();
+      return ep;
+    } catch (RuntimeException e) {
+      throw new CclException(name + ": cannot create a UCX endpoint: " + e, e);
+    }
+  }
+
+  UcpRemoteKey unpack(UcpEndpoint ep, UcxRankInfo.Region region, String what) {
+    ByteBuffer packed = ByteBuffer.allocateDirect(region.rkey().length).put(region.rkey());
+    packed.flip();
+    try {
+      UcpRemoteKey k = ep.unpackRemoteKey(packed);
+      LIVE.incrementAndGet();
+      return k;
+    } catch (RuntimeException e) {
+      throw new CclException(what + ": the peer's remote key failed to unpack: " + e, e);
+    }
+  }
+
+  /**
+   * Progresses the worker (proxy thread only); delivers notices; throws the first failure a
+   * callback reported. Returns whether anything happened.
+   */
+  public boolean poll() {
+    if (closed) {
+      return false;
+    }
+    boolean any = false;
+    for (int i = 0; i < 64; i++) {
+      int events;
+      try {
+        events = worker.progress();
+      } catch (Exception e) {
+        throw new CclException("rank " + rank + ": UCX progress failed: " + e, e);
+      }
+      if (events == 0) {
+        break;
+      }
+      any = true;
+    }
+    any |= inbox.poll();
+    RuntimeException r = raised;
+    if (r != null) {
+      raised = null;
+      throw r;
+    }
+    return any;
+  }
+
+  /** A callback found a failure; {@link #poll()} throws it once progress returns. */
+  void raise(RuntimeException e) {
+    if (raised == null) {
+      raised = e;
+    }
+  }
+
+  /**
+   * Closes an endpoint: flush first (bounded) so that no operation is still pending when the
+   * worker goes (UCX 1.13 crashed destroying a worker with pending puts), then one close call:
+   * with a flush when that worked (FACTS found it clean), by force when it did not (a peer that
+   * is gone; the force cancels what is outstanding).
+   *
+   * @param flush false to skip the flush (the peer already proved unresponsive)
+   * @return whether the endpoint flushed
+   */
+  boolean closeEndpoint(UcpEndpoint ep, boolean flush) {
+    if (ep == null) {
+      return true;
+    }
+    LIVE.decrementAndGet();
+    boolean flushed = false;
+    try {
+      flushed = flush && progressUntil(ep.flushNonBlocking(new Completion()));
+      progressUntil(flushed ? ep.closeNonBlockingFlush() : ep.closeNonBlockingForce());
+    } catch (Exception e) {
+      // a peer that already went away: the endpoint is released either way
+      LOG.debug("rank {}: closing a UCX endpoint: {}", rank, e.toString());
+    }
+    return flushed;
+  }
+
+  /** Progresses the worker until {@code r} completes, at most {@link #CLOSE_WAIT_NANOS}. */
+  private boolean progressUntil(UcpRequest r) throws Exception {
+    long end = System.nanoTime() + CLOSE_WAIT_NANOS;
+    while (r != null && !r.isCompleted() && System.nanoTime() < end) {
+      worker.progress();
+    }
+    return r == null || r.isCompleted();
+  }
+
+  /**
+   * After a failure, waits (bounded) until every sender to this rank said it stopped, so that no
+   * put lands in slots this rank is about to free (ranks that are threads of one JVM share the
+   * address space; shared-memory puts are plain copies). A sender learns of the failure from this
+   * rank's notice and answers with its own; a dead sender answers nothing and writes nothing.
+   */
+  private void awaitSendersStopped() {
+    long end = System.nanoTime() + CLOSE_WAIT_NANOS;
+    try {
+      while (System.nanoTime() < end) {
+        boolean all = true;
+        for (UcxConnection c : connections) {
+          if (c instanceof UcxRecvConnection r && !r.senderStopped()) {
+            all = false;
+          }
+        }
+        if (all) {
+          return;
+        }
+        worker.progress();
+        inbox.poll();
+      }
+      LOG.debug("rank {}: a sender did not confirm it stopped within 1 s", rank);
+    } catch (Exception e) {
+      LOG.debug("rank {}: waiting for senders to stop: {}", rank, e.toString());
+    }
+  }
+
+  /** Takes the notices still queued (peers' close notices), so UCX has none unmatched at close. */
+  private void drainNotices() {
+    try {
+      for (int i = 0; i < 16; i++) {
+        worker.progress();
+        inbox.poll();
+      }
+    } catch (Exception e) {
+      LOG.debug("rank {}: draining notices at close: {}", rank, e.toString());
+    }
+  }
+
+  void release(UcpRemoteKey key) {
+    if (key != null) {
+      LIVE.decrementAndGet();
+      key.close();
+    }
+  }
+
+  void release(UcpMemory memory) {
+    if (memory != null) {
+      LIVE.decrementAndGet();
+      memory.deregister();
+    }
+  }
+
+  void logDebug(String message) {
+    LOG.debug("rank {}: {}", rank, message);
+  }
+
+  /**
+   * Releases everything: connections, registrations, side areas, the worker and the context.
+   * Call once the proxy thread has stopped and before any FIFO is freed: once the worker is gone
+   * nothing in this process writes into the registered slots any more (UCX may emulate a put on
+   * shared memory by a copy the target's own worker makes while it progresses). Idempotent.
+   *
+   * @param afterFailure first wait (bounded) for every sender to this rank to say it stopped
+   */
+  public void close(boolean afterFailure) {
+    if (closed) {
+      return;
+    }
+    if (afterFailure) {
+      awaitSendersStopped();
+    }
+    for (UcxConnection c : connections) {
+      c.close();
+    }
+    drainNotices();
+    inbox.close();
+    try {
+      for (int i = 0; i < 16; i++) {
+        worker.progress(); // completes the cancelled receive, so UCX can free it
+      }
+    } catch (Exception e) {
+      LOG.debug("rank {}: progress at close: {}", rank, e.toString());
+    }
+    closed = true;
+    // The worker goes first: the registrations outlive everything that could still use them.
+    worker.close();
+    LIVE.decrementAndGet();
+    for (int c = 0; c < sides.length; c++) {
+      release(sendSlots[c]);
+      release(recvSlots[c]);
+      release(sideMemory[c]);
+      sendSlots[c] = null;
+      recvSlots[c] = null;
+      sideMemory[c] = null;
+      if (sides[c] != null) {
+        DirectMemory.free(sides[c]);
+        sides[c] = null;
+      }
+    }
+    context.close();
+    LIVE.decrementAndGet();
+  }
+
+  /** {@link #close(boolean)} after a failure: nothing is flushed. */
+  @Override
+  public void close() {
+    close(true);
+  }
+}

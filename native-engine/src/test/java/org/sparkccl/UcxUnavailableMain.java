@@ -1,0 +1,34 @@
+package org.sparkccl;
+
+import java.time.Duration;
+import org.sparkccl.bootstrap.LocalBootstrap;
+import org.sparkccl.config.CclConfig;
+
+/**
+ * A child JVM for {@code UcxUnavailableTest}, started where UCX cannot load (Jucx cannot unpack
+ * its JNI library into an unusable {@code java.io.tmpdir}): two thread ranks ask for {@code
+ * transport=ucx}, then for {@code auto}, and print what each rank got.
+ */
+public final class UcxUnavailableMain {
+  private UcxUnavailableMain() {}
+
+  public static void main(String[] args) {
+    for (String transport : new String[] {"ucx", "auto"}) {
+      CclConfig config =
+          CclConfig.builder().transport(transport).timeout(Duration.ofSeconds(20)).build();
+      Communicator[] comms = new Communicator[2];
+      LocalBootstrap.Group group = LocalBootstrap.group(2);
+      Throwable[] errors =
+          RankHarness.runCollect(
+              2, Duration.ofSeconds(60), r -> comms[r] = Communicator.create(group.rank(r), config));
+      for (int r = 0; r < 2; r++) {
+        System.out.println(
+            "transport=" + transport + " rank " + r + ": "
+                + (errors[r] != null ? "ERROR " + errors[r].getMessage()
+                    : "RING " + comms[r].ringTransport()));
+      }
+      RankHarness.closeQuietly(comms);
+    }
+    System.exit(0);
+  }
+}
