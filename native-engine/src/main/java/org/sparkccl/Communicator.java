@@ -217,6 +217,9 @@ public final class Communicator implements AutoCloseable {
       return null;
     } catch (UcxUnavailableException e) {
       return e.getMessage();
+    } catch (LinkageError e) {
+      // the Jucx jar itself is missing (an application that shipped only SparkCCL's own jars)
+      return "the Jucx classes (org.openucx:jucx) are not on the classpath: " + e;
     }
   }
 

@@ -73,14 +73,15 @@ class LocalClusterIT {
     }
   }
 
-  /** This module's jars (main and tests) and the engine's and plugin's, from target/. */
+  /** This module's jars (main and tests) and its runtime dependencies, from target/. */
   private static List<String> shippedJars() {
     File target = new File("target");
     List<String> jars = new ArrayList<>();
     for (File dir : List.of(target, new File(target, "lib"))) {
       File[] found = dir.listFiles((d, n) -> n.endsWith(".jar"));
       for (File f : found == null ? new File[0] : found) {
-        if (f.getName().startsWith("sparkccl-") || f.getName().startsWith("picocli-")) {
+        // everything but what Spark itself brings (Log4j2, Jackson, at the same versions)
+        if (!f.getName().startsWith("log4j-") && !f.getName().startsWith("jackson-")) {
           jars.add(f.getAbsolutePath());
         }
       }
