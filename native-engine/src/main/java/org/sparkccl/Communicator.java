@@ -24,8 +24,13 @@ import org.sparkccl.algorithm.Tree;
 import org.sparkccl.algorithm.Tuner;
 import org.sparkccl.bootstrap.Bootstrap;
 import org.sparkccl.config.CclConfig;
+import org.sparkccl.device.Device;
 import org.sparkccl.device.DeviceBuffer;
+import org.sparkccl.device.Devices;
 import org.sparkccl.device.HostBuffer;
+import org.sparkccl.device.HostDevice;
+import org.sparkccl.device.cuda.CudaBuffer;
+import org.sparkccl.kernel.ChannelWork;
 import org.sparkccl.kernel.HostChannelKernel;
 import org.sparkccl.kernel.HostP2pKernel;
 import org.sparkccl.kernel.HostTreeKernel;
@@ -63,6 +68,7 @@ public final class Communicator implements AutoCloseable {
   private final int rank;
   private final int nRanks;
   private final CclConfig config;
+  private final Device device;
   private final long timeoutNanos;
   private final CommChannel[] channels;
   private final ProxyThread proxy;
@@ -86,6 +92,7 @@ public final class Communicator implements AutoCloseable {
     this.rank = bootstrap.rank();
     this.nRanks = bootstrap.nRanks();
     this.config = config;
+    this.device = Devices.resolve(config.device());
     this.timeoutNanos = config.timeout().toNanos();
     this.proxy = new ProxyThread("sparkccl-proxy-r" + rank, this::fail);
     this.calls = new CallChecker(rank);
@@ -96,7 +103,8 @@ public final class Communicator implements AutoCloseable {
     try {
       for (int c = 0; c < channels.length; c++) {
         channels[c] =
-            new CommChannel(c, rank, config.stepSize(), guard(c), proxy::assist, proxy::wake);
+            new CommChannel(
+                c, rank, config.stepSize(), guard(c), proxy::assist, proxy::wake, device);
         CommChannel ch = channels[c];
         ch.waiter.onStall(() -> announceStalled(ch));
       }
@@ -109,10 +117,10 @@ public final class Communicator implements AutoCloseable {
       throw e;
     }
     LOG.info(
-        "rank {}/{} ready: channels={} transport=socket(nThreads={}, nSocksPerThread={})"
+        "rank {}/{} ready: device={} channels={} transport=socket(nThreads={}, nSocksPerThread={})"
             + " algo={} (ring or tree by the tuner: hop {} us, link {} GB/s) buffSize={}"
             + " stepSize={} timeout={}ms next={} prev={} listen={}",
-        rank, nRanks, channels.length, config.socketThreads(), config.socketsPerThread(),
+        rank, nRanks, device, channels.length, config.socketThreads(), config.socketsPerThread(),
         config.algo(), config.hopLatencyUs(), config.linkGBps(), config.buffSize(),
         config.stepSize(), config.timeout().toMillis(),
         (rank + 1) % nRanks, (rank - 1 + nRanks) % nRanks,
@@ -230,6 +238,15 @@ public final class Communicator implements AutoCloseable {
     return config;
   }
 
+  /** Where this communicator's buffers live and its kernels run (setting {@code device}). */
+  public Device device() {
+    return device;
+  }
+
+  private DeviceBuffer buffer(String name, DeviceBuffer b, long count, DataType dtype) {
+    return Arguments.buffer(name, b, count, dtype, device);
+  }
+
   /**
    * Starts an allReduce: {@code recv[i] = op over ranks of send[i]} for {@code i < count}. {@code
    * send == recv} works in place.
@@ -243,8 +260,8 @@ public final class Communicator implements AutoCloseable {
   public CompletableFuture<Void> allReduceAsync(
       DeviceBuffer send, DeviceBuffer recv, long count, DataType dtype, ReduceOp op) {
     Arguments.checkOp(dtype, op);
-    HostBuffer src = Arguments.hostBuffer("send", send, count, dtype);
-    HostBuffer dst = Arguments.hostBuffer("recv", recv, count, dtype);
+    DeviceBuffer src = buffer("send", send, count, dtype);
+    DeviceBuffer dst = buffer("recv", recv, count, dtype);
     return launch(
         CollectiveCall.Kind.ALL_REDUCE, count, dtype, op, 0, src, dst, 0, 0,
         (c, start, len) ->
@@ -265,8 +282,8 @@ public final class Communicator implements AutoCloseable {
       DeviceBuffer send, DeviceBuffer recv, long count, DataType dtype, int root) {
     Arguments.checkDtype(dtype);
     Arguments.checkRoot(root, nRanks);
-    HostBuffer dst = Arguments.hostBuffer("recv", recv, count, dtype);
-    HostBuffer src = rank == root ? Arguments.hostBuffer("send", send, count, dtype) : dst;
+    DeviceBuffer dst = buffer("recv", recv, count, dtype);
+    DeviceBuffer src = rank == root ? buffer("send", send, count, dtype) : dst;
     return launch(
         CollectiveCall.Kind.BROADCAST, count, dtype, null, root, src, dst, 0, 0,
         (c, start, len) ->
@@ -299,8 +316,8 @@ public final class Communicator implements AutoCloseable {
       DeviceBuffer send, DeviceBuffer recv, long count, DataType dtype, ReduceOp op, int root) {
     Arguments.checkOp(dtype, op);
     Arguments.checkRoot(root, nRanks);
-    HostBuffer src = Arguments.hostBuffer("send", send, count, dtype);
-    HostBuffer dst = rank == root || recv != null ? Arguments.hostBuffer("recv", recv, count, dtype) : src;
+    DeviceBuffer src = buffer("send", send, count, dtype);
+    DeviceBuffer dst = rank == root || recv != null ? buffer("recv", recv, count, dtype) : src;
     return launch(
         CollectiveCall.Kind.REDUCE, count, dtype, op, root, src, dst, 0, 0,
         (c, start, len) ->
@@ -322,9 +339,9 @@ public final class Communicator implements AutoCloseable {
       DeviceBuffer send, DeviceBuffer recv, long sendCount, DataType dtype) {
     Arguments.checkDtype(dtype);
     long total = Arguments.multiply(sendCount, nRanks, "sendCount");
-    HostBuffer dst = Arguments.hostBuffer("recv", recv, total, dtype);
+    DeviceBuffer dst = buffer("recv", recv, total, dtype);
     boolean inPlace = send == recv;
-    HostBuffer src = inPlace ? dst : Arguments.hostBuffer("send", send, sendCount, dtype);
+    DeviceBuffer src = inPlace ? dst : buffer("send", send, sendCount, dtype);
     long srcBase = inPlace ? rank * sendCount : 0;
     return launch(
         CollectiveCall.Kind.ALL_GATHER, sendCount, dtype, null, 0, src, dst, srcBase,
@@ -349,9 +366,9 @@ public final class Communicator implements AutoCloseable {
       DeviceBuffer send, DeviceBuffer recv, long recvCount, DataType dtype, ReduceOp op) {
     Arguments.checkOp(dtype, op);
     long total = Arguments.multiply(recvCount, nRanks, "recvCount");
-    HostBuffer src = Arguments.hostBuffer("send", send, total, dtype);
+    DeviceBuffer src = buffer("send", send, total, dtype);
     boolean inPlace = send == recv;
-    HostBuffer dst = inPlace ? src : Arguments.hostBuffer("recv", recv, recvCount, dtype);
+    DeviceBuffer dst = inPlace ? src : buffer("recv", recv, recvCount, dtype);
     long dstBase = inPlace ? rank * recvCount : 0;
     return launch(
         CollectiveCall.Kind.REDUCE_SCATTER, recvCount, dtype, op, 0, src, dst, rank * recvCount,
@@ -451,7 +468,7 @@ public final class Communicator implements AutoCloseable {
   }
 
   /** One send or receive, as recorded. */
-  private record PeerCall(boolean send, HostBuffer buf, long count, DataType dtype, int peer,
+  private record PeerCall(boolean send, DeviceBuffer buf, long count, DataType dtype, int peer,
       CompletableFuture<Void> done) {}
 
   private CompletableFuture<Void> peerCall(
@@ -462,7 +479,7 @@ public final class Communicator implements AutoCloseable {
           "peer=" + peer + " is invalid; expected another rank in 0.." + (nRanks - 1)
               + " (this is rank " + rank + ")");
     }
-    HostBuffer b = Arguments.hostBuffer(send ? "send" : "recv", buf, count, dtype);
+    DeviceBuffer b = buffer(send ? "send" : "recv", buf, count, dtype);
     synchronized (launchLock) {
       checkUsable();
       PeerCall call = new PeerCall(send, b, count, dtype, peer, new CompletableFuture<>());
@@ -486,7 +503,17 @@ public final class Communicator implements AutoCloseable {
     // collectives' numbers must agree on every rank for the mismatch check.
     String what = "send/recv group #" + (++groups) + " (" + live.size() + " transfers)";
     live.forEach(c -> c.buf().retain());
-    Collective coll = new Collective(what, 1, () -> live.forEach(c -> c.buf().release()));
+    List<HostBuffer> staging = new ArrayList<>();
+    List<Runnable> copyIn = new ArrayList<>();
+    List<Runnable> copyOut = new ArrayList<>();
+    Collective coll =
+        new Collective(
+            what,
+            1,
+            () -> {
+              live.forEach(c -> c.buf().release());
+              staging.forEach(HostBuffer::close);
+            });
     pending.add(coll);
     // The group's future is the stage after the per-call futures completed, so that every one
     // of them is done when groupEnd returns.
@@ -523,15 +550,45 @@ public final class Communicator implements AutoCloseable {
       }
       transfers.add(
           new HostP2pKernel.Transfer(
-              c.send(), link.fifo, link.nextStep, c.buf().memory(), 0, (int) bytes,
+              c.send(), link.fifo, link.nextStep,
+              hostSide(c, bytes, staging, copyIn, copyOut).memory(), 0, (int) bytes,
               "rank " + rank + ": " + what + ": "
                   + (c.send() ? "waiting for rank " + c.peer() + " to take data"
                       : "waiting for data from rank " + c.peer())));
       link.nextStep += steps;
     }
     CommChannel ch = channels[0];
-    runOn(ch, coll, () -> HostP2pKernel.run(transfers, ch.waiter, guard(0)));
+    runOn(
+        ch,
+        coll,
+        () -> {
+          copyIn.forEach(Runnable::run);
+          HostP2pKernel.run(transfers, ch.waiter, guard(0));
+          copyOut.forEach(Runnable::run);
+        });
     return all;
+  }
+
+  /**
+   * The host memory a point-to-point transfer moves: the buffer itself on the host; for a GPU
+   * buffer a staging copy, filled before the transfer (send) or copied out after it (recv). The
+   * GPU's collectives have CUDA kernels; sends and receives are staged through the host.
+   */
+  private static HostBuffer hostSide(
+      PeerCall c, long bytes, List<HostBuffer> staging, List<Runnable> copyIn,
+      List<Runnable> copyOut) {
+    if (c.buf() instanceof HostBuffer h) {
+      return h;
+    }
+    HostBuffer s = HostDevice.INSTANCE.allocate(bytes);
+    staging.add(s);
+    ByteBuffer region = s.memory().slice(0, (int) bytes);
+    if (c.send()) {
+      copyIn.add(() -> c.buf().copyToHost(0, region.duplicate()));
+    } else {
+      copyOut.add(() -> c.buf().copyFromHost(region.duplicate(), 0));
+    }
+    return s;
   }
 
   private static void await(CompletableFuture<Void> f) {
@@ -557,7 +614,7 @@ public final class Communicator implements AutoCloseable {
    */
   private CompletableFuture<Void> launch(
       CollectiveCall.Kind kind, long count, DataType dtype, ReduceOp op, int root,
-      HostBuffer src, HostBuffer dst, long localSrc, long localDst, Planner planner) {
+      DeviceBuffer src, DeviceBuffer dst, long localSrc, long localDst, Planner planner) {
     synchronized (launchLock) {
       checkUsable();
       CollectiveCall call = new CollectiveCall(kind, ++seq, count, dtype, op, root);
@@ -570,8 +627,9 @@ public final class Communicator implements AutoCloseable {
       if (count == 0) {
         return CompletableFuture.completedFuture(null);
       }
+      // Tree collectives have host kernels only; on a GPU every collective runs as a ring.
       boolean tree =
-          nRanks > 1 && tuner.choose(kind, count * dtype.size(), nRanks) == Tuner.Algorithm.TREE;
+          nRanks > 1 && device == HostDevice.INSTANCE && tuner.choose(kind, count * dtype.size(), nRanks) == Tuner.Algorithm.TREE;
       // Tree and chain collectives can leave two mismatched ranks both waiting to receive; a
       // kernel stalled in one then announces the call to its ring predecessor (see
       // announceStalled). Ring allReduce, allGather and reduceScatter need no announcement:
@@ -602,9 +660,7 @@ public final class Communicator implements AutoCloseable {
       coll.future.whenComplete((v, e) -> pending.remove(coll));
       if (nRanks == 1) {
         int size = dtype.size();
-        launchLocalCopy(
-            src, dst, (int) (localSrc * size), (int) (localDst * size), (int) (count * size),
-            coll);
+        launchLocalCopy(src, dst, localSrc * size, localDst * size, count * size, coll);
       } else if (tree) {
         launchTree(src, dst, call, coll);
       } else {
@@ -615,13 +671,20 @@ public final class Communicator implements AutoCloseable {
   }
 
   private void launchLocalCopy(
-      HostBuffer src, HostBuffer dst, int srcOff, int dstOff, int bytes, Collective coll) {
+      DeviceBuffer src, DeviceBuffer dst, long srcOff, long dstOff, long bytes, Collective coll) {
     runOn(
         channels[0],
         coll,
         () -> {
-          if (src != dst || srcOff != dstOff) {
-            dst.memory().put(dstOff, src.memory(), srcOff, bytes);
+          if (src == dst && srcOff == dstOff) {
+            return;
+          }
+          if (dst instanceof CudaBuffer gpu) {
+            gpu.copyFrom((CudaBuffer) src, srcOff, dstOff, bytes);
+          } else {
+            ((HostBuffer) dst)
+                .memory()
+                .put((int) dstOff, ((HostBuffer) src).memory(), (int) srcOff, (int) bytes);
           }
         });
   }
@@ -630,7 +693,8 @@ public final class Communicator implements AutoCloseable {
    * Launches a tree collective (allReduce: reduce up then broadcast down, rooted at rank 0;
    * broadcast: down only; reduce: up only) over point-to-point links, on channel 0's kernel.
    */
-  private void launchTree(HostBuffer src, HostBuffer dst, CollectiveCall call, Collective coll) {
+  private void launchTree(
+      DeviceBuffer src, DeviceBuffer dst, CollectiveCall call, Collective coll) {
     CollectiveCall.Kind kind = call.kind();
     boolean up = kind != CollectiveCall.Kind.BROADCAST;
     boolean down = kind != CollectiveCall.Kind.REDUCE;
@@ -655,7 +719,8 @@ public final class Communicator implements AutoCloseable {
     }
     HostTreeKernel.Work work =
         new HostTreeKernel.Work(
-            up, down, toParent, fromParent, fromChildren, toChildren, src.memory(), dst.memory(),
+            up, down, toParent, fromParent, fromChildren, toChildren,
+            ((HostBuffer) src).memory(), ((HostBuffer) dst).memory(),
             bytes, call.dtype(), call.op(), nRanks, config.stepSize(), where);
     CommChannel ch = channels[0];
     runOn(ch, coll, () -> HostTreeKernel.run(work, ch.waiter, guard(0)));
@@ -683,7 +748,7 @@ public final class Communicator implements AutoCloseable {
   }
 
   private void launchRing(
-      HostBuffer src, HostBuffer dst, CollectiveCall call, int used, Planner planner,
+      DeviceBuffer src, DeviceBuffer dst, CollectiveCall call, int used, Planner planner,
       Collective coll) {
     for (int c = 0; c < used; c++) {
       CommChannel ch = channels[c];
@@ -707,9 +772,7 @@ public final class Communicator implements AutoCloseable {
       }
       ch.sendBase += plan.sendSteps();
       ch.recvBase += plan.recvSteps();
-      HostChannelKernel.Work work =
-          new HostChannelKernel.Work(
-              plan, src.memory(), dst.memory(), call.dtype(), call.op(), nRanks);
+      ChannelWork work = new ChannelWork(plan, src, dst, call.dtype(), call.op(), nRanks);
       runOn(ch, coll, () -> ch.kernel.run(work));
     }
   }

@@ -64,18 +64,13 @@ public final class HostBuffer implements DeviceBuffer {
     }
   }
 
-  /**
-   * Marks the buffer as used by a collective until {@link #release()}, so that {@link #close()}
-   * cannot free memory a kernel is still touching.
-   *
-   * @throws IllegalStateException when the buffer is already closed
-   */
+  @Override
   public synchronized void retain() {
     checkOpen();
     users++;
   }
 
-  /** Ends one {@link #retain()}. */
+  @Override
   public synchronized void release() {
     users--;
   }

@@ -7,6 +7,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.sparkccl.bootstrap.TcpBootstrapRoot;
+import org.sparkccl.device.Devices;
+import org.sparkccl.device.cuda.CudaUnavailableException;
 import picocli.CommandLine;
 
 /**
@@ -35,16 +37,22 @@ public final class PerfTool {
       return;
     }
     try {
-      System.exit(o.rank >= 0 ? PerfRank.run(o) : launch(o));
-    } catch (IllegalArgumentException e) {
+      if (o.rank >= 0) {
+        System.exit(PerfRank.run(o));
+      }
+      PerfRank.validate(o);
+      // Resolve the device once, here: asked for a GPU where there is none, fail at once
+      o.device = Devices.resolve(o.device).name();
+      System.exit(o.threads ? PerfThreads.run(o, args) : launch(o));
+    } catch (IllegalArgumentException | CudaUnavailableException e) {
       System.err.println("sparkccl-perf: " + e.getMessage());
       System.exit(2);
     }
   }
 
+
   /** Starts the root and the rank processes; returns the exit code. */
   private static int launch(PerfOptions o) {
-    PerfRank.validate(o);
     String java = System.getProperty("java.home") + File.separator + "bin" + File.separator + "java";
     List<Process> procs = new ArrayList<>();
     try (TcpBootstrapRoot root = TcpBootstrapRoot.start("127.0.0.1", o.ranks)) {
