@@ -60,10 +60,10 @@ case "$MODE" in
     perf 4 -b 8 -e 1G -f 2 -w 2 -i 5 -c 0 --jit-warmup 200
     ;;
   all)
-    suite 1,2,4,8 0
     reduce_bench 1G
     perf 2 -b 8 -e 1G -f 2 -w 2 -i 5 -c 0 --jit-warmup 200
     perf 4 -b 8 -e 1G -f 2 -w 2 -i 5 -c 0 --jit-warmup 200
+    suite 1,2,4,8 0
     ;;
 esac
 echo "== run.sh $MODE exit $status"

@@ -53,6 +53,7 @@
 #define ST_ERROR 1     // 0, or one of the ERR_ codes
 #define ST_DETAIL 2    // the step where it happened
 #define ST_DETAIL2 3   // the size received, for ERR_SIZE
+#define ST_STEPS 4      // int64 words from here: the send and receive steps reached
 #define ERR_ABORTED 1
 #define ERR_SIZE 2
 
@@ -423,6 +424,9 @@ channelKernel(const Call* calls, int nCalls, char* src, char* dst, int dtype, in
 out:
   __syncthreads();
   if (threadIdx.x == 0) {
+    long long* steps = (long long*)(status + ST_STEPS);
+    steps[0] = sendStep;
+    steps[1] = recvStep;
     __threadfence_system();
     *(volatile int*)&status[ST_DONE] = 1;
   }

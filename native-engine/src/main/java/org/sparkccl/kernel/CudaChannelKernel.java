@@ -44,12 +44,23 @@ public final class CudaChannelKernel implements ChannelKernel {
   /** Threads of the channel block. */
   static final int THREADS = 512;
 
+  /**
+   * Calls one launch takes; a longer plan runs as several launches in a row (the step counters
+   * carry over). The plan buffer is allocated once: {@code cuMemFree} waits for every kernel on
+   * the device, so freeing while another rank's block spins waiting for this rank would hang.
+   */
+  static final int MAX_CALLS = 8192;
+
   private static final VarHandle INTS =
       MethodHandles.byteBufferViewVarHandle(int[].class, ByteOrder.nativeOrder());
   private static final int DONE = 0;
   private static final int ERROR = 4;
   private static final int DETAIL = 8;
   private static final int DETAIL2 = 12;
+  private static final int SEND_STEP = 16;
+  private static final int RECV_STEP = 24;
+  private static final VarHandle LONGS =
+      MethodHandles.byteBufferViewVarHandle(long[].class, ByteOrder.nativeOrder());
   private static final int ERR_ABORTED = 1;
   private static final int ERR_SIZE = 2;
   /** How long an aborted block may take to notice and return. */
@@ -65,8 +76,7 @@ public final class CudaChannelKernel implements ChannelKernel {
   private final MappedMemory recvMemory;
   private final MappedMemory status;
   private final CUstream stream = new CUstream();
-  private CUdeviceptr plan = new CUdeviceptr();
-  private long planBytes;
+  private final CUdeviceptr plan = new CUdeviceptr();
   private long sendStep;
   private long recvStep;
 
@@ -88,6 +98,7 @@ public final class CudaChannelKernel implements ChannelKernel {
     this.sendFifo = fifoIn(sendMemory, stepSize);
     this.recvFifo = fifoIn(recvMemory, stepSize);
     cuStreamCreate(stream, CUstream_flags.CU_STREAM_NON_BLOCKING);
+    cuMemAlloc(plan, (long) MAX_CALLS * PlanEncoding.WORDS * Long.BYTES);
   }
 
   private static Fifo fifoIn(MappedMemory m, int stepSize) {
@@ -112,12 +123,21 @@ public final class CudaChannelKernel implements ChannelKernel {
   @Override
   public void run(ChannelWork w) {
     ChannelPlan p = w.plan();
-    if (p.calls().isEmpty()) {
-      return;
-    }
     device.makeCurrent();
     long[] encoded = PlanEncoding.encode(p);
-    uploadPlan(encoded);
+    int calls = p.calls().size();
+    for (int first = 0; first < calls; first += MAX_CALLS) {
+      int n = Math.min(MAX_CALLS, calls - first);
+      // a synchronous copy on the legacy stream: the channel's stream is idle here
+      cuMemcpyHtoD(
+          plan, Pointer.to(encoded).withByteOffset((long) first * PlanEncoding.WORDS * Long.BYTES),
+          (long) n * PlanEncoding.WORDS * Long.BYTES);
+      launch(w, n);
+    }
+  }
+
+  /** One launch over the first {@code nCalls} calls in the plan buffer; advances the steps. */
+  private void launch(ChannelWork w, int nCalls) {
     ByteBuffer st = status.buffer();
     for (int off = 0; off < 16; off += 4) {
       INTS.setVolatile(st, off, 0);
@@ -125,7 +145,7 @@ public final class CudaChannelKernel implements ChannelKernel {
     Pointer params =
         Pointer.to(
             Pointer.to(plan),
-            Pointer.to(new int[] {p.calls().size()}),
+            Pointer.to(new int[] {nCalls}),
             Pointer.to(((CudaBuffer) w.src()).pointer(0)),
             Pointer.to(((CudaBuffer) w.dst()).pointer(0)),
             Pointer.to(new int[] {w.type().ordinal()}),
@@ -142,22 +162,9 @@ public final class CudaChannelKernel implements ChannelKernel {
     awaitDone();
     cuStreamSynchronize(stream);
     checkStatus(st);
-    sendStep += p.sendSteps();
-    recvStep += p.recvSteps();
-  }
-
-  private void uploadPlan(long[] encoded) {
-    long bytes = (long) encoded.length * Long.BYTES;
-    if (bytes > planBytes) {
-      if (planBytes > 0) {
-        cuMemFree(plan);
-        plan = new CUdeviceptr();
-      }
-      planBytes = Math.max(bytes, 4096);
-      cuMemAlloc(plan, planBytes);
-    }
-    // a synchronous copy on the legacy stream: the channel's stream is idle here
-    cuMemcpyHtoD(plan, Pointer.to(encoded), bytes);
+    // the block counted its steps; read them back rather than recount the calls
+    sendStep = (long) LONGS.getVolatile(st, SEND_STEP);
+    recvStep = (long) LONGS.getVolatile(st, RECV_STEP);
   }
 
   /**
@@ -228,9 +235,7 @@ public final class CudaChannelKernel implements ChannelKernel {
   public void close() {
     device.makeCurrent();
     cuStreamDestroy(stream);
-    if (planBytes > 0) {
-      cuMemFree(plan);
-    }
+    cuMemFree(plan);
     status.close();
   }
 }

@@ -26,8 +26,9 @@ import org.sparkccl.kernel.HalfFloats;
 /**
  * The reduce kernel alone against {@code cuMemcpyDtoD} of the same size, on one GPU: {@code out =
  * a + b} over {@code bytes} per buffer, bandwidth counted as bytes read plus written (3x for the
- * reduction, 2x for the copy), median of timed runs with CUDA events. The kernel is the channel
- * kernel's own reduction pass over the whole grid. Checks a sample of the sum first.
+ * reduction, 2x for the copy), median of timed runs with CUDA events, for several launch shapes
+ * (the best one counts). The kernel is the channel kernel's own reduction pass over the whole
+ * grid. Checks a sample of the sum.
  *
  * <pre>
  * java -cp ... org.sparkccl.perf.CudaReduceBench [bytes, default 1G] [device ordinal]
@@ -35,7 +36,6 @@ import org.sparkccl.kernel.HalfFloats;
  */
 public final class CudaReduceBench {
   private static final int RUNS = 20;
-  private static final int THREADS = 512;
 
   private CudaReduceBench() {}
 
@@ -53,20 +53,37 @@ public final class CudaReduceBench {
         a.copyFromHost(host.buffer().duplicate(), 0);
         fill(host.buffer(), t, 2);
         b.copyFromHost(host.buffer().duplicate(), 0);
-        double reduce = time(gpu, () -> launch(gpu, a, b, out, bytes, t));
+        double reduce = Double.MAX_VALUE;
+        String shape = "";
+        for (int threads : new int[] {128, 256, 512}) {
+          for (int perSm : new int[] {1, 2, 4, 8, 16}) {
+            int blocks = gpu.multiprocessors() * perSm;
+            double s = time(gpu, () -> launch(gpu, a, b, out, bytes, t, blocks, threads));
+            System.out.printf(
+                Locale.ROOT, "#   %s %d blocks x %d threads: %.1f GB/s%n", t, blocks, threads,
+                3.0 * bytes / s / 1e9);
+            if (s < reduce) {
+              reduce = s;
+              shape = blocks + "x" + threads;
+            }
+          }
+        }
+        launch(gpu, a, b, out, bytes, t, gpu.multiprocessors(), 512);
         String check = check(a, b, out, t);
         double copy = time(gpu, () -> cuMemcpyDtoDAsync(out.pointer(0), a.pointer(0), bytes, null));
         double reduceBw = 3.0 * bytes / reduce / 1e9;
         double copyBw = 2.0 * bytes / copy / 1e9;
         System.out.printf(
             Locale.ROOT,
-            "%-9s reduce %8.3f ms %8.1f GB/s   copy %8.3f ms %8.1f GB/s   ratio %.3f   %s%n",
-            t, reduce * 1e3, reduceBw, copy * 1e3, copyBw, reduceBw / copyBw, check);
+            "%-9s reduce %8.3f ms %8.1f GB/s (%s)   copy %8.3f ms %8.1f GB/s   ratio %.3f   %s%n",
+            t, reduce * 1e3, reduceBw, shape, copy * 1e3, copyBw, reduceBw / copyBw, check);
       }
     }
   }
 
-  private static void launch(CudaDevice gpu, CudaBuffer a, CudaBuffer b, CudaBuffer out, long bytes, DataType t) {
+  private static void launch(
+      CudaDevice gpu, CudaBuffer a, CudaBuffer b, CudaBuffer out, long bytes, DataType t,
+      int blocks, int threads) {
     Pointer params =
         Pointer.to(
             Pointer.to(a.pointer(0)),
@@ -75,8 +92,7 @@ public final class CudaReduceBench {
             Pointer.to(new long[] {bytes}),
             Pointer.to(new int[] {t.ordinal()}),
             Pointer.to(new int[] {ReduceOp.SUM.ordinal()}));
-    int blocks = gpu.multiprocessors() * 4;
-    cuLaunchKernel(gpu.kernels().reduceKernel(), blocks, 1, 1, THREADS, 1, 1, 0, null, params, null);
+    cuLaunchKernel(gpu.kernels().reduceKernel(), blocks, 1, 1, threads, 1, 1, 0, null, params, null);
   }
 
   /** Median seconds of {@link #RUNS} runs after two warm-ups, timed with events. */

@@ -20,7 +20,6 @@ import org.sparkccl.bootstrap.TcpBootstrap;
 import org.sparkccl.config.CclConfig;
 import org.sparkccl.device.Device;
 import org.sparkccl.device.DeviceBuffer;
-import org.sparkccl.device.cuda.CudaDevice;
 
 /** One rank process of the perf tool. */
 final class PerfRank {
@@ -116,9 +115,6 @@ final class PerfRank {
         PerfBuffers buffers = PerfBuffers.allocate(comm.device(), o.maxBytes)) {
       Context ctx = new Context(o, boot, config, comm, buffers, type, op);
       jitWarmup(ctx);
-      if (lead && comm.device() instanceof CudaDevice gpu) {
-        CopyBandwidth.print(gpu, o.maxBytes);
-      }
       for (PerfOp perfOp : operations(o)) {
         if (lead) {
           printHeader(o, perfOp, o.algo, config, comm.device());

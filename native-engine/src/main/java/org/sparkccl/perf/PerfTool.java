@@ -7,7 +7,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.sparkccl.bootstrap.TcpBootstrapRoot;
+import org.sparkccl.device.Device;
 import org.sparkccl.device.Devices;
+import org.sparkccl.device.cuda.CudaDevice;
 import org.sparkccl.device.cuda.CudaUnavailableException;
 import picocli.CommandLine;
 
@@ -42,7 +44,12 @@ public final class PerfTool {
       }
       PerfRank.validate(o);
       // Resolve the device once, here: asked for a GPU where there is none, fail at once
-      o.device = Devices.resolve(o.device).name();
+      Device device = Devices.resolve(o.device);
+      o.device = device.name();
+      if (device instanceof CudaDevice gpu) {
+        // before any rank runs: freeing device memory waits for every kernel on the GPU
+        CopyBandwidth.print(gpu, o.maxBytes);
+      }
       System.exit(o.threads ? PerfThreads.run(o, args) : launch(o));
     } catch (IllegalArgumentException | CudaUnavailableException e) {
       System.err.println("sparkccl-perf: " + e.getMessage());
