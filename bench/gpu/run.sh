@@ -59,6 +59,18 @@ case "$MODE" in
     perf 2 -b 8 -e 1G -f 2 -w 2 -i 5 -c 0 --jit-warmup 200
     perf 4 -b 8 -e 1G -f 2 -w 2 -i 5 -c 0 --jit-warmup 200
     ;;
+  tune)
+    # engine settings for the host-staged path: more channels (rings) and socket helper threads
+    for v in "1 0 1 4M" "4 0 1 4M" "4 2 2 4M" "8 4 1 8M" "8 2 2 4M"; do
+      set -- $v
+      echo "== channels=$1 socket.nThreads=$2 nSocksPerThread=$3 buffSize=$4"
+      for n in 2 4; do
+        SPARKCCL_NCHANNELS=$1 SPARKCCL_SOCKET_NTHREADS=$2 SPARKCCL_SOCKET_NSOCKSPERTHREAD=$3 SPARKCCL_BUFFSIZE=$4 \
+          "${JAVA[@]}" -cp "$CP" org.sparkccl.perf.PerfTool --device cuda --threads -n $n -b 64M -e 1G -f 4 \
+          -w 1 -i 3 -c 0 --jit-warmup 20 2>&1 | grep -E '^ +[0-9]|pinned|sparkccl-perf:' | sed "s/^/n=$n $1\/$2\/$3\/$4 /"
+      done
+    done
+    ;;
   all)
     reduce_bench 1G
     perf 2 -b 8 -e 1G -f 2 -w 2 -i 5 -c 0 --jit-warmup 200
