@@ -29,7 +29,7 @@ info() {
 
 suite() { # $1: rank counts, $2: cases per rank count (0: all)
   echo "== GPU suite ranks=$1"
-  "${JAVA[@]}" -cp "$CP" org.sparkccl.GpuSuiteMain "$1" "${2:-0}" 2>&1 | tee "$OUT/gpu-suite-$1.log" | grep -v '^\s*at ' | tail -40
+  "${JAVA[@]}" -cp "$CP" org.sparkccl.GpuSuiteMain "$1" "${2:-0}" 2>&1 | tee "$OUT/gpu-suite-${1//,/-}.log" | grep -v '^\s*at ' | tail -40
   [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 }
 
@@ -70,6 +70,18 @@ case "$MODE" in
           -w 1 -i 3 -c 0 --jit-warmup 20 2>&1 | grep -E '^ +[0-9]|pinned|sparkccl-perf:' | sed "s/^/n=$n $1\/$2\/$3\/$4 /"
       done
     done
+    ;;
+  local)
+    # the in-process transport (ranks as threads copy slots between their FIFOs)
+    SPARKCCL_TRANSPORT=local suite 2,4,8 0
+    for ch in 1 4 8; do
+      for n in 2 4; do
+        SPARKCCL_NCHANNELS=$ch "${JAVA[@]}" -cp "$CP" org.sparkccl.perf.PerfTool --device cuda --threads -t local \
+          -n $n -b 64M -e 1G -f 4 -w 1 -i 3 -c 0 --jit-warmup 20 2>&1 | grep -E '^ +[0-9]|sparkccl-perf:|Out of' | sed "s/^/n=$n channels=$ch /"
+      done
+    done
+    SPARKCCL_NCHANNELS=4 perf 2 -t local -b 8 -e 1G -f 2 -w 2 -i 5 -c 0 --jit-warmup 200
+    SPARKCCL_NCHANNELS=4 perf 4 -t local -b 8 -e 1G -f 2 -w 2 -i 5 -c 0 --jit-warmup 200
     ;;
   all)
     reduce_bench 1G

@@ -23,6 +23,7 @@ import org.sparkccl.algorithm.RingGather;
 import org.sparkccl.algorithm.Tree;
 import org.sparkccl.algorithm.Tuner;
 import org.sparkccl.bootstrap.Bootstrap;
+import org.sparkccl.bootstrap.LocalBootstrap;
 import org.sparkccl.config.CclConfig;
 import org.sparkccl.device.Device;
 import org.sparkccl.device.DeviceBuffer;
@@ -39,6 +40,7 @@ import org.sparkccl.proxy.ProxyThread;
 import org.sparkccl.proxy.RecvProxyOp;
 import org.sparkccl.proxy.SendProxyOp;
 import org.sparkccl.transport.RecvConnection;
+import org.sparkccl.transport.local.LocalPipe;
 import org.sparkccl.transport.socket.SocketTransport;
 import org.sparkccl.util.Backoff;
 
@@ -117,10 +119,10 @@ public final class Communicator implements AutoCloseable {
       throw e;
     }
     LOG.info(
-        "rank {}/{} ready: device={} channels={} transport=socket(nThreads={}, nSocksPerThread={})"
+        "rank {}/{} ready: device={} channels={} transport={}(nThreads={}, nSocksPerThread={})"
             + " algo={} (ring or tree by the tuner: hop {} us, link {} GB/s) buffSize={}"
             + " stepSize={} timeout={}ms next={} prev={} listen={}",
-        rank, nRanks, device, channels.length, config.socketThreads(), config.socketsPerThread(),
+        rank, nRanks, device, channels.length, config.transport(), config.socketThreads(), config.socketsPerThread(),
         config.algo(), config.hopLatencyUs(), config.linkGBps(), config.buffSize(),
         config.stepSize(), config.timeout().toMillis(),
         (rank + 1) % nRanks, (rank - 1 + nRanks) % nRanks,
@@ -158,15 +160,27 @@ public final class Communicator implements AutoCloseable {
     int prev = (rank - 1 + nRanks) % nRanks;
     String nextAddress = addresses[next];
     long deadline = System.nanoTime() + timeoutNanos;
-    for (CommChannel ch : channels) {
-      ch.send =
-          transport.connect(
-              nextAddress, next, ch.id, token, proxy.selector(), proxy::wake, deadline);
-    }
-    RecvConnection[] recvs =
-        transport.accept(prev, channels.length, token, proxy.selector(), proxy::wake, deadline);
-    for (CommChannel ch : channels) {
-      ch.recv = recvs[ch.id];
+    if (config.transport().equals("local")) {
+      if (!(bootstrap instanceof LocalBootstrap)) {
+        throw new IllegalArgumentException(
+            "transport=local needs ranks that are threads of one JVM (LocalBootstrap); this rank"
+                + " has " + bootstrap.getClass().getSimpleName());
+      }
+      for (CommChannel ch : channels) {
+        ch.send = LocalPipe.sender(token, rank, next, ch.id, proxy::wake);
+        ch.recv = LocalPipe.receiver(token, prev, rank, ch.id, proxy::wake);
+      }
+    } else {
+      for (CommChannel ch : channels) {
+        ch.send =
+            transport.connect(
+                nextAddress, next, ch.id, token, proxy.selector(), proxy::wake, deadline);
+      }
+      RecvConnection[] recvs =
+          transport.accept(prev, channels.length, token, proxy.selector(), proxy::wake, deadline);
+      for (CommChannel ch : channels) {
+        ch.recv = recvs[ch.id];
+      }
     }
     peers =
         new PeerLinks(

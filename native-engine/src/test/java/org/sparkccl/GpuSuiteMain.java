@@ -66,7 +66,9 @@ public final class GpuSuiteMain {
   }
 
   static CclConfig config(int channels, Duration timeout) {
-    return CclConfig.builder()
+    // from the environment first, so that SPARKCCL_TRANSPORT=local runs the suite over it
+    return CclConfig.fromEnvironment()
+        .toBuilder()
         .buffSize(BUFF)
         .nChannels(channels)
         .timeout(timeout)

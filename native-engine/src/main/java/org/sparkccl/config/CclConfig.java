@@ -33,6 +33,9 @@ import java.util.function.Function;
  *   <li>{@code device} [host]: where collectives run: {@code host} (Java kernels over off-heap
  *       memory), {@code cuda} or {@code cuda:N} (CUDA kernels on GPU N; buffers must be that
  *       GPU's), or {@code auto} (the first GPU if the CUDA backend is available, else the host).
+ *   <li>{@code transport} [socket]: how ring channels move slots between ranks: {@code socket},
+ *       or {@code local} (ranks that are threads of one JVM copy each slot straight into the
+ *       next rank's FIFO; trees and send/recv still use sockets).
  *   <li>{@code debug} [unset]: log level of the engine ({@code WARN}, {@code INFO},
  *       {@code DEBUG}, {@code TRACE}), like {@code NCCL_DEBUG}; unset leaves the levels to the
  *       logging configuration.
@@ -52,6 +55,7 @@ public final class CclConfig {
   public static final String ALGO = "algo";
   public static final String DEBUG = "debug";
   public static final String DEVICE = "device";
+  public static final String TRANSPORT = "transport";
   public static final String TUNER_HOP_LATENCY_US = "tuner.hopLatencyUs";
   public static final String TUNER_LINK_GBPS = "tuner.linkGBps";
   public static final String TUNER_TREE_HOP_LATENCY_US = "tuner.treeHopLatencyUs";
@@ -63,6 +67,7 @@ public final class CclConfig {
   public static final Duration TIMEOUT_DEFAULT = Duration.ofSeconds(120);
   public static final String ALGO_DEFAULT = "auto";
   public static final String DEVICE_DEFAULT = "host";
+  public static final String TRANSPORT_DEFAULT = "socket";
   /** Unset: the engine leaves its log levels to the logging configuration (Spark's, say). */
   public static final String DEBUG_DEFAULT = null;
   /** Measured with bin/sparkccl-calibrate on the 2-core development machine (docs/benchmarks.md). */
@@ -89,6 +94,7 @@ public final class CclConfig {
   private final String algo;
   private final String debug;
   private final String device;
+  private final String transport;
   private final double hopLatencyUs;
   private final double linkGBps;
   private final double treeHopLatencyUs;
@@ -106,6 +112,7 @@ public final class CclConfig {
     this.algo = b.algo;
     this.debug = b.debug;
     this.device = b.device;
+    this.transport = b.transport;
   }
 
   public static Builder builder() {
@@ -145,6 +152,7 @@ public final class CclConfig {
     apply(lookup, ALGO, b::algo);
     apply(lookup, DEBUG, b::debug);
     apply(lookup, DEVICE, b::device);
+    apply(lookup, TRANSPORT, b::transport);
     apply(lookup, TUNER_HOP_LATENCY_US, v -> b.hopLatencyUs(parseDouble(TUNER_HOP_LATENCY_US, v)));
     apply(lookup, TUNER_LINK_GBPS, v -> b.linkGBps(parseDouble(TUNER_LINK_GBPS, v)));
     apply(
@@ -282,6 +290,11 @@ public final class CclConfig {
     return device;
   }
 
+  /** {@code socket} or {@code local} (ring channels of ranks in one JVM). */
+  public String transport() {
+    return transport;
+  }
+
   /** The tuner's cost of one hop, in microseconds. */
   public double hopLatencyUs() {
     return hopLatencyUs;
@@ -313,6 +326,7 @@ public final class CclConfig {
     m.put(ALGO, algo);
     m.put(DEBUG, debug == null ? "unset" : debug);
     m.put(DEVICE, device);
+    m.put(TRANSPORT, transport);
     m.put(TUNER_HOP_LATENCY_US, Double.toString(hopLatencyUs));
     m.put(TUNER_LINK_GBPS, Double.toString(linkGBps));
     m.put(TUNER_TREE_HOP_LATENCY_US, Double.toString(treeHopLatencyUs));
@@ -335,6 +349,7 @@ public final class CclConfig {
     private String algo = ALGO_DEFAULT;
     private String debug = DEBUG_DEFAULT;
     private String device = DEVICE_DEFAULT;
+    private String transport = TRANSPORT_DEFAULT;
     private double hopLatencyUs = TUNER_HOP_LATENCY_US_DEFAULT;
     private double linkGBps = TUNER_LINK_GBPS_DEFAULT;
     private double treeHopLatencyUs = TUNER_TREE_HOP_LATENCY_US_DEFAULT;
@@ -351,6 +366,7 @@ public final class CclConfig {
       algo = c.algo;
       debug = c.debug;
       device = c.device;
+      transport = c.transport;
       hopLatencyUs = c.hopLatencyUs;
       linkGBps = c.linkGBps;
       treeHopLatencyUs = c.treeHopLatencyUs;
@@ -416,6 +432,11 @@ public final class CclConfig {
       return this;
     }
 
+    public Builder transport(String v) {
+      transport = v == null ? null : v.trim().toLowerCase(Locale.ROOT);
+      return this;
+    }
+
     public CclConfig build() {
       int minBuff = STEPS * 1024;
       if (buffSize < minBuff || buffSize % (STEPS * 64) != 0) {
@@ -455,6 +476,10 @@ public final class CclConfig {
       if (device == null || !device.matches("host|auto|cuda|cuda:\\d{1,4}")) {
         throw new IllegalArgumentException(
             DEVICE + "=" + device + " is invalid; expected host, cuda, cuda:N or auto");
+      }
+      if (!"socket".equals(transport) && !"local".equals(transport)) {
+        throw new IllegalArgumentException(
+            TRANSPORT + "=" + transport + " is invalid; expected socket or local");
       }
       if (debug != null && !debug.matches("OFF|ERROR|WARN|INFO|DEBUG|TRACE")) {
         throw new IllegalArgumentException(

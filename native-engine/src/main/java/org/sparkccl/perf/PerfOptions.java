@@ -51,7 +51,8 @@ final class PerfOptions {
   @Option(names = "-r", description = "reduction: sum prod min max avg (default ${DEFAULT-VALUE})")
   String redop = "sum";
 
-  @Option(names = "-t", description = "transport: socket (default ${DEFAULT-VALUE})")
+  @Option(names = "-t", description = "transport: socket, or local (ring slots copied in memory; needs --threads)"
+          + " (default ${DEFAULT-VALUE})")
   String transport = "socket";
 
   @Option(

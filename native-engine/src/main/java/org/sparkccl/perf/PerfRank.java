@@ -58,8 +58,9 @@ final class PerfRank {
 
   static void validate(PerfOptions o) {
     List<PerfOp> ops = operations(o);
-    if (!o.transport.equals("socket")) {
-      throw new IllegalArgumentException("-t " + o.transport + " is not supported; expected socket");
+    if (!o.transport.equals("socket") && !(o.transport.equals("local") && o.threads)) {
+      throw new IllegalArgumentException(
+          "-t " + o.transport + " is not supported; expected socket, or local with --threads");
     }
     if (!List.of("ring", "tree", "auto", "compare").contains(o.algo)) {
       throw new IllegalArgumentException(
@@ -102,7 +103,12 @@ final class PerfRank {
 
   /** The engine settings of a rank: the environment's, with the tool's algorithm and device. */
   static CclConfig config(PerfOptions o) {
-    return CclConfig.fromEnvironment().toBuilder().algo(o.algo).device(o.device).build();
+    return CclConfig.fromEnvironment()
+        .toBuilder()
+        .algo(o.algo)
+        .device(o.device)
+        .transport(o.transport)
+        .build();
   }
 
   /** One rank over {@code boot}: a process of its own, or a thread (option {@code --threads}). */
