@@ -83,6 +83,17 @@ case "$MODE" in
     SPARKCCL_NCHANNELS=4 perf 2 -t local -b 8 -e 1G -f 2 -w 2 -i 5 -c 0 --jit-warmup 200
     SPARKCCL_NCHANNELS=4 perf 4 -t local -b 8 -e 1G -f 2 -w 2 -i 5 -c 0 --jit-warmup 200
     ;;
+  final)
+    SPARKCCL_TRANSPORT=local suite 2,4 0
+    for ch in 2 4; do
+      for n in 2 4; do
+        SPARKCCL_NCHANNELS=$ch "${JAVA[@]}" -cp "$CP" org.sparkccl.perf.PerfTool --device cuda --threads -t local \
+          -n $n -b 256M -e 1G -f 4 -w 1 -i 3 -c 0 --jit-warmup 20 2>&1 | grep -E '^ +[0-9]|sparkccl-perf:' | sed "s/^/n=$n channels=$ch /"
+      done
+    done
+    SPARKCCL_NCHANNELS=4 perf 2 -t local -b 8 -e 1G -f 2 -w 2 -i 5 -c 0 --jit-warmup 200
+    SPARKCCL_NCHANNELS=4 perf 4 -t local -b 8 -e 1G -f 2 -w 2 -i 5 -c 0 --jit-warmup 200
+    ;;
   all)
     reduce_bench 1G
     perf 2 -b 8 -e 1G -f 2 -w 2 -i 5 -c 0 --jit-warmup 200

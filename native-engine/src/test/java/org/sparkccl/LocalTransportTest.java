@@ -22,11 +22,11 @@ import org.sparkccl.config.CclConfig;
 class LocalTransportTest {
   private static final Duration WAIT = Duration.ofSeconds(60);
 
-  private static CclConfig config(int channels) {
+  private static CclConfig config(int channels, int buffSize) {
     return CclConfig.builder()
         .transport("local")
         .nChannels(channels)
-        .buffSize(64 << 10)
+        .buffSize(buffSize)
         .timeout(Duration.ofSeconds(30))
         .algo("ring")
         .build();
@@ -35,7 +35,8 @@ class LocalTransportTest {
   @Test
   void everyRingCollectiveMatchesTheReference() {
     for (int n : new int[] {2, 3}) {
-      Communicator[] comms = RankHarness.createAll(n, config(2), WAIT);
+      // 8 KiB slots, and 256 KiB slots, which are copied in parts
+      Communicator[] comms = RankHarness.createAll(n, config(2, n == 2 ? 64 << 10 : 2 << 20), WAIT);
       try {
         long seed = 1;
         for (DataType t : List.of(DataType.FLOAT32, DataType.BFLOAT16, DataType.INT8)) {
@@ -79,7 +80,7 @@ class LocalTransportTest {
         };
     IllegalArgumentException e =
         assertThrows(
-            IllegalArgumentException.class, () -> Communicator.create(elsewhere, config(1)));
+            IllegalArgumentException.class, () -> Communicator.create(elsewhere, config(1, 64 << 10)));
     assertTrue(e.getMessage().contains("transport=local"), e.getMessage());
   }
 }
