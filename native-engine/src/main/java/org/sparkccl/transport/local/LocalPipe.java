@@ -3,7 +3,6 @@ package org.sparkccl.transport.local;
 import java.nio.ByteBuffer;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.stream.IntStream;
 import org.sparkccl.CclRemoteException;
 import org.sparkccl.CollectiveCall;
 import org.sparkccl.fifo.FifoLayout;
@@ -14,14 +13,14 @@ import org.sparkccl.transport.SendConnection;
 /**
  * The in-process transport: one ring connection between two ranks that are threads of one JVM.
  * The receiving proxy posts its free FIFO slots here; the sending proxy copies each filled send
- * slot straight into the posted receive slot (one memory copy, no socket). Both ends find the
+ * slot straight into the posted receive slot (one memory copy, no socket; copying a slot in parts
+ * on a thread pool halved the bandwidth on the H200 machine, where spinning kernel threads
+ * already occupy the cores). Both ends find the
  * pipe by (communicator token, sender, receiver, channel). Every method runs on one of the two
  * proxy threads and is short; the pipe's lock only orders the two of them.
  */
 public final class LocalPipe {
   private static final ConcurrentHashMap<Key, LocalPipe> PIPES = new ConcurrentHashMap<>();
-  private static final int MIN_COPY_PART = 128 << 10;
-  private static final int COPY_THREADS = 4;
 
   private record Key(long token, int from, int to, int channel) {}
 
@@ -132,7 +131,7 @@ public final class LocalPipe {
         checkFailed();
         return false;
       }
-      copy(posted[slot], data, size);
+      posted[slot].put(0, data, 0, size);
       delivered[slot] = size;
       calls[slot] = call;
       postedStep[slot] = -1;
@@ -140,29 +139,6 @@ public final class LocalPipe {
     }
     wakeReceiver.run();
     return true;
-  }
-
-  /**
-   * Copies a slot. One thread copies about 9 GB/s, which measured as this path's limit on the
-   * H200 machine (docs/benchmarks.md), so a large slot is copied in parts on the common pool.
-   */
-  private static void copy(ByteBuffer to, ByteBuffer from, int size) {
-    int parts = Math.min(COPY_THREADS, size / MIN_COPY_PART);
-    if (parts <= 1) {
-      to.put(0, from, 0, size);
-      return;
-    }
-    int part = (size / parts + 63) & ~63;
-    IntStream.range(0, parts)
-        .parallel()
-        .forEach(
-            i -> {
-              int at = i * part;
-              int len = Math.min(part, size - at);
-              if (len > 0) {
-                to.put(at, from, at, len);
-              }
-            });
   }
 
   private final class RecvEnd implements RecvConnection {
