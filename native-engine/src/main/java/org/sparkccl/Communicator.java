@@ -122,7 +122,8 @@ public final class Communicator implements AutoCloseable {
         "rank {}/{} ready: device={} channels={} transport={}(nThreads={}, nSocksPerThread={})"
             + " algo={} (ring or tree by the tuner: hop {} us, link {} GB/s) buffSize={}"
             + " stepSize={} timeout={}ms next={} prev={} listen={}",
-        rank, nRanks, device, channels.length, config.transport(), config.socketThreads(), config.socketsPerThread(),
+        rank, nRanks, device, channels.length, config.transport(), config.socketThreads(),
+        config.socketsPerThread(),
         config.algo(), config.hopLatencyUs(), config.linkGBps(), config.buffSize(),
         config.stepSize(), config.timeout().toMillis(),
         (rank + 1) % nRanks, (rank - 1 + nRanks) % nRanks,
@@ -643,7 +644,9 @@ public final class Communicator implements AutoCloseable {
       }
       // Tree collectives have host kernels only; on a GPU every collective runs as a ring.
       boolean tree =
-          nRanks > 1 && device == HostDevice.INSTANCE && tuner.choose(kind, count * dtype.size(), nRanks) == Tuner.Algorithm.TREE;
+          nRanks > 1
+              && device == HostDevice.INSTANCE
+              && tuner.choose(kind, count * dtype.size(), nRanks) == Tuner.Algorithm.TREE;
       // Tree and chain collectives can leave two mismatched ranks both waiting to receive; a
       // kernel stalled in one then announces the call to its ring predecessor (see
       // announceStalled). Ring allReduce, allGather and reduceScatter need no announcement:

@@ -180,7 +180,8 @@ public final class GpuSuiteMain {
       if (!(e instanceof CclException)) {
         return "a lone allReduce ended with " + e + " instead of a timeout";
       }
-      System.out.printf(Locale.ROOT, "timeout case: failed after %.1f s: %s%n", seconds, e.getMessage());
+      System.out.printf(
+          Locale.ROOT, "timeout case: failed after %.1f s: %s%n", seconds, e.getMessage());
     } finally {
       RankHarness.closeQuietly(comms);
       RankHarness.closeBuffer(buf);
@@ -188,7 +189,8 @@ public final class GpuSuiteMain {
     Communicator[] again = RankHarness.createAll(2, config(1, Duration.ofSeconds(30)), WAIT);
     try {
       String m =
-          RankHarness.allReduceAndCheck(again, 100_003, DataType.FLOAT32, ReduceOp.SUM, false, 9, WAIT);
+          RankHarness.allReduceAndCheck(
+              again, 100_003, DataType.FLOAT32, ReduceOp.SUM, false, 9, WAIT);
       return m == null ? null : "after the timeout: " + m;
     } finally {
       RankHarness.closeAll(again, WAIT);

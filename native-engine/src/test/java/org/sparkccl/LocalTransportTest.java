@@ -43,12 +43,15 @@ class LocalTransportTest {
           for (int count : new int[] {1, 1003, 140_001}) {
             for (boolean inPlace : new boolean[] {false, true}) {
               assertNull(
-                  RankHarness.allReduceAndCheck(comms, count, t, ReduceOp.SUM, inPlace, seed++, WAIT),
+                  RankHarness.allReduceAndCheck(
+                      comms, count, t, ReduceOp.SUM, inPlace, seed++, WAIT),
                   n + " ranks allReduce " + t + " " + count);
             }
             for (Kind kind : Kind.values()) {
               Spec spec =
-                  new Spec(kind, t, kind.reduces() ? ReduceOp.MAX : null, count, n - 1, count % 2 == 0);
+                  new Spec(
+                      kind, t, kind.reduces() ? ReduceOp.MAX : null, count, n - 1,
+                      count % 2 == 0);
               assertNull(CollectivesTest.runAndCheck(comms, spec, seed++), n + " ranks " + spec);
             }
           }
@@ -80,7 +83,8 @@ class LocalTransportTest {
         };
     IllegalArgumentException e =
         assertThrows(
-            IllegalArgumentException.class, () -> Communicator.create(elsewhere, config(1, 64 << 10)));
+            IllegalArgumentException.class,
+            () -> Communicator.create(elsewhere, config(1, 64 << 10)));
     assertTrue(e.getMessage().contains("transport=local"), e.getMessage());
   }
 }

@@ -5,8 +5,7 @@ import java.nio.ByteBuffer;
 /** A {@link DeviceBuffer} in off-heap host memory, released at {@link #close()}. */
 public final class HostBuffer implements DeviceBuffer {
   private final ByteBuffer memory;
-  private volatile boolean closed;
-  private int users;
+  private final BufferUse use = new BufferUse();
 
   HostBuffer(long bytes) {
     if (bytes < 0 || bytes > Integer.MAX_VALUE - 8) {
@@ -28,12 +27,12 @@ public final class HostBuffer implements DeviceBuffer {
 
   @Override
   public boolean isClosed() {
-    return closed;
+    return use.isClosed();
   }
 
   /** The memory itself, native byte order; for host kernels and tests, not for general use. */
   public ByteBuffer memory() {
-    checkOpen();
+    use.checkOpen();
     return memory;
   }
 
@@ -50,7 +49,7 @@ public final class HostBuffer implements DeviceBuffer {
   }
 
   private void checkRange(long offset, int length) {
-    checkOpen();
+    use.checkOpen();
     if (offset < 0 || offset + length > memory.capacity()) {
       throw new IndexOutOfBoundsException(
           "offset=" + offset + " length=" + length + " is outside a buffer of "
@@ -58,21 +57,14 @@ public final class HostBuffer implements DeviceBuffer {
     }
   }
 
-  private void checkOpen() {
-    if (closed) {
-      throw new IllegalStateException("buffer is closed");
-    }
+  @Override
+  public void retain() {
+    use.retain();
   }
 
   @Override
-  public synchronized void retain() {
-    checkOpen();
-    users++;
-  }
-
-  @Override
-  public synchronized void release() {
-    users--;
+  public void release() {
+    use.release();
   }
 
   /**
@@ -81,19 +73,12 @@ public final class HostBuffer implements DeviceBuffer {
    * @throws IllegalStateException while a collective still uses the buffer
    */
   @Override
-  public synchronized void close() {
-    if (users > 0) {
-      throw new IllegalStateException(
-          "buffer is in use by " + users + " unfinished collective(s); wait for them first");
-    }
-    if (!closed) {
-      closed = true;
-      DirectMemory.free(memory);
-    }
+  public void close() {
+    use.close(() -> DirectMemory.free(memory));
   }
 
   @Override
   public String toString() {
-    return "HostBuffer[" + memory.capacity() + " bytes" + (closed ? ", closed" : "") + "]";
+    return "HostBuffer[" + memory.capacity() + " bytes" + (use.isClosed() ? ", closed" : "") + "]";
   }
 }

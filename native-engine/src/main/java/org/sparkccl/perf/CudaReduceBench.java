@@ -17,6 +17,7 @@ import jcuda.driver.CUevent;
 import jcuda.driver.CUstream;
 import org.sparkccl.DataType;
 import org.sparkccl.ReduceOp;
+import org.sparkccl.config.CclConfig;
 import org.sparkccl.device.cuda.CudaBackend;
 import org.sparkccl.device.cuda.CudaBuffer;
 import org.sparkccl.device.cuda.CudaDevice;
@@ -40,10 +41,11 @@ public final class CudaReduceBench {
   private CudaReduceBench() {}
 
   public static void main(String[] args) {
-    long bytes = args.length > 0 ? org.sparkccl.config.CclConfig.parseBytes("bytes", args[0]) : 1L << 30;
+    long bytes = args.length > 0 ? CclConfig.parseBytes("bytes", args[0]) : 1L << 30;
     CudaDevice gpu = CudaBackend.device(args.length > 1 ? Integer.parseInt(args[1]) : 0);
     gpu.makeCurrent();
-    System.out.println("# reduce kernel vs cuMemcpyDtoD on " + gpu + ", " + bytes + " bytes per buffer");
+    System.out.println(
+        "# reduce kernel vs cuMemcpyDtoD on " + gpu + ", " + bytes + " bytes per buffer");
     try (CudaBuffer a = gpu.allocate(bytes);
         CudaBuffer b = gpu.allocate(bytes);
         CudaBuffer out = gpu.allocate(bytes);
@@ -92,7 +94,8 @@ public final class CudaReduceBench {
             Pointer.to(new long[] {bytes}),
             Pointer.to(new int[] {t.ordinal()}),
             Pointer.to(new int[] {ReduceOp.SUM.ordinal()}));
-    cuLaunchKernel(gpu.kernels().reduceKernel(), blocks, 1, 1, threads, 1, 1, 0, null, params, null);
+    cuLaunchKernel(
+        gpu.kernels().reduceKernel(), blocks, 1, 1, threads, 1, 1, 0, null, params, null);
   }
 
   /** Median seconds of {@link #RUNS} runs after two warm-ups, timed with events. */

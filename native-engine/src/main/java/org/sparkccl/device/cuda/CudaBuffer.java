@@ -9,6 +9,7 @@ import static jcuda.driver.JCudaDriver.cuMemcpyHtoD;
 import java.nio.ByteBuffer;
 import jcuda.Pointer;
 import jcuda.driver.CUdeviceptr;
+import org.sparkccl.device.BufferUse;
 import org.sparkccl.device.DeviceBuffer;
 
 /**
@@ -20,8 +21,7 @@ public final class CudaBuffer implements DeviceBuffer {
   private final CudaDevice device;
   private final CUdeviceptr pointer = new CUdeviceptr();
   private final long bytes;
-  private volatile boolean closed;
-  private int users;
+  private final BufferUse use = new BufferUse();
 
   CudaBuffer(CudaDevice device, long bytes) {
     if (bytes < 0) {
@@ -45,12 +45,12 @@ public final class CudaBuffer implements DeviceBuffer {
 
   @Override
   public boolean isClosed() {
-    return closed;
+    return use.isClosed();
   }
 
   /** The device address of byte {@code offset}, for kernels and copies. */
   public CUdeviceptr pointer(long offset) {
-    checkOpen();
+    use.checkOpen();
     return offset == 0 ? pointer : (CUdeviceptr) pointer.withByteOffset(offset);
   }
 
@@ -77,46 +77,35 @@ public final class CudaBuffer implements DeviceBuffer {
   }
 
   private void checkRange(long offset, long length) {
-    checkOpen();
+    use.checkOpen();
     if (offset < 0 || length < 0 || offset + length > bytes) {
       throw new IndexOutOfBoundsException(
           "offset=" + offset + " length=" + length + " is outside a buffer of " + bytes + " bytes");
     }
   }
 
-  private void checkOpen() {
-    if (closed) {
-      throw new IllegalStateException("buffer is closed");
-    }
+  @Override
+  public void retain() {
+    use.retain();
   }
 
   @Override
-  public synchronized void retain() {
-    checkOpen();
-    users++;
+  public void release() {
+    use.release();
   }
 
   @Override
-  public synchronized void release() {
-    users--;
-  }
-
-  @Override
-  public synchronized void close() {
-    if (users > 0) {
-      throw new IllegalStateException(
-          "buffer is in use by " + users + " unfinished collective(s); wait for them first");
-    }
-    if (!closed) {
-      closed = true;
-      device.makeCurrent();
-      cuMemFree(pointer);
-    }
+  public void close() {
+    use.close(
+        () -> {
+          device.makeCurrent();
+          cuMemFree(pointer);
+        });
   }
 
   @Override
   public String toString() {
-    return "CudaBuffer[" + device.name() + ", " + bytes + " bytes" + (closed ? ", closed" : "")
-        + "]";
+    return "CudaBuffer[" + device.name() + ", " + bytes + " bytes"
+        + (use.isClosed() ? ", closed" : "") + "]";
   }
 }

@@ -26,7 +26,8 @@ public final class MappedMemory implements AutoCloseable {
 
   MappedMemory(CudaDevice device, long bytes) {
     if (bytes <= 0 || bytes > Integer.MAX_VALUE) {
-      throw new IllegalArgumentException("bytes=" + bytes + " is out of range 1.." + Integer.MAX_VALUE);
+      throw new IllegalArgumentException(
+          "bytes=" + bytes + " is out of range 1.." + Integer.MAX_VALUE);
     }
     this.device = device;
     device.makeCurrent();
