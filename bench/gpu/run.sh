@@ -74,7 +74,7 @@ case "$MODE" in
   local)
     # the in-process transport (ranks as threads copy slots between their FIFOs)
     SPARKCCL_TRANSPORT=local suite 2,4,8 0
-    for ch in 1 4 8; do
+    for ch in 1 2 4; do
       for n in 2 4; do
         SPARKCCL_NCHANNELS=$ch "${JAVA[@]}" -cp "$CP" org.sparkccl.perf.PerfTool --device cuda --threads -t local \
           -n $n -b 64M -e 1G -f 4 -w 1 -i 3 -c 0 --jit-warmup 20 2>&1 | grep -E '^ +[0-9]|sparkccl-perf:|Out of' | sed "s/^/n=$n channels=$ch /"

@@ -362,10 +362,11 @@ __device__ void release(const Fifo& recv, long long step) {
 // slice (one FIFO slot each), as HostChannelKernel does on a Java thread.
 extern "C" __global__ void __launch_bounds__(512, 1)
 channelKernel(const Call* calls, int nCalls, char* src, char* dst, int dtype, int op, int nRanks,
-              char* sendControl, char* recvControl, int stepSize, long long sendStep,
+              char* sendControl, char* recvControl, char* recvData, int stepSize, long long sendStep,
               long long recvStep, int* status) {
   Fifo send = {sendControl, sendControl + FIFO_CONTROL_BYTES};
-  Fifo recv = {recvControl, recvControl + FIFO_CONTROL_BYTES};
+  // recvData: this FIFO's own slots, or the previous rank's send slots when ranks share them
+  Fifo recv = {recvControl, recvData};
   long long first = threadIdx.x;
   long long stride = blockDim.x;
   for (int c = 0; c < nCalls; c++) {

@@ -31,6 +31,8 @@ import org.sparkccl.device.Devices;
 import org.sparkccl.device.HostBuffer;
 import org.sparkccl.device.HostDevice;
 import org.sparkccl.device.cuda.CudaBuffer;
+import org.sparkccl.device.cuda.CudaDevice;
+import org.sparkccl.kernel.CudaChannelKernel;
 import org.sparkccl.kernel.ChannelWork;
 import org.sparkccl.kernel.HostChannelKernel;
 import org.sparkccl.kernel.HostP2pKernel;
@@ -167,10 +169,7 @@ public final class Communicator implements AutoCloseable {
             "transport=local needs ranks that are threads of one JVM (LocalBootstrap); this rank"
                 + " has " + bootstrap.getClass().getSimpleName());
       }
-      for (CommChannel ch : channels) {
-        ch.send = LocalPipe.sender(token, rank, next, ch.id, proxy::wake);
-        ch.recv = LocalPipe.receiver(token, prev, rank, ch.id, proxy::wake);
-      }
+      connectLocal(bootstrap, next, prev);
     } else {
       for (CommChannel ch : channels) {
         ch.send =
@@ -197,6 +196,39 @@ public final class Communicator implements AutoCloseable {
       ch.send.onAnnounce(call -> calls.onAnnounce(ch.send.peer(), call));
     }
   }
+
+  /**
+   * Ranks that are threads of this JVM: ring connections are in-memory pipes. On a GPU each
+   * rank's blocks read the previous rank's send slots in place, so the pipes copy nothing; the
+   * barrier makes sure every rank has published its channels before any looks them up.
+   */
+  private void connectLocal(Bootstrap bootstrap, int next, int prev) {
+    boolean shared = device instanceof CudaDevice;
+    for (CommChannel ch : channels) {
+      ch.send = LocalPipe.sender(token, rank, next, ch.id, proxy::wake);
+      ch.recv =
+          LocalPipe.receiver(
+              token, prev, rank, ch.id, proxy::wake, shared ? ch.recvFifo : null);
+      LOCAL_CHANNELS.put(new LocalChannel(token, rank, ch.id), ch);
+    }
+    bootstrap.allGather(new byte[0], config.timeout());
+    if (shared) {
+      for (CommChannel ch : channels) {
+        CommChannel sender = LOCAL_CHANNELS.get(new LocalChannel(token, prev, ch.id));
+        ((CudaChannelKernel) ch.kernel).readSlotsOf((CudaChannelKernel) sender.kernel);
+      }
+    }
+    bootstrap.allGather(new byte[0], config.timeout());
+    for (CommChannel ch : channels) {
+      LOCAL_CHANNELS.remove(new LocalChannel(token, rank, ch.id));
+    }
+  }
+
+  /** A channel of a rank of a communicator, for ranks of one JVM to find each other's. */
+  private record LocalChannel(long token, int rank, int channel) {}
+
+  private static final ConcurrentHashMap<LocalChannel, CommChannel> LOCAL_CHANNELS =
+      new ConcurrentHashMap<>();
 
   /**
    * A kernel of {@code ch} has waited past the fast phase: if its collective is one that needs

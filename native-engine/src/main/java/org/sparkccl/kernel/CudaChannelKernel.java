@@ -76,6 +76,8 @@ public final class CudaChannelKernel implements ChannelKernel {
   private final MappedMemory recvMemory;
   private final MappedMemory status;
   private final CUstream stream = new CUstream();
+  /** Where the block reads received slots: its receive FIFO's, or the sender's send slots. */
+  private volatile CUdeviceptr recvSlots;
   private final CUdeviceptr plan = new CUdeviceptr();
   private long sendStep;
   private long recvStep;
@@ -97,6 +99,7 @@ public final class CudaChannelKernel implements ChannelKernel {
     this.status = device.allocateMapped(FifoLayout.LINE);
     this.sendFifo = fifoIn(sendMemory, stepSize);
     this.recvFifo = fifoIn(recvMemory, stepSize);
+    this.recvSlots = recvMemory.devicePointer(FifoLayout.CONTROL_BYTES);
     cuStreamCreate(stream, CUstream_flags.CU_STREAM_NON_BLOCKING);
     cuMemAlloc(plan, (long) MAX_CALLS * PlanEncoding.WORDS * Long.BYTES);
   }
@@ -108,6 +111,20 @@ public final class CudaChannelKernel implements ChannelKernel {
         all.slice(0, FifoLayout.CONTROL_BYTES),
         all.slice(FifoLayout.CONTROL_BYTES, FifoLayout.STEPS * stepSize),
         m::close);
+  }
+
+  /**
+   * Reads received slots straight from {@code sender}'s send FIFO, a kernel of the previous rank
+   * in this process on the same GPU: the in-process transport then passes slot numbers, not
+   * bytes (see {@code transport.local.LocalPipe}). Call before the first collective.
+   */
+  public void readSlotsOf(CudaChannelKernel sender) {
+    if (sender.stepSize != stepSize || sender.device != device) {
+      throw new IllegalArgumentException(
+          "the sender's FIFO (stepSize " + sender.stepSize + ", " + sender.device + ") does not"
+              + " match this one (stepSize " + stepSize + ", " + device + ")");
+    }
+    recvSlots = sender.sendMemory.devicePointer(FifoLayout.CONTROL_BYTES);
   }
 
   @Override
@@ -153,6 +170,7 @@ public final class CudaChannelKernel implements ChannelKernel {
             Pointer.to(new int[] {w.nRanks()}),
             Pointer.to(sendMemory.devicePointer(0)),
             Pointer.to(recvMemory.devicePointer(0)),
+            Pointer.to(recvSlots),
             Pointer.to(new int[] {stepSize}),
             Pointer.to(new long[] {sendStep}),
             Pointer.to(new long[] {recvStep}),

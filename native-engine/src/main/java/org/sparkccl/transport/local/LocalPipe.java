@@ -5,6 +5,7 @@ import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 import org.sparkccl.CclRemoteException;
 import org.sparkccl.CollectiveCall;
+import org.sparkccl.fifo.Fifo;
 import org.sparkccl.fifo.FifoLayout;
 import org.sparkccl.transport.NetRequest;
 import org.sparkccl.transport.RecvConnection;
@@ -27,8 +28,11 @@ public final class LocalPipe {
   private final Key key;
   private final ByteBuffer[] posted = new ByteBuffer[FifoLayout.STEPS];
   private final long[] postedStep = new long[FifoLayout.STEPS];
-  private final int[] delivered = new int[FifoLayout.STEPS];
-  private final CollectiveCall[] calls = new CollectiveCall[FifoLayout.STEPS];
+  private final long[] offeredStep = new long[FifoLayout.STEPS];
+  private final int[] offeredSize = new int[FifoLayout.STEPS];
+  private final CollectiveCall[] offeredCall = new CollectiveCall[FifoLayout.STEPS];
+  /** Set by a receiver that reads the sender's slots itself (see {@link #receiver}). */
+  private Fifo sharedBy;
   private Runnable wakeSender = () -> {};
   private Runnable wakeReceiver = () -> {};
   private String failure;
@@ -37,7 +41,7 @@ public final class LocalPipe {
   private LocalPipe(Key key) {
     this.key = key;
     java.util.Arrays.fill(postedStep, -1);
-    java.util.Arrays.fill(delivered, -1);
+    java.util.Arrays.fill(offeredStep, -1);
   }
 
   private static LocalPipe of(long token, int from, int to, int channel) {
@@ -53,11 +57,19 @@ public final class LocalPipe {
     return p.new SendEnd();
   }
 
-  /** The receiving end of the same pipe. */
-  public static RecvConnection receiver(long token, int from, int to, int channel, Runnable wake) {
+  /**
+   * The receiving end of the same pipe. With {@code sharedSlots}, the receiver's kernel reads
+   * each slot straight from the sender's send FIFO (CUDA kernels of one process can), so nothing
+   * is copied: the pipe passes the slot's size and call, and frees the sender's slot once {@code
+   * sharedSlots} (the receiver's FIFO) has released that step. Otherwise the sender's proxy copies
+   * each slot into the one the receiver posted.
+   */
+  public static RecvConnection receiver(
+      long token, int from, int to, int channel, Runnable wake, Fifo sharedSlots) {
     LocalPipe p = of(token, from, to, channel);
     synchronized (p) {
       p.wakeReceiver = Objects.requireNonNull(wake);
+      p.sharedBy = sharedSlots;
     }
     return p.new RecvEnd();
   }
@@ -88,22 +100,7 @@ public final class LocalPipe {
   private final class SendEnd implements SendConnection {
     @Override
     public NetRequest postSend(ByteBuffer data, int size, long step, CollectiveCall call) {
-      return new NetRequest() {
-        private boolean done;
-
-        @Override
-        public boolean test() {
-          if (!done) {
-            done = deliver(data, size, step, call);
-          }
-          return done;
-        }
-
-        @Override
-        public int size() {
-          return size;
-        }
-      };
+      return new SendRequest(data, size, step, call);
     }
 
     @Override
@@ -123,22 +120,61 @@ public final class LocalPipe {
     }
   }
 
-  /** Copies the send slot into the receive slot posted for {@code step}, if there is one. */
-  private boolean deliver(ByteBuffer data, int size, long step, CollectiveCall call) {
-    int slot = FifoLayout.slotOf(step);
-    synchronized (this) {
-      if (postedStep[slot] != step) {
-        checkFailed();
-        return false;
-      }
-      posted[slot].put(0, data, 0, size);
-      delivered[slot] = size;
-      calls[slot] = call;
-      postedStep[slot] = -1;
-      posted[slot] = null;
+  /**
+   * One send: offers its step to the receiver, copied into the receive slot posted for it (once
+   * there is one) or, with shared slots, only announced; done when the sender's slot is free
+   * again: at once after a copy, once the receiver has released the step when it reads in place.
+   */
+  private final class SendRequest implements NetRequest {
+    private final ByteBuffer data;
+    private final int size;
+    private final long step;
+    private final CollectiveCall call;
+    private boolean offered;
+    private boolean done;
+
+    SendRequest(ByteBuffer data, int size, long step, CollectiveCall call) {
+      this.data = data;
+      this.size = size;
+      this.step = step;
+      this.call = call;
     }
-    wakeReceiver.run();
-    return true;
+
+    @Override
+    public boolean test() {
+      if (done) {
+        return true;
+      }
+      int slot = FifoLayout.slotOf(step);
+      Fifo shared;
+      boolean offeredNow = false;
+      synchronized (LocalPipe.this) {
+        checkFailed();
+        shared = sharedBy;
+        if (!offered && (shared != null || postedStep[slot] == step)) {
+          if (shared == null) {
+            posted[slot].put(0, data, 0, size);
+            postedStep[slot] = -1;
+            posted[slot] = null;
+          }
+          offeredStep[slot] = step;
+          offeredSize[slot] = size;
+          offeredCall[slot] = call;
+          offered = true;
+          offeredNow = true;
+        }
+      }
+      if (offeredNow) {
+        wakeReceiver.run();
+      }
+      done = offered && (shared == null || shared.head() > step);
+      return done;
+    }
+
+    @Override
+    public int size() {
+      return size;
+    }
   }
 
   private final class RecvEnd implements RecvConnection {
@@ -148,7 +184,6 @@ public final class LocalPipe {
       synchronized (LocalPipe.this) {
         posted[slot] = data;
         postedStep[slot] = step;
-        delivered[slot] = -1;
       }
       wakeSender.run();
       return new NetRequest() {
@@ -159,10 +194,10 @@ public final class LocalPipe {
         public boolean test() {
           if (size < 0) {
             synchronized (LocalPipe.this) {
-              if (delivered[slot] >= 0 && postedStep[slot] != step) {
-                size = delivered[slot];
-                call = calls[slot];
-                delivered[slot] = -1;
+              if (offeredStep[slot] == step) {
+                size = offeredSize[slot];
+                call = offeredCall[slot];
+                offeredStep[slot] = -1;
               } else {
                 checkFailed();
               }
