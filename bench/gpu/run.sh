@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The GPU suite and the benchmark of the CUDA backend, on a machine with a GPU and no Java:
 # bench/gpu/pack.sh packs DIR here; a device call carries DIR and runs
-#   bash DIR/run.sh DIR [smoke|suite|bench|tune|local|all]
+#   bash DIR/run.sh DIR [smoke|suite|bench|tune|local|tune-local|all]
 # Logs go to $OUT (the device call's output folder) and summaries to stdout.
 set -uo pipefail
 DIR="$(realpath "${1:-.device-cuda}")"
@@ -82,6 +82,15 @@ case "$MODE" in
     done
     SPARKCCL_NCHANNELS=4 perf 2 -t local -b 8 -e 1G -f 2 -w 2 -i 5 -c 0 --jit-warmup 200
     SPARKCCL_NCHANNELS=4 perf 4 -t local -b 8 -e 1G -f 2 -w 2 -i 5 -c 0 --jit-warmup 200
+    ;;
+  tune-local)
+    for v in "4 4M" "6 4M" "8 4M" "4 8M" "8 8M"; do
+      set -- $v
+      for n in 2 4; do
+        SPARKCCL_NCHANNELS=$1 SPARKCCL_BUFFSIZE=$2 "${JAVA[@]}" -cp "$CP" org.sparkccl.perf.PerfTool --device cuda --threads \
+          -t local -n $n -b 64M -e 1G -f 4 -w 1 -i 3 -c 0 --jit-warmup 20 2>&1 | grep -E '^ +[0-9]|sparkccl-perf:' | sed "s/^/n=$n channels=$1 buffSize=$2 /"
+      done
+    done
     ;;
   all)
     reduce_bench 1G
