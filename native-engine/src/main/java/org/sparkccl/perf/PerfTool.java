@@ -9,6 +9,7 @@ import java.util.concurrent.TimeUnit;
 import org.sparkccl.bootstrap.TcpBootstrapRoot;
 import org.sparkccl.device.Device;
 import org.sparkccl.device.Devices;
+import org.sparkccl.device.HostDevice;
 import org.sparkccl.device.cuda.CudaDevice;
 import org.sparkccl.device.cuda.CudaUnavailableException;
 import picocli.CommandLine;
@@ -44,7 +45,7 @@ public final class PerfTool {
       }
       PerfRank.validate(o);
       // Resolve the device once, here: asked for a GPU where there is none, fail at once
-      Device device = Devices.resolve(o.device);
+      Device device = gpuNeedsThreads(o, Devices.resolve(o.device));
       o.device = device.name();
       if (device instanceof CudaDevice gpu) {
         // before any rank runs: freeing device memory waits for every kernel on the GPU
@@ -57,6 +58,23 @@ public final class PerfTool {
     }
   }
 
+
+  /**
+   * Ranks of one GPU must be threads of one process: blocks of separate processes time-slice
+   * and would starve each other while they spin. So several rank processes run on the host
+   * when the device was {@code auto}, and are refused for an explicit GPU.
+   */
+  private static Device gpuNeedsThreads(PerfOptions o, Device device) {
+    if (!(device instanceof CudaDevice) || o.threads || o.ranks == 1) {
+      return device;
+    }
+    if (o.device.equals("auto")) {
+      return HostDevice.INSTANCE;
+    }
+    throw new IllegalArgumentException(
+        "--device " + o.device + " with -n " + o.ranks + " needs --threads: ranks on one GPU"
+            + " must be threads of one process");
+  }
 
   /** Starts the root and the rank processes; returns the exit code. */
   private static int launch(PerfOptions o) {
