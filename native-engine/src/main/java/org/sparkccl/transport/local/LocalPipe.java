@@ -12,13 +12,14 @@ import org.sparkccl.transport.RecvConnection;
 import org.sparkccl.transport.SendConnection;
 
 /**
- * The in-process transport: one ring connection between two ranks that are threads of one JVM.
- * The receiving proxy posts its free FIFO slots here; the sending proxy copies each filled send
- * slot straight into the posted receive slot (one memory copy, no socket; copying a slot in parts
- * on a thread pool halved the bandwidth on the H200 machine, where spinning kernel threads
- * already occupy the cores). Both ends find the
- * pipe by (communicator token, sender, receiver, channel). Every method runs on one of the two
- * proxy threads and is short; the pipe's lock only orders the two of them.
+ * The in-process transport: one ring connection between two ranks that are threads of one JVM,
+ * found by both ends by (communicator token, sender, receiver, channel). Host kernels: the
+ * receiving proxy posts its free FIFO slots here and the sending proxy copies each filled send
+ * slot into the posted one (copying in parts on a thread pool halved the bandwidth on the H200
+ * machine, where spinning kernel threads already hold the cores). GPU kernels: the receiver's
+ * block reads the sender's send slots in place, and the pipe passes only sizes and calls (see
+ * {@link #receiver}). Every method runs on one of the two proxy threads and is short; the
+ * pipe's lock only orders the two of them.
  */
 public final class LocalPipe {
   private static final ConcurrentHashMap<Key, LocalPipe> PIPES = new ConcurrentHashMap<>();
@@ -33,8 +34,8 @@ public final class LocalPipe {
   private final CollectiveCall[] offeredCall = new CollectiveCall[FifoLayout.STEPS];
   /** Set by a receiver that reads the sender's slots itself (see {@link #receiver}). */
   private Fifo sharedBy;
-  private Runnable wakeSender = () -> {};
-  private Runnable wakeReceiver = () -> {};
+  private volatile Runnable wakeSender = () -> {};
+  private volatile Runnable wakeReceiver = () -> {};
   private String failure;
   private int open = 2;
 
