@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The GPU suite and the benchmark of the CUDA backend, on a machine with a GPU and no Java:
 # bench/gpu/pack.sh packs DIR here; a device call carries DIR and runs
-#   bash DIR/run.sh DIR [smoke|suite|bench|tune|local|tune-local|all]
+#   bash DIR/run.sh DIR [smoke|suite|bench|tune|local|tune-local|check|all]
 # Logs go to $OUT (the device call's output folder) and summaries to stdout.
 set -uo pipefail
 DIR="$(realpath "${1:-.device-cuda}")"
@@ -91,6 +91,11 @@ case "$MODE" in
           -t local -n $n -b 64M -e 1G -f 4 -w 1 -i 3 -c 0 --jit-warmup 20 2>&1 | grep -E '^ +[0-9]|sparkccl-perf:' | sed "s/^/n=$n channels=$1 buffSize=$2 /"
       done
     done
+    ;;
+  check)
+    suite 1,2,4,8 0
+    SPARKCCL_TRANSPORT=local suite 2,4,8 0
+    reduce_bench 1G
     ;;
   all)
     reduce_bench 1G
