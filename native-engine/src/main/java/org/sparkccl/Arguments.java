@@ -1,8 +1,7 @@
 package org.sparkccl;
 
+import org.sparkccl.device.Device;
 import org.sparkccl.device.DeviceBuffer;
-import org.sparkccl.device.HostBuffer;
-import org.sparkccl.device.HostDevice;
 
 /**
  * Checks of collective arguments: each failure is an {@link IllegalArgumentException} that says
@@ -49,18 +48,19 @@ final class Arguments {
     }
   }
 
-  /** The buffer as host memory, if it is open, on the host and large enough. */
-  static HostBuffer hostBuffer(String name, DeviceBuffer b, long count, DataType dtype) {
+  /** The buffer, if it is open, on the communicator's device and large enough. */
+  static DeviceBuffer buffer(
+      String name, DeviceBuffer b, long count, DataType dtype, Device device) {
     if (b == null) {
       throw new IllegalArgumentException(name + " buffer is null; expected a DeviceBuffer");
     }
     if (b.isClosed()) {
       throw new IllegalArgumentException(name + " buffer is closed; expected an open buffer");
     }
-    if (!(b instanceof HostBuffer h)) {
+    if (b.device() != device) {
       throw new IllegalArgumentException(
           name + " buffer is on " + b.device().name() + "; this communicator runs on "
-              + HostDevice.INSTANCE.name());
+              + device.name() + " (setting device)");
     }
     if (count < 0) {
       throw new IllegalArgumentException("count=" + count + " is negative; expected count >= 0");
@@ -71,6 +71,6 @@ final class Arguments {
               + count * dtype.size() + " bytes but the " + name + " buffer holds "
               + b.byteSize() + " bytes");
     }
-    return h;
+    return b;
   }
 }

@@ -3,7 +3,11 @@ package org.sparkccl;
 import java.util.function.BooleanSupplier;
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
+import org.sparkccl.device.Device;
+import org.sparkccl.device.cuda.CudaDevice;
 import org.sparkccl.fifo.Fifo;
+import org.sparkccl.kernel.ChannelKernel;
+import org.sparkccl.kernel.CudaChannelKernel;
 import org.sparkccl.kernel.HostChannelKernel;
 import org.sparkccl.kernel.KernelThread;
 import org.sparkccl.kernel.KernelWaiter;
@@ -12,7 +16,8 @@ import org.sparkccl.transport.SendConnection;
 
 /**
  * One ring of a communicator: its connections to the next and previous rank, its two FIFOs, and
- * the kernel thread that runs its share of each collective.
+ * the kernel thread that runs its share of each collective, itself on a Java thread (host) or by
+ * launching a CUDA block and driving the proxy while it runs (GPU).
  */
 final class CommChannel {
   private static final Logger LOG = LogManager.getLogger(CommChannel.class);
@@ -22,7 +27,7 @@ final class CommChannel {
   final Fifo recvFifo;
   final KernelWaiter waiter;
   final KernelThread kernelThread;
-  final HostChannelKernel kernel;
+  final ChannelKernel kernel;
   SendConnection send;
   RecvConnection recv;
   /** Next FIFO steps the proxy will move; advanced under the communicator's launch lock. */
@@ -40,12 +45,15 @@ final class CommChannel {
 
   CommChannel(
       int id, int rank, int stepSize, HostChannelKernel.Guard guard, BooleanSupplier assist,
-      Runnable wakeProxy) {
+      Runnable wakeProxy, Device device) {
     this.id = id;
     this.waiter = new KernelWaiter(assist, wakeProxy);
-    this.sendFifo = new Fifo(stepSize);
-    this.recvFifo = new Fifo(stepSize);
-    this.kernel = new HostChannelKernel(sendFifo, recvFifo, waiter, guard);
+    this.kernel =
+        device instanceof CudaDevice gpu
+            ? new CudaChannelKernel(gpu, stepSize, guard, assist)
+            : new HostChannelKernel(new Fifo(stepSize), new Fifo(stepSize), waiter, guard);
+    this.sendFifo = kernel.sendFifo();
+    this.recvFifo = kernel.recvFifo();
     this.kernelThread = new KernelThread("sparkccl-kernel-r" + rank + "-c" + id, waiter);
     sendFifo.onRelease(waiter);
     recvFifo.onPublish(waiter);
@@ -88,6 +96,7 @@ final class CommChannel {
     boolean stopped = kernelThread.stop(timeoutMillis);
     closeConnections();
     if (stopped) {
+      kernel.close();
       sendFifo.close();
       recvFifo.close();
     } else {

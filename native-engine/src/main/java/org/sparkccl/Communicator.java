@@ -23,10 +23,18 @@ import org.sparkccl.algorithm.RingGather;
 import org.sparkccl.algorithm.Tree;
 import org.sparkccl.algorithm.Tuner;
 import org.sparkccl.bootstrap.Bootstrap;
+import org.sparkccl.bootstrap.LocalBootstrap;
 import org.sparkccl.config.CclConfig;
+import org.sparkccl.device.Device;
 import org.sparkccl.device.DeviceBuffer;
+import org.sparkccl.device.Devices;
 import org.sparkccl.device.HostBuffer;
 import org.sparkccl.fifo.Fifo;
+import org.sparkccl.device.HostDevice;
+import org.sparkccl.device.cuda.CudaBuffer;
+import org.sparkccl.device.cuda.CudaDevice;
+import org.sparkccl.kernel.CudaChannelKernel;
+import org.sparkccl.kernel.ChannelWork;
 import org.sparkccl.kernel.HostChannelKernel;
 import org.sparkccl.kernel.HostP2pKernel;
 import org.sparkccl.kernel.HostTreeKernel;
@@ -35,6 +43,7 @@ import org.sparkccl.proxy.ProxyThread;
 import org.sparkccl.proxy.RecvProxyOp;
 import org.sparkccl.proxy.SendProxyOp;
 import org.sparkccl.transport.RecvConnection;
+import org.sparkccl.transport.local.LocalPipe;
 import org.sparkccl.transport.socket.SocketTransport;
 import org.sparkccl.transport.ucx.UcxTransport;
 import org.sparkccl.transport.ucx.UcxUnavailableException;
@@ -66,6 +75,7 @@ public final class Communicator implements AutoCloseable {
   private final int rank;
   private final int nRanks;
   private final CclConfig config;
+  private final Device device;
   private final long timeoutNanos;
   private final CommChannel[] channels;
   private final ProxyThread proxy;
@@ -91,6 +101,7 @@ public final class Communicator implements AutoCloseable {
     this.rank = bootstrap.rank();
     this.nRanks = bootstrap.nRanks();
     this.config = config;
+    this.device = Devices.resolve(config.device());
     this.timeoutNanos = config.timeout().toNanos();
     this.proxy = new ProxyThread("sparkccl-proxy-r" + rank, this::fail);
     this.calls = new CallChecker(rank);
@@ -103,7 +114,8 @@ public final class Communicator implements AutoCloseable {
         int id = c;
         channels[c] =
             new CommChannel(
-                c, rank, config.stepSize(), guard(c), () -> assistProxy(id), proxy::wake);
+                c, rank, config.stepSize(), guard(c), () -> assistProxy(id), proxy::wake,
+                device);
         CommChannel ch = channels[c];
         ch.waiter.onStall(() -> announceStalled(ch));
       }
@@ -116,10 +128,10 @@ public final class Communicator implements AutoCloseable {
       throw e;
     }
     LOG.info(
-        "rank {}/{} ready: channels={} transport={}(nThreads={}, nSocksPerThread={}, qps={})"
-            + " algo={} (ring or tree by the tuner: hop {} us, link {} GB/s) buffSize={}"
+        "rank {}/{} ready: device={} channels={} transport={}(nThreads={}, nSocksPerThread={},"
+            + " qps={}) algo={} (ring or tree by the tuner: hop {} us, link {} GB/s) buffSize={}"
             + " stepSize={} timeout={}ms next={} prev={} listen={}",
-        rank, nRanks, channels.length, ucx != null ? "ucx" : "socket", config.socketThreads(),
+        rank, nRanks, device, channels.length, ringTransport(), config.socketThreads(),
         config.socketsPerThread(), config.qpsPerConnection(), config.algo(),
         config.hopLatencyUs(), config.linkGBps(), config.buffSize(),
         config.stepSize(), config.timeout().toMillis(),
@@ -180,7 +192,14 @@ public final class Communicator implements AutoCloseable {
     chooseTransport(withoutUcx, ucxMissing);
     int next = (rank + 1) % nRanks;
     int prev = (rank - 1 + nRanks) % nRanks;
-    if (ucx == null || !connectUcx(bootstrap, next, prev, ucxInfos)) {
+    if (config.transport().equals("local")) {
+      if (!(bootstrap instanceof LocalBootstrap)) {
+        throw new IllegalArgumentException(
+            "transport=local needs ranks that are threads of one JVM (LocalBootstrap); this rank"
+                + " has " + bootstrap.getClass().getSimpleName());
+      }
+      connectLocal(bootstrap, next, prev);
+    } else if (ucx == null || !connectUcx(bootstrap, next, prev, ucxInfos)) {
       connectSockets(next, prev);
     }
     peers =
@@ -203,7 +222,7 @@ public final class Communicator implements AutoCloseable {
    * UCX still takes part in the bootstrap exchange, so that every rank reaches the same decision.
    */
   private String openUcx() {
-    if ("socket".equals(config.transport())) {
+    if ("socket".equals(config.transport()) || "local".equals(config.transport())) {
       return null;
     }
     Fifo[] sendFifos = new Fifo[channels.length];
@@ -230,6 +249,10 @@ public final class Communicator implements AutoCloseable {
   private void chooseTransport(List<Integer> withoutUcx, String ucxMissing) {
     if (ucx != null && withoutUcx.isEmpty()) {
       return; // connectUcx logs the choice once the connections are made
+    }
+    if ("local".equals(config.transport())) {
+      LOG.info("rank {}: ring transport local (transport=local: ranks are threads of one JVM)", rank);
+      return;
     }
     String why = "transport=socket";
     if (!"socket".equals(config.transport())) {
@@ -315,6 +338,39 @@ public final class Communicator implements AutoCloseable {
   }
 
   /**
+   * Ranks that are threads of this JVM: ring connections are in-memory pipes. On a GPU each
+   * rank's blocks read the previous rank's send slots in place, so the pipes copy nothing; the
+   * barrier makes sure every rank has published its channels before any looks them up.
+   */
+  private void connectLocal(Bootstrap bootstrap, int next, int prev) {
+    boolean shared = device instanceof CudaDevice;
+    for (CommChannel ch : channels) {
+      ch.send = LocalPipe.sender(token, rank, next, ch.id, proxy::wake);
+      ch.recv =
+          LocalPipe.receiver(
+              token, prev, rank, ch.id, proxy::wake, shared ? ch.recvFifo : null);
+      LOCAL_CHANNELS.put(new LocalChannel(token, rank, ch.id), ch);
+    }
+    bootstrap.allGather(new byte[0], config.timeout());
+    if (shared) {
+      for (CommChannel ch : channels) {
+        CommChannel sender = LOCAL_CHANNELS.get(new LocalChannel(token, prev, ch.id));
+        ((CudaChannelKernel) ch.kernel).readSlotsOf((CudaChannelKernel) sender.kernel);
+      }
+    }
+    bootstrap.allGather(new byte[0], config.timeout());
+    for (CommChannel ch : channels) {
+      LOCAL_CHANNELS.remove(new LocalChannel(token, rank, ch.id));
+    }
+  }
+
+  /** A channel of a rank of a communicator, for ranks of one JVM to find each other's. */
+  private record LocalChannel(long token, int rank, int channel) {}
+
+  private static final ConcurrentHashMap<LocalChannel, CommChannel> LOCAL_CHANNELS =
+      new ConcurrentHashMap<>();
+
+  /**
    * A kernel of {@code ch} has waited past the fast phase: if its collective is one that needs
    * it, tell the ring predecessor what this rank called (once per collective). Matching calls
    * rarely stall that long, so the normal path pays nothing.
@@ -371,7 +427,19 @@ public final class Communicator implements AutoCloseable {
 
   /** The transport of the ring connections: {@code ucx}, {@code socket}, or {@code none} alone. */
   public String ringTransport() {
-    return nRanks == 1 ? "none" : ucx != null ? "ucx" : "socket";
+    if (nRanks == 1) {
+      return "none";
+    }
+    return ucx != null ? "ucx" : "local".equals(config.transport()) ? "local" : "socket";
+  }
+
+  /** Where this communicator's buffers live and its kernels run (setting {@code device}). */
+  public Device device() {
+    return device;
+  }
+
+  private DeviceBuffer buffer(String name, DeviceBuffer b, long count, DataType dtype) {
+    return Arguments.buffer(name, b, count, dtype, device);
   }
 
   /**
@@ -387,8 +455,8 @@ public final class Communicator implements AutoCloseable {
   public CompletableFuture<Void> allReduceAsync(
       DeviceBuffer send, DeviceBuffer recv, long count, DataType dtype, ReduceOp op) {
     Arguments.checkOp(dtype, op);
-    HostBuffer src = Arguments.hostBuffer("send", send, count, dtype);
-    HostBuffer dst = Arguments.hostBuffer("recv", recv, count, dtype);
+    DeviceBuffer src = buffer("send", send, count, dtype);
+    DeviceBuffer dst = buffer("recv", recv, count, dtype);
     return launch(
         CollectiveCall.Kind.ALL_REDUCE, count, dtype, op, 0, src, dst, 0, 0,
         (c, start, len) ->
@@ -409,8 +477,8 @@ public final class Communicator implements AutoCloseable {
       DeviceBuffer send, DeviceBuffer recv, long count, DataType dtype, int root) {
     Arguments.checkDtype(dtype);
     Arguments.checkRoot(root, nRanks);
-    HostBuffer dst = Arguments.hostBuffer("recv", recv, count, dtype);
-    HostBuffer src = rank == root ? Arguments.hostBuffer("send", send, count, dtype) : dst;
+    DeviceBuffer dst = buffer("recv", recv, count, dtype);
+    DeviceBuffer src = rank == root ? buffer("send", send, count, dtype) : dst;
     return launch(
         CollectiveCall.Kind.BROADCAST, count, dtype, null, root, src, dst, 0, 0,
         (c, start, len) ->
@@ -443,8 +511,8 @@ public final class Communicator implements AutoCloseable {
       DeviceBuffer send, DeviceBuffer recv, long count, DataType dtype, ReduceOp op, int root) {
     Arguments.checkOp(dtype, op);
     Arguments.checkRoot(root, nRanks);
-    HostBuffer src = Arguments.hostBuffer("send", send, count, dtype);
-    HostBuffer dst = rank == root || recv != null ? Arguments.hostBuffer("recv", recv, count, dtype) : src;
+    DeviceBuffer src = buffer("send", send, count, dtype);
+    DeviceBuffer dst = rank == root || recv != null ? buffer("recv", recv, count, dtype) : src;
     return launch(
         CollectiveCall.Kind.REDUCE, count, dtype, op, root, src, dst, 0, 0,
         (c, start, len) ->
@@ -466,9 +534,9 @@ public final class Communicator implements AutoCloseable {
       DeviceBuffer send, DeviceBuffer recv, long sendCount, DataType dtype) {
     Arguments.checkDtype(dtype);
     long total = Arguments.multiply(sendCount, nRanks, "sendCount");
-    HostBuffer dst = Arguments.hostBuffer("recv", recv, total, dtype);
+    DeviceBuffer dst = buffer("recv", recv, total, dtype);
     boolean inPlace = send == recv;
-    HostBuffer src = inPlace ? dst : Arguments.hostBuffer("send", send, sendCount, dtype);
+    DeviceBuffer src = inPlace ? dst : buffer("send", send, sendCount, dtype);
     long srcBase = inPlace ? rank * sendCount : 0;
     return launch(
         CollectiveCall.Kind.ALL_GATHER, sendCount, dtype, null, 0, src, dst, srcBase,
@@ -493,9 +561,9 @@ public final class Communicator implements AutoCloseable {
       DeviceBuffer send, DeviceBuffer recv, long recvCount, DataType dtype, ReduceOp op) {
     Arguments.checkOp(dtype, op);
     long total = Arguments.multiply(recvCount, nRanks, "recvCount");
-    HostBuffer src = Arguments.hostBuffer("send", send, total, dtype);
+    DeviceBuffer src = buffer("send", send, total, dtype);
     boolean inPlace = send == recv;
-    HostBuffer dst = inPlace ? src : Arguments.hostBuffer("recv", recv, recvCount, dtype);
+    DeviceBuffer dst = inPlace ? src : buffer("recv", recv, recvCount, dtype);
     long dstBase = inPlace ? rank * recvCount : 0;
     return launch(
         CollectiveCall.Kind.REDUCE_SCATTER, recvCount, dtype, op, 0, src, dst, rank * recvCount,
@@ -595,7 +663,7 @@ public final class Communicator implements AutoCloseable {
   }
 
   /** One send or receive, as recorded. */
-  private record PeerCall(boolean send, HostBuffer buf, long count, DataType dtype, int peer,
+  private record PeerCall(boolean send, DeviceBuffer buf, long count, DataType dtype, int peer,
       CompletableFuture<Void> done) {}
 
   private CompletableFuture<Void> peerCall(
@@ -606,7 +674,7 @@ public final class Communicator implements AutoCloseable {
           "peer=" + peer + " is invalid; expected another rank in 0.." + (nRanks - 1)
               + " (this is rank " + rank + ")");
     }
-    HostBuffer b = Arguments.hostBuffer(send ? "send" : "recv", buf, count, dtype);
+    DeviceBuffer b = buffer(send ? "send" : "recv", buf, count, dtype);
     synchronized (launchLock) {
       checkUsable();
       PeerCall call = new PeerCall(send, b, count, dtype, peer, new CompletableFuture<>());
@@ -630,7 +698,17 @@ public final class Communicator implements AutoCloseable {
     // collectives' numbers must agree on every rank for the mismatch check.
     String what = "send/recv group #" + (++groups) + " (" + live.size() + " transfers)";
     live.forEach(c -> c.buf().retain());
-    Collective coll = new Collective(what, 1, () -> live.forEach(c -> c.buf().release()));
+    List<HostBuffer> staging = new ArrayList<>();
+    List<Runnable> copyIn = new ArrayList<>();
+    List<Runnable> copyOut = new ArrayList<>();
+    Collective coll =
+        new Collective(
+            what,
+            1,
+            () -> {
+              live.forEach(c -> c.buf().release());
+              staging.forEach(HostBuffer::close);
+            });
     pending.add(coll);
     // The group's future is the stage after the per-call futures completed, so that every one
     // of them is done when groupEnd returns.
@@ -667,15 +745,45 @@ public final class Communicator implements AutoCloseable {
       }
       transfers.add(
           new HostP2pKernel.Transfer(
-              c.send(), link.fifo, link.nextStep, c.buf().memory(), 0, (int) bytes,
+              c.send(), link.fifo, link.nextStep,
+              hostSide(c, bytes, staging, copyIn, copyOut).memory(), 0, (int) bytes,
               "rank " + rank + ": " + what + ": "
                   + (c.send() ? "waiting for rank " + c.peer() + " to take data"
                       : "waiting for data from rank " + c.peer())));
       link.nextStep += steps;
     }
     CommChannel ch = channels[0];
-    runOn(ch, coll, () -> HostP2pKernel.run(transfers, ch.waiter, guard(0)));
+    runOn(
+        ch,
+        coll,
+        () -> {
+          copyIn.forEach(Runnable::run);
+          HostP2pKernel.run(transfers, ch.waiter, guard(0));
+          copyOut.forEach(Runnable::run);
+        });
     return all;
+  }
+
+  /**
+   * The host memory a point-to-point transfer moves: the buffer itself on the host; for a GPU
+   * buffer a staging copy, filled before the transfer (send) or copied out after it (recv). The
+   * GPU's collectives have CUDA kernels; sends and receives are staged through the host.
+   */
+  private static HostBuffer hostSide(
+      PeerCall c, long bytes, List<HostBuffer> staging, List<Runnable> copyIn,
+      List<Runnable> copyOut) {
+    if (c.buf() instanceof HostBuffer h) {
+      return h;
+    }
+    HostBuffer s = HostDevice.INSTANCE.allocate(bytes);
+    staging.add(s);
+    ByteBuffer region = s.memory().slice(0, (int) bytes);
+    if (c.send()) {
+      copyIn.add(() -> c.buf().copyToHost(0, region.duplicate()));
+    } else {
+      copyOut.add(() -> c.buf().copyFromHost(region.duplicate(), 0));
+    }
+    return s;
   }
 
   private static void await(CompletableFuture<Void> f) {
@@ -701,7 +809,7 @@ public final class Communicator implements AutoCloseable {
    */
   private CompletableFuture<Void> launch(
       CollectiveCall.Kind kind, long count, DataType dtype, ReduceOp op, int root,
-      HostBuffer src, HostBuffer dst, long localSrc, long localDst, Planner planner) {
+      DeviceBuffer src, DeviceBuffer dst, long localSrc, long localDst, Planner planner) {
     synchronized (launchLock) {
       checkUsable();
       CollectiveCall call = new CollectiveCall(kind, ++seq, count, dtype, op, root);
@@ -715,10 +823,12 @@ public final class Communicator implements AutoCloseable {
         return CompletableFuture.completedFuture(null);
       }
       // Trees run over point-to-point links, which are sockets; with the ring on UCX the tuner's
-      // choice applies only when asked for explicitly (algo=tree).
+      // choice applies only when asked for explicitly (algo=tree). Tree collectives have host
+      // kernels only; on a GPU every collective runs as a ring.
       boolean tree =
           nRanks > 1
               && (ucx == null || "tree".equals(config.algo()))
+              && device == HostDevice.INSTANCE
               && tuner.choose(kind, count * dtype.size(), nRanks) == Tuner.Algorithm.TREE;
       // Tree and chain collectives can leave two mismatched ranks both waiting to receive; a
       // kernel stalled in one then announces the call to its ring predecessor (see
@@ -750,9 +860,7 @@ public final class Communicator implements AutoCloseable {
       coll.future.whenComplete((v, e) -> pending.remove(coll));
       if (nRanks == 1) {
         int size = dtype.size();
-        launchLocalCopy(
-            src, dst, (int) (localSrc * size), (int) (localDst * size), (int) (count * size),
-            coll);
+        launchLocalCopy(src, dst, localSrc * size, localDst * size, count * size, coll);
       } else if (tree) {
         launchTree(src, dst, call, coll);
       } else {
@@ -763,13 +871,20 @@ public final class Communicator implements AutoCloseable {
   }
 
   private void launchLocalCopy(
-      HostBuffer src, HostBuffer dst, int srcOff, int dstOff, int bytes, Collective coll) {
+      DeviceBuffer src, DeviceBuffer dst, long srcOff, long dstOff, long bytes, Collective coll) {
     runOn(
         channels[0],
         coll,
         () -> {
-          if (src != dst || srcOff != dstOff) {
-            dst.memory().put(dstOff, src.memory(), srcOff, bytes);
+          if (src == dst && srcOff == dstOff) {
+            return;
+          }
+          if (dst instanceof CudaBuffer gpu) {
+            gpu.copyFrom((CudaBuffer) src, srcOff, dstOff, bytes);
+          } else {
+            ((HostBuffer) dst)
+                .memory()
+                .put((int) dstOff, ((HostBuffer) src).memory(), (int) srcOff, (int) bytes);
           }
         });
   }
@@ -778,7 +893,8 @@ public final class Communicator implements AutoCloseable {
    * Launches a tree collective (allReduce: reduce up then broadcast down, rooted at rank 0;
    * broadcast: down only; reduce: up only) over point-to-point links, on channel 0's kernel.
    */
-  private void launchTree(HostBuffer src, HostBuffer dst, CollectiveCall call, Collective coll) {
+  private void launchTree(
+      DeviceBuffer src, DeviceBuffer dst, CollectiveCall call, Collective coll) {
     CollectiveCall.Kind kind = call.kind();
     boolean up = kind != CollectiveCall.Kind.BROADCAST;
     boolean down = kind != CollectiveCall.Kind.REDUCE;
@@ -803,7 +919,8 @@ public final class Communicator implements AutoCloseable {
     }
     HostTreeKernel.Work work =
         new HostTreeKernel.Work(
-            up, down, toParent, fromParent, fromChildren, toChildren, src.memory(), dst.memory(),
+            up, down, toParent, fromParent, fromChildren, toChildren,
+            ((HostBuffer) src).memory(), ((HostBuffer) dst).memory(),
             bytes, call.dtype(), call.op(), nRanks, config.stepSize(), where);
     CommChannel ch = channels[0];
     runOn(ch, coll, () -> HostTreeKernel.run(work, ch.waiter, guard(0)));
@@ -831,7 +948,7 @@ public final class Communicator implements AutoCloseable {
   }
 
   private void launchRing(
-      HostBuffer src, HostBuffer dst, CollectiveCall call, int used, Planner planner,
+      DeviceBuffer src, DeviceBuffer dst, CollectiveCall call, int used, Planner planner,
       Collective coll) {
     for (int c = 0; c < used; c++) {
       CommChannel ch = channels[c];
@@ -855,9 +972,7 @@ public final class Communicator implements AutoCloseable {
       }
       ch.sendBase += plan.sendSteps();
       ch.recvBase += plan.recvSteps();
-      HostChannelKernel.Work work =
-          new HostChannelKernel.Work(
-              plan, src.memory(), dst.memory(), call.dtype(), call.op(), nRanks);
+      ChannelWork work = new ChannelWork(plan, src, dst, call.dtype(), call.op(), nRanks);
       runOn(ch, coll, () -> ch.kernel.run(work));
     }
   }

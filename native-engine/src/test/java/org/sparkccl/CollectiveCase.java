@@ -4,6 +4,7 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.SplittableRandom;
 import java.util.concurrent.CompletableFuture;
+import org.sparkccl.device.Device;
 import org.sparkccl.device.DeviceBuffer;
 import org.sparkccl.device.HostDevice;
 
@@ -105,8 +106,17 @@ final class CollectiveCase {
     this.recvBefore = recvBefore;
   }
 
-  /** Allocates and fills {@code rank}'s buffers for {@code spec}; {@code inputs} from {@link Spec#inputs}. */
+  /** {@link #prepare(Device, Spec, int, int, ByteBuffer[], long)} in host memory. */
   static CollectiveCase prepare(Spec s, int rank, int n, ByteBuffer[] inputs, long seed) {
+    return prepare(HostDevice.INSTANCE, s, rank, n, inputs, seed);
+  }
+
+  /**
+   * Allocates {@code rank}'s buffers for {@code spec} on {@code device} and fills them; {@code
+   * inputs} from {@link Spec#inputs}.
+   */
+  static CollectiveCase prepare(
+      Device device, Spec s, int rank, int n, ByteBuffer[] inputs, long seed) {
     SplittableRandom rnd = new SplittableRandom(seed * 7_919L + 100_000L + rank);
     int size = s.dtype().size();
     int sendBytes = s.sendElems(n) * size;
@@ -125,7 +135,7 @@ final class CollectiveCase {
           int at = s.kind() == Kind.ALL_GATHER ? rank * sendBytes : 0;
           img.put(at, input, 0, sendBytes);
         }
-        send = recv = allocate(img);
+        send = recv = allocate(device, img);
         return new CollectiveCase(s, rank, n, send, recv, null, img);
       }
       ByteBuffer sendImg = null;
@@ -138,14 +148,14 @@ final class CollectiveCase {
         } else {
           Reference.fillBytes(sendImg, 0, sendBytes + PAD, rnd);
         }
-        send = allocate(sendImg);
+        send = allocate(device, sendImg);
       }
       ByteBuffer recvImg = null;
       boolean noRecv = s.kind() == Kind.REDUCE && !root && s.nullOnNonRoot();
       if (!noRecv) {
         recvImg = Reference.heap(recvBytes + PAD);
         Reference.fillBytes(recvImg, 0, recvBytes + PAD, rnd);
-        recv = allocate(recvImg);
+        recv = allocate(device, recvImg);
       }
       return new CollectiveCase(s, rank, n, send, recv, sendImg, recvImg);
     } catch (RuntimeException | Error e) {
@@ -155,8 +165,8 @@ final class CollectiveCase {
     }
   }
 
-  private static DeviceBuffer allocate(ByteBuffer img) {
-    DeviceBuffer b = HostDevice.INSTANCE.allocate(img.capacity());
+  private static DeviceBuffer allocate(Device device, ByteBuffer img) {
+    DeviceBuffer b = device.allocate(img.capacity());
     b.copyFromHost(img.duplicate().clear(), 0);
     return b;
   }

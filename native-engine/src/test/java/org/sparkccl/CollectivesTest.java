@@ -185,7 +185,7 @@ class CollectivesTest {
     CollectiveCase[] parts = new CollectiveCase[n];
     try {
       for (int r = 0; r < n; r++) {
-        parts[r] = CollectiveCase.prepare(spec, r, n, inputs, seed);
+        parts[r] = CollectiveCase.prepare(comms[r].device(), spec, r, n, inputs, seed);
       }
       List<CompletableFuture<Void>> futures = new ArrayList<>();
       for (int r = 0; r < n; r++) {

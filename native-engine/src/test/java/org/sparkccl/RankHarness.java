@@ -12,7 +12,6 @@ import java.util.concurrent.TimeoutException;
 import org.sparkccl.bootstrap.LocalBootstrap;
 import org.sparkccl.config.CclConfig;
 import org.sparkccl.device.DeviceBuffer;
-import org.sparkccl.device.HostDevice;
 
 /**
  * Test-only helpers: ranks as threads of this JVM (each rank a lambda, all under one deadline,
@@ -221,7 +220,7 @@ public final class RankHarness {
         inputs[r] = Reference.heap(bytes + PAD);
         Reference.fill(inputs[r], count, t, rnd, op == ReduceOp.PROD);
         Reference.fillBytes(inputs[r], bytes, bytes + PAD, rnd);
-        send[r] = HostDevice.INSTANCE.allocate(bytes + PAD);
+        send[r] = comms[r].device().allocate(bytes + PAD);
         send[r].copyFromHost(inputs[r].duplicate().clear(), 0);
         if (inPlace) {
           recv[r] = send[r];
@@ -229,7 +228,7 @@ public final class RankHarness {
         } else {
           recvBefore[r] = Reference.heap(bytes + PAD);
           Reference.fillBytes(recvBefore[r], 0, bytes + PAD, rnd);
-          recv[r] = HostDevice.INSTANCE.allocate(bytes + PAD);
+          recv[r] = comms[r].device().allocate(bytes + PAD);
           recv[r].copyFromHost(recvBefore[r].duplicate().clear(), 0);
         }
       }

@@ -22,9 +22,11 @@ import java.util.function.Function;
  *   <li>{@code socket.nThreads} [0]: helper threads per socket connection; 0 moves all data
  *       over the control socket from the proxy thread (NCCL's default without a cloud NIC).
  *   <li>{@code socket.nSocksPerThread} [1]: data sockets each helper thread owns.
- *   <li>{@code transport} [auto]: {@code socket}, {@code ucx} (UCX through Jucx: one-sided puts
- *       into registered FIFOs), or {@code auto}: UCX when its native libraries load on every
- *       rank, otherwise sockets. Point-to-point links (send/recv, trees) use sockets either way.
+ *   <li>{@code transport} [auto]: how ring channels move slots between ranks: {@code socket},
+ *       {@code ucx} (UCX through Jucx: one-sided puts into registered FIFOs), {@code local}
+ *       (ranks that are threads of one JVM copy each slot straight into the next rank's FIFO),
+ *       or {@code auto}: UCX when its native libraries load on every rank, otherwise sockets.
+ *       Point-to-point links (send/recv, trees) use sockets either way.
  *   <li>{@code ib.qpsPerConnection} [1]: UCX endpoints per ring connection; data is striped
  *       across them ({@code NCCL_IB_QPS_PER_CONNECTION}).
  *   <li>{@code socket.host} [127.0.0.1, or the bootstrap's own address when it has one]: the
@@ -35,6 +37,9 @@ import java.util.function.Function;
  *   <li>{@code tuner.hopLatencyUs} [46], {@code tuner.treeHopLatencyUs} [43], {@code
  *       tuner.linkGBps} [0.68]: the tuner's cost model, measured by {@code
  *       bin/sparkccl-calibrate}.
+ *   <li>{@code device} [host]: where collectives run: {@code host} (Java kernels over off-heap
+ *       memory), {@code cuda} or {@code cuda:N} (CUDA kernels on GPU N; buffers must be that
+ *       GPU's), or {@code auto} (the first GPU if the CUDA backend is available, else the host).
  *   <li>{@code debug} [unset]: log level of the engine ({@code WARN}, {@code INFO},
  *       {@code DEBUG}, {@code TRACE}), like {@code NCCL_DEBUG}; unset leaves the levels to the
  *       logging configuration.
@@ -55,6 +60,7 @@ public final class CclConfig {
   public static final String TIMEOUT = "timeout";
   public static final String ALGO = "algo";
   public static final String DEBUG = "debug";
+  public static final String DEVICE = "device";
   public static final String TUNER_HOP_LATENCY_US = "tuner.hopLatencyUs";
   public static final String TUNER_LINK_GBPS = "tuner.linkGBps";
   public static final String TUNER_TREE_HOP_LATENCY_US = "tuner.treeHopLatencyUs";
@@ -69,6 +75,7 @@ public final class CclConfig {
   public static final int MAX_QPS_PER_CONNECTION = 16;
   public static final Duration TIMEOUT_DEFAULT = Duration.ofSeconds(120);
   public static final String ALGO_DEFAULT = "auto";
+  public static final String DEVICE_DEFAULT = "host";
   /** Unset: the engine leaves its log levels to the logging configuration (Spark's, say). */
   public static final String DEBUG_DEFAULT = null;
   /** Measured with bin/sparkccl-calibrate on the 2-core development machine (docs/benchmarks.md). */
@@ -96,6 +103,7 @@ public final class CclConfig {
   private final Duration timeout;
   private final String algo;
   private final String debug;
+  private final String device;
   private final double hopLatencyUs;
   private final double linkGBps;
   private final double treeHopLatencyUs;
@@ -114,6 +122,7 @@ public final class CclConfig {
     this.timeout = b.timeout;
     this.algo = b.algo;
     this.debug = b.debug;
+    this.device = b.device;
   }
 
   public static Builder builder() {
@@ -157,6 +166,7 @@ public final class CclConfig {
     apply(lookup, TIMEOUT, v -> b.timeout(parseDuration(TIMEOUT, v)));
     apply(lookup, ALGO, b::algo);
     apply(lookup, DEBUG, b::debug);
+    apply(lookup, DEVICE, b::device);
     apply(lookup, TUNER_HOP_LATENCY_US, v -> b.hopLatencyUs(parseDouble(TUNER_HOP_LATENCY_US, v)));
     apply(lookup, TUNER_LINK_GBPS, v -> b.linkGBps(parseDouble(TUNER_LINK_GBPS, v)));
     apply(
@@ -281,7 +291,7 @@ public final class CclConfig {
     return timeout;
   }
 
-  /** {@code auto}, {@code socket} or {@code ucx}. */
+  /** {@code auto}, {@code socket}, {@code ucx} or {@code local} (ring channels of ranks in one JVM). */
   public String transport() {
     return transport;
   }
@@ -297,6 +307,11 @@ public final class CclConfig {
 
   public String debug() {
     return debug;
+  }
+
+  /** {@code host}, {@code cuda}, {@code cuda:N} or {@code auto} (see {@code device.Devices}). */
+  public String device() {
+    return device;
   }
 
   /** The tuner's cost of one hop, in microseconds. */
@@ -331,6 +346,7 @@ public final class CclConfig {
     m.put(TIMEOUT, timeout.toMillis() + "ms");
     m.put(ALGO, algo);
     m.put(DEBUG, debug == null ? "unset" : debug);
+    m.put(DEVICE, device);
     m.put(TUNER_HOP_LATENCY_US, Double.toString(hopLatencyUs));
     m.put(TUNER_LINK_GBPS, Double.toString(linkGBps));
     m.put(TUNER_TREE_HOP_LATENCY_US, Double.toString(treeHopLatencyUs));
@@ -354,6 +370,7 @@ public final class CclConfig {
     private Duration timeout = TIMEOUT_DEFAULT;
     private String algo = ALGO_DEFAULT;
     private String debug = DEBUG_DEFAULT;
+    private String device = DEVICE_DEFAULT;
     private double hopLatencyUs = TUNER_HOP_LATENCY_US_DEFAULT;
     private double linkGBps = TUNER_LINK_GBPS_DEFAULT;
     private double treeHopLatencyUs = TUNER_TREE_HOP_LATENCY_US_DEFAULT;
@@ -371,6 +388,7 @@ public final class CclConfig {
       timeout = c.timeout;
       algo = c.algo;
       debug = c.debug;
+      device = c.device;
       hopLatencyUs = c.hopLatencyUs;
       linkGBps = c.linkGBps;
       treeHopLatencyUs = c.treeHopLatencyUs;
@@ -441,6 +459,11 @@ public final class CclConfig {
       return this;
     }
 
+    public Builder device(String v) {
+      device = v == null ? null : v.trim().toLowerCase(Locale.ROOT);
+      return this;
+    }
+
     public CclConfig build() {
       int minBuff = STEPS * 1024;
       if (buffSize < minBuff || buffSize % (STEPS * 64) != 0) {
@@ -463,9 +486,9 @@ public final class CclConfig {
                 + " and " + SOCKET_N_THREADS + " x " + SOCKET_N_SOCKS_PER_THREAD + " <= "
                 + MAX_SOCKETS);
       }
-      if (!"auto".equals(transport) && !"socket".equals(transport) && !"ucx".equals(transport)) {
+      if (transport == null || !transport.matches("auto|socket|ucx|local")) {
         throw new IllegalArgumentException(
-            TRANSPORT + "=" + transport + " is invalid; expected auto, socket or ucx");
+            TRANSPORT + "=" + transport + " is invalid; expected auto, socket, ucx or local");
       }
       if (qpsPerConnection < 1 || qpsPerConnection > MAX_QPS_PER_CONNECTION) {
         throw new IllegalArgumentException(
@@ -485,6 +508,10 @@ public final class CclConfig {
             TUNER_HOP_LATENCY_US + "=" + hopLatencyUs + " and " + TUNER_LINK_GBPS + "=" + linkGBps
                 + " and " + TUNER_TREE_HOP_LATENCY_US + "=" + treeHopLatencyUs
                 + " must be positive");
+      }
+      if (device == null || !device.matches("host|auto|cuda|cuda:\\d{1,4}")) {
+        throw new IllegalArgumentException(
+            DEVICE + "=" + device + " is invalid; expected host, cuda, cuda:N or auto");
       }
       if (debug != null && !debug.matches("OFF|ERROR|WARN|INFO|DEBUG|TRACE")) {
         throw new IllegalArgumentException(

@@ -3,8 +3,8 @@ package org.sparkccl.device;
 import java.nio.ByteBuffer;
 
 /**
- * Memory that collectives read and write. Today it is off-heap host memory ({@link HostBuffer});
- * a CUDA backend implements the same interface, so code above the kernels only moves data through
+ * Memory that collectives read and write: off-heap host memory ({@link HostBuffer}) or GPU memory
+ * ({@code org.sparkccl.device.cuda.CudaBuffer}). Code above the kernels only moves data through
  * these methods and never assumes host memory.
  *
  * <pre>{@code
@@ -29,6 +29,17 @@ public interface DeviceBuffer extends AutoCloseable {
 
   /** Copies {@code dst.remaining()} bytes from this buffer at {@code offset} into {@code dst}. */
   void copyToHost(long offset, ByteBuffer dst);
+
+  /**
+   * Marks the buffer as used by a collective until {@link #release()}, so that {@link #close()}
+   * cannot free memory a kernel is still touching. For the engine; users need not call it.
+   *
+   * @throws IllegalStateException when the buffer is already closed
+   */
+  void retain();
+
+  /** Ends one {@link #retain()}. */
+  void release();
 
   /** Releases the memory; idempotent. */
   @Override

@@ -5,9 +5,7 @@ import java.nio.ByteBuffer;
 /** A {@link DeviceBuffer} in off-heap host memory, released at {@link #close()}. */
 public final class HostBuffer implements DeviceBuffer {
   private final ByteBuffer memory;
-  private volatile boolean closed;
-  private boolean freed;
-  private int users;
+  private final BufferUse use = new BufferUse();
 
   HostBuffer(long bytes) {
     if (bytes < 0 || bytes > Integer.MAX_VALUE - 8) {
@@ -29,15 +27,12 @@ public final class HostBuffer implements DeviceBuffer {
 
   @Override
   public boolean isClosed() {
-    return closed;
+    return use.isClosed();
   }
 
   /** The memory itself, native byte order; for host kernels and tests, not for general use. */
-  public synchronized ByteBuffer memory() {
-    // A collective that still holds the buffer keeps its memory, even after close().
-    if (freed) {
-      throw new IllegalStateException("buffer is closed");
-    }
+  public ByteBuffer memory() {
+    use.checkNotFreed(); // a collective that still holds the buffer keeps it past close()
     return memory;
   }
 
@@ -54,7 +49,7 @@ public final class HostBuffer implements DeviceBuffer {
   }
 
   private void checkRange(long offset, int length) {
-    checkOpen();
+    use.checkOpen();
     if (offset < 0 || offset + length > memory.capacity()) {
       throw new IndexOutOfBoundsException(
           "offset=" + offset + " length=" + length + " is outside a buffer of "
@@ -62,54 +57,28 @@ public final class HostBuffer implements DeviceBuffer {
     }
   }
 
-  private void checkOpen() {
-    if (closed) {
-      throw new IllegalStateException("buffer is closed");
-    }
+  @Override
+  public void retain() {
+    use.retain();
+  }
+
+  @Override
+  public void release() {
+    use.release();
   }
 
   /**
-   * Marks the buffer as used by a collective until {@link #release()}, so that {@link #close()}
-   * cannot free memory a kernel is still touching.
+   * Releases the memory; idempotent.
    *
-   * @throws IllegalStateException when the buffer is already closed
-   */
-  public synchronized void retain() {
-    checkOpen();
-    users++;
-  }
-
-  /** Ends one {@link #retain()}; frees the memory if {@link #close()} came in the meantime. */
-  public synchronized void release() {
-    users--;
-    if (users == 0 && closed && !freed) {
-      free();
-    }
-  }
-
-  /**
-   * Releases the memory; idempotent. While a collective still uses the buffer (a caller gave up
-   * on it after a failure, say) the buffer closes at once but its memory is freed only when the
-   * collective lets go, so no kernel ever touches freed memory and nothing is left behind.
+   * @throws IllegalStateException while a collective still uses the buffer
    */
   @Override
-  public synchronized void close() {
-    if (closed) {
-      return;
-    }
-    closed = true;
-    if (users == 0) {
-      free();
-    }
-  }
-
-  private void free() {
-    freed = true;
-    DirectMemory.free(memory);
+  public void close() {
+    use.close(() -> DirectMemory.free(memory));
   }
 
   @Override
   public String toString() {
-    return "HostBuffer[" + memory.capacity() + " bytes" + (closed ? ", closed" : "") + "]";
+    return "HostBuffer[" + memory.capacity() + " bytes" + (use.isClosed() ? ", closed" : "") + "]";
   }
 }

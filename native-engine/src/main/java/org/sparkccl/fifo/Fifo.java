@@ -24,12 +24,42 @@ public final class Fifo implements AutoCloseable {
   private final int stepSize;
   private volatile Runnable producerWaker = () -> {};
   private volatile Runnable consumerWaker = () -> {};
+  private final Runnable free;
   private boolean closed;
 
+  /** A FIFO in off-heap host memory, for host kernels. */
   public Fifo(int stepSize) {
+    this(
+        stepSize,
+        DirectMemory.allocate(FifoLayout.CONTROL_BYTES),
+        DirectMemory.allocate(FifoLayout.STEPS * stepSize),
+        null);
+  }
+
+  /**
+   * A FIFO in memory the caller provides (for a CUDA kernel: pinned host memory mapped into the
+   * device), laid out as {@link FifoLayout} says; {@code free} releases it at {@link #close()}.
+   *
+   * @param control {@link FifoLayout#CONTROL_BYTES} bytes, zeroed
+   * @param data {@code STEPS * stepSize} bytes
+   */
+  public Fifo(int stepSize, ByteBuffer control, ByteBuffer data, Runnable free) {
+    if (control.capacity() < FifoLayout.CONTROL_BYTES
+        || data.capacity() < (long) FifoLayout.STEPS * stepSize) {
+      throw new IllegalArgumentException(
+          "control=" + control.capacity() + " data=" + data.capacity() + " bytes are too small"
+              + " for stepSize=" + stepSize);
+    }
     this.stepSize = stepSize;
-    this.control = DirectMemory.allocate(FifoLayout.CONTROL_BYTES);
-    this.data = DirectMemory.allocate(FifoLayout.STEPS * stepSize);
+    this.control = control.order(ByteOrder.nativeOrder());
+    this.data = data;
+    this.free =
+        free != null
+            ? free
+            : () -> {
+              DirectMemory.free(control);
+              DirectMemory.free(data);
+            };
     this.slots = new ByteBuffer[FifoLayout.STEPS];
     for (int i = 0; i < FifoLayout.STEPS; i++) {
       slots[i] = data.slice(i * stepSize, stepSize).order(ByteOrder.nativeOrder());
@@ -117,8 +147,7 @@ public final class Fifo implements AutoCloseable {
   public synchronized void close() {
     if (!closed) {
       closed = true;
-      DirectMemory.free(control);
-      DirectMemory.free(data);
+      free.run();
     }
   }
 }

@@ -6,6 +6,7 @@ import org.sparkccl.DataType;
 import org.sparkccl.ReduceOp;
 import org.sparkccl.algorithm.ChannelPlan;
 import org.sparkccl.algorithm.PrimitiveCall;
+import org.sparkccl.device.HostBuffer;
 import org.sparkccl.fifo.Fifo;
 
 /**
@@ -14,7 +15,7 @@ import org.sparkccl.fifo.Fifo;
  * a GPU block would. Only the channel's kernel thread calls {@link #run}; the step counters are
  * that thread's own.
  */
-public final class HostChannelKernel {
+public final class HostChannelKernel implements ChannelKernel {
   private final Fifo sendFifo;
   private final Fifo recvFifo;
   private final KernelWaiter waiter;
@@ -53,11 +54,26 @@ public final class HostChannelKernel {
     this.guard = guard;
   }
 
-  /** One collective's work for this channel. */
-  public record Work(
+  /** One collective's work for this channel, on host memory. */
+  private record Work(
       ChannelPlan plan, ByteBuffer src, ByteBuffer dst, DataType type, ReduceOp op, int nRanks) {}
 
-  public void run(Work w) {
+  @Override
+  public Fifo sendFifo() {
+    return sendFifo;
+  }
+
+  @Override
+  public Fifo recvFifo() {
+    return recvFifo;
+  }
+
+  @Override
+  public void run(ChannelWork cw) {
+    Work w =
+        new Work(
+            cw.plan(), ((HostBuffer) cw.src()).memory(), ((HostBuffer) cw.dst()).memory(),
+            cw.type(), cw.op(), cw.nRanks());
     for (PrimitiveCall call : w.plan().calls()) {
       long done = 0;
       while (done < call.bytes()) {

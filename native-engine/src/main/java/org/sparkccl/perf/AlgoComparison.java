@@ -9,7 +9,6 @@ import org.sparkccl.DataType;
 import org.sparkccl.ReduceOp;
 import org.sparkccl.bootstrap.TcpBootstrap;
 import org.sparkccl.config.CclConfig;
-import org.sparkccl.device.HostBuffer;
 import org.sparkccl.device.HostDevice;
 
 /**
@@ -32,13 +31,12 @@ final class AlgoComparison {
     ALGOS.forEach(a -> rows.add(new ArrayList<>()));
     Communicator[] comms = new Communicator[ALGOS.size()];
     try (TcpBootstrap boot = TcpBootstrap.connect(o.root(), o.rank, o.ranks, base.timeout());
-        HostBuffer send = HostDevice.INSTANCE.allocate(o.maxBytes);
-        HostBuffer recv = HostDevice.INSTANCE.allocate(o.maxBytes)) {
+        PerfBuffers buffers = PerfBuffers.allocate(HostDevice.INSTANCE, o.maxBytes)) {
       PerfRank.Context[] ctx = new PerfRank.Context[ALGOS.size()];
       for (int a = 0; a < comms.length; a++) {
         CclConfig config = base.toBuilder().algo(ALGOS.get(a)).build();
         comms[a] = Communicator.create(boot, config);
-        ctx[a] = new PerfRank.Context(o, boot, config, comms[a], send, recv, type, op);
+        ctx[a] = new PerfRank.Context(o, boot, config, comms[a], buffers, type, op);
         PerfRank.jitWarmup(ctx[a]);
       }
       for (PerfOp perfOp : PerfRank.operations(o)) {
@@ -61,7 +59,8 @@ final class AlgoComparison {
       if (o.rank == 0 && !rows.get(a).isEmpty()) {
         PerfRank.printHeader(
             o, PerfOp.fromName(rows.get(a).get(0).operation()), ALGOS.get(a),
-            base.toBuilder().algo(ALGOS.get(a)).build());
+            base.toBuilder().algo(ALGOS.get(a)).build(),
+            HostDevice.INSTANCE);
         rows.get(a).forEach(PerfRank::printRow);
       }
       all.addAll(rows.get(a));
@@ -78,7 +77,7 @@ final class AlgoComparison {
       return;
     }
     long bytes = perfOp.bytes(perRank, n, ctx[0].type());
-    TestData.fill(ctx[0].send().memory(), perfOp.sendCount(perRank, n), ctx[0].type(), 1, o.rank);
+    ctx[0].buffers().fillSend(perfOp.sendCount(perRank, n), ctx[0].type(), 1, o.rank);
     int perRound = Math.max(1, o.iters / ROUNDS);
     double[][] times = new double[ctx.length][ROUNDS];
     for (PerfRank.Context c : ctx) {

@@ -5,7 +5,7 @@ import java.util.Locale;
 import org.sparkccl.Communicator;
 import org.sparkccl.DataType;
 import org.sparkccl.ReduceOp;
-import org.sparkccl.device.HostBuffer;
+import org.sparkccl.device.DeviceBuffer;
 
 /**
  * The operations of the perf tool, with nccl-tests' conventions: {@code size} is the larger
@@ -83,7 +83,7 @@ enum PerfOp {
   }
 
   void run(
-      Communicator comm, HostBuffer send, HostBuffer recv, long perRank, DataType type,
+      Communicator comm, DeviceBuffer send, DeviceBuffer recv, long perRank, DataType type,
       ReduceOp op, int root) {
     switch (this) {
       case ALLREDUCE -> comm.allReduce(send, recv, perRank, type, op);
@@ -94,7 +94,7 @@ enum PerfOp {
       case SENDRECV -> {
         int n = comm.nRanks();
         if (n == 1) {
-          recv.memory().put(0, send.memory(), 0, (int) (perRank * type.size()));
+          comm.allGather(send, recv, perRank, type);
           return;
         }
         try (Communicator.Group g = comm.group()) {

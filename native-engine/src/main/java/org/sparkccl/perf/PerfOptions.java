@@ -53,8 +53,21 @@ final class PerfOptions {
 
   @Option(
       names = {"-t", "--transport"},
-      description = "ring transport: socket, ucx or auto (default ${DEFAULT-VALUE})")
+      description = "ring transport: socket, ucx, local (ring slots copied in memory; needs"
+          + " --threads) or auto (default ${DEFAULT-VALUE})")
   String transport = "auto";
+
+  @Option(
+      names = "--device",
+      description = "where collectives run: host, cuda, cuda:N or auto (the GPU if the CUDA"
+          + " backend is available, else the host) (default ${DEFAULT-VALUE})")
+  String device = "auto";
+
+  @Option(
+      names = "--threads",
+      description = "ranks as threads of this JVM instead of one JVM each (several ranks on one"
+          + " GPU must share a process: kernels of separate processes time-slice)")
+  boolean threads;
 
   @Option(names = "-w", description = "warm-up iterations (default ${DEFAULT-VALUE})")
   int warmup = 5;
@@ -95,7 +108,7 @@ final class PerfOptions {
     a.addAll(List.of("-o", operation, "-d", dtype, "-r", redop, "-t", transport));
     a.addAll(List.of("--root", "" + root, "-a", algo));
     a.addAll(List.of("-w", "" + warmup, "-i", "" + iters, "-c", "" + check));
-    a.addAll(List.of("--jit-warmup", "" + jitWarmup));
+    a.addAll(List.of("--jit-warmup", "" + jitWarmup, "--device", device));
     if (json != null) {
       a.addAll(List.of("--json", json));
     }

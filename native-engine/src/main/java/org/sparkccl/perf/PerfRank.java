@@ -15,10 +15,11 @@ import org.sparkccl.CclException;
 import org.sparkccl.Communicator;
 import org.sparkccl.DataType;
 import org.sparkccl.ReduceOp;
+import org.sparkccl.bootstrap.Bootstrap;
 import org.sparkccl.bootstrap.TcpBootstrap;
 import org.sparkccl.config.CclConfig;
-import org.sparkccl.device.HostBuffer;
-import org.sparkccl.device.HostDevice;
+import org.sparkccl.device.Device;
+import org.sparkccl.device.DeviceBuffer;
 
 /** One rank process of the perf tool. */
 final class PerfRank {
@@ -40,8 +41,16 @@ final class PerfRank {
 
   /** What a rank process needs besides the options. */
   record Context(
-      PerfOptions o, TcpBootstrap boot, CclConfig config, Communicator comm, HostBuffer send,
-      HostBuffer recv, DataType type, ReduceOp op) {}
+      PerfOptions o, Bootstrap boot, CclConfig config, Communicator comm, PerfBuffers buffers,
+      DataType type, ReduceOp op) {
+    DeviceBuffer send() {
+      return buffers.send();
+    }
+
+    DeviceBuffer recv() {
+      return buffers.recv();
+    }
+  }
 
   static List<PerfOp> operations(PerfOptions o) {
     return o.operation.equals("all") ? List.of(PerfOp.values()) : List.of(PerfOp.fromName(o.operation));
@@ -49,9 +58,10 @@ final class PerfRank {
 
   static void validate(PerfOptions o) {
     List<PerfOp> ops = operations(o);
-    if (!List.of("socket", "ucx", "auto").contains(o.transport)) {
+    if (!List.of("socket", "ucx", "auto", "local").contains(o.transport)
+        || (o.transport.equals("local") && !o.threads)) {
       throw new IllegalArgumentException(
-          "-t " + o.transport + " is invalid; expected socket, ucx or auto");
+          "-t " + o.transport + " is invalid; expected socket, ucx, auto, or local with --threads");
     }
     if (!List.of("ring", "tree", "auto", "compare").contains(o.algo)) {
       throw new IllegalArgumentException(
@@ -77,27 +87,45 @@ final class PerfRank {
     }
   }
 
+  /** A rank process: meets the others through the TCP bootstrap root. */
   static int run(PerfOptions o) {
     validate(o);
-    DataType type = DataType.fromName(o.dtype);
-    ReduceOp op = ReduceOp.fromName(o.redop);
     if (o.algo.equals("compare")) {
       return AlgoComparison.run(o);
     }
-    CclConfig config =
-        CclConfig.fromEnvironment().toBuilder().algo(o.algo).transport(o.transport).build();
+    CclConfig config = config(o);
+    try (TcpBootstrap boot = TcpBootstrap.connect(o.root(), o.rank, o.ranks, config.timeout())) {
+      return run(o, boot, config);
+    } catch (CclException e) {
+      System.err.println("sparkccl-perf: rank " + o.rank + ": " + e.getMessage());
+      return 1;
+    }
+  }
+
+  /** The engine settings of a rank: the environment's, with the tool's algorithm and device. */
+  static CclConfig config(PerfOptions o) {
+    return CclConfig.fromEnvironment()
+        .toBuilder()
+        .algo(o.algo)
+        .device(o.device)
+        .transport(o.transport)
+        .build();
+  }
+
+  /** One rank over {@code boot}: a process of its own, or a thread (option {@code --threads}). */
+  static int run(PerfOptions o, Bootstrap boot, CclConfig config) {
+    DataType type = DataType.fromName(o.dtype);
+    ReduceOp op = ReduceOp.fromName(o.redop);
     boolean lead = o.rank == 0;
     List<Row> rows = new ArrayList<>();
-    try (TcpBootstrap boot = TcpBootstrap.connect(o.root(), o.rank, o.ranks, config.timeout());
-        Communicator comm = Communicator.create(boot, config);
-        HostBuffer send = HostDevice.INSTANCE.allocate(o.maxBytes);
-        HostBuffer recv = HostDevice.INSTANCE.allocate(o.maxBytes)) {
-      Context ctx = new Context(o, boot, config, comm, send, recv, type, op);
+    try (Communicator comm = Communicator.create(boot, config);
+        PerfBuffers buffers = PerfBuffers.allocate(comm.device(), o.maxBytes)) {
+      Context ctx = new Context(o, boot, config, comm, buffers, type, op);
       jitWarmup(ctx);
       for (PerfOp perfOp : operations(o)) {
         if (lead) {
           System.out.println("# ring transport in use: " + comm.ringTransport());
-          printHeader(o, perfOp, o.algo, config);
+          printHeader(o, perfOp, o.algo, config, comm.device());
         }
         for (long size = o.minBytes; size <= o.maxBytes; size *= o.factor) {
           Row row = measure(ctx, perfOp, size);
@@ -117,10 +145,12 @@ final class PerfRank {
     return finish(o, rows);
   }
 
-  static void printHeader(PerfOptions o, PerfOp perfOp, String algo, CclConfig config) {
+  static void printHeader(
+      PerfOptions o, PerfOp perfOp, String algo, CclConfig config, Device device) {
     System.out.printf(
-        "# sparkccl-perf: %s, %d ranks (one JVM each), transport %s, algo %s, device host%n",
-        perfOp.label(), o.ranks, o.transport, algo);
+        "# sparkccl-perf: %s, %d ranks (%s), transport %s, algo %s, device %s%n",
+        perfOp.label(), o.ranks, o.threads ? "threads of one JVM" : "one JVM each", o.transport,
+        algo, device);
     System.out.println("# config: " + config);
     System.out.printf(
         "#%11s %12s %9s %6s %5s %11s %11s %11s %8s%n", "size", "count", "type", "redop", "root",
@@ -159,7 +189,7 @@ final class PerfRank {
       return null;
     }
     long bytes = perfOp.bytes(perRank, n, c.type());
-    TestData.fill(c.send().memory(), perfOp.sendCount(perRank, n), c.type(), 1, c.o().rank);
+    c.buffers().fillSend(perfOp.sendCount(perRank, n), c.type(), 1, c.o().rank);
     for (int i = 0; i < c.o().warmup; i++) {
       perfOp.run(c.comm(), c.send(), c.recv(), perRank, c.type(), c.op(), c.o().root);
     }
@@ -191,7 +221,7 @@ final class PerfRank {
   static void jitWarmup(Context c) {
     long small = Math.max(1, Math.min(c.o().maxBytes, 4096) / c.type().size());
     long large = Math.max(1, Math.min(c.o().maxBytes, 1 << 20) / c.type().size());
-    TestData.fill(c.send().memory(), large, c.type(), 7, c.o().rank);
+    c.buffers().fillSend(large, c.type(), 7, c.o().rank);
     for (int i = 0; i < c.o().jitWarmup; i++) {
       c.comm().allReduce(c.send(), c.recv(), i % 20 == 19 ? large : small, c.type(), c.op());
     }
@@ -200,7 +230,7 @@ final class PerfRank {
   static long check(Context c, PerfOp perfOp, long perRank, long seed) {
     int n = c.o().ranks;
     long sendCount = perfOp.sendCount(perRank, n);
-    TestData.fill(c.send().memory(), sendCount, c.type(), seed, c.o().rank);
+    c.buffers().fillSend(sendCount, c.type(), seed, c.o().rank);
     perfOp.run(c.comm(), c.send(), c.recv(), perRank, c.type(), c.op(), c.o().root);
     ByteBuffer[] inputs = new ByteBuffer[n];
     for (int r = 0; r < n; r++) {
@@ -209,7 +239,8 @@ final class PerfRank {
     }
     long wrong =
         perfOp.countWrong(
-            c.recv().memory(), inputs, perRank, c.type(), c.op(), c.o().rank, c.o().root);
+            c.buffers().recvOnHost(perfOp.recvCount(perRank, n) * c.type().size()), inputs,
+            perRank, c.type(), c.op(), c.o().rank, c.o().root);
     long total = 0;
     for (byte[] b :
         c.boot().allGather(ByteBuffer.allocate(8).putLong(wrong).array(), c.config().timeout())) {

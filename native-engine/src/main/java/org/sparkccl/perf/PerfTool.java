@@ -7,6 +7,11 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.sparkccl.bootstrap.TcpBootstrapRoot;
+import org.sparkccl.device.Device;
+import org.sparkccl.device.Devices;
+import org.sparkccl.device.HostDevice;
+import org.sparkccl.device.cuda.CudaDevice;
+import org.sparkccl.device.cuda.CudaUnavailableException;
 import picocli.CommandLine;
 
 /**
@@ -35,16 +40,44 @@ public final class PerfTool {
       return;
     }
     try {
-      System.exit(o.rank >= 0 ? PerfRank.run(o) : launch(o));
-    } catch (IllegalArgumentException e) {
+      if (o.rank >= 0) {
+        System.exit(PerfRank.run(o));
+      }
+      PerfRank.validate(o);
+      // Resolve the device once, here: asked for a GPU where there is none, fail at once
+      Device device = gpuNeedsThreads(o, Devices.resolve(o.device));
+      o.device = device.name();
+      if (device instanceof CudaDevice gpu) {
+        // before any rank runs: freeing device memory waits for every kernel on the GPU
+        CopyBandwidth.print(gpu, o.maxBytes);
+      }
+      System.exit(o.threads ? PerfThreads.run(o, args) : launch(o));
+    } catch (IllegalArgumentException | CudaUnavailableException e) {
       System.err.println("sparkccl-perf: " + e.getMessage());
       System.exit(2);
     }
   }
 
+
+  /**
+   * Ranks of one GPU must be threads of one process: blocks of separate processes time-slice
+   * and would starve each other while they spin. So several rank processes run on the host
+   * when the device was {@code auto}, and are refused for an explicit GPU.
+   */
+  private static Device gpuNeedsThreads(PerfOptions o, Device device) {
+    if (!(device instanceof CudaDevice) || o.threads || o.ranks == 1) {
+      return device;
+    }
+    if (o.device.equals("auto")) {
+      return HostDevice.INSTANCE;
+    }
+    throw new IllegalArgumentException(
+        "--device " + o.device + " with -n " + o.ranks + " needs --threads: ranks on one GPU"
+            + " must be threads of one process");
+  }
+
   /** Starts the root and the rank processes; returns the exit code. */
   private static int launch(PerfOptions o) {
-    PerfRank.validate(o);
     String java = System.getProperty("java.home") + File.separator + "bin" + File.separator + "java";
     List<Process> procs = new ArrayList<>();
     try (TcpBootstrapRoot root = TcpBootstrapRoot.start("127.0.0.1", o.ranks)) {

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Packs what bench/gpu/run.sh needs on the GPU machine, which has no Java, into DEST (default
+# .device-cuda in the repository root; ignore it through .git/info/exclude): a jlinked Java 17
+# runtime, the engine jar with its runtime jars (JCuda's natives among them), the test classes
+# (the GPU suite reuses the CPU suite's cases and reference) with JUnit's API jars, and these
+# scripts. Then run, in a device call that carries DEST:  bash DEST/run.sh DEST
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+DEST="$(realpath -m "${1:-$ROOT/.device-cuda}")"
+cd "$ROOT"
+mvn -o -q -B package -DskipTests -pl native-engine -am
+mkdir -p "$DEST/lib" "$DEST/test-classes"
+if [ ! -x "$DEST/jre/bin/java" ]; then
+  jlink --add-modules java.base,java.logging,java.management,java.naming,java.xml,jdk.unsupported \
+        --strip-debug --no-header-files --no-man-pages --compress=2 --output "$DEST/jre"
+fi
+rm -f "$DEST"/lib/*.jar
+cp native-engine/target/sparkccl-native-engine-*.jar native-engine/target/lib/*.jar "$DEST/lib/"
+rm -f "$DEST"/lib/*-tests.jar "$DEST"/lib/*-sources.jar
+# A device call carries 64 MiB with the checkout: keep only JCuda's driver-API natives (the
+# NvPTXCompiler, NVRTC and runtime libraries, 25 MB, are never loaded by the engine).
+natives=$(ls "$DEST"/lib/jcuda-natives-*.jar)
+zip -q -d "$natives" 'lib/libJNvPTXCompiler-*' 'lib/libJNvrtc-*' 'lib/libJCudaRuntime-*'
+# log4j-core needs java.desktop (java.beans), 10 MB more runtime: log through log4j-api's
+# simple logger instead (run.sh sets its level)
+rm -f "$DEST"/lib/log4j-core-*.jar
+M2="${M2_REPO:-$HOME/.m2/repository}"
+for jar in org/junit/jupiter/junit-jupiter-api/5.14.4/junit-jupiter-api-5.14.4.jar \
+           org/junit/jupiter/junit-jupiter-params/5.14.4/junit-jupiter-params-5.14.4.jar \
+           org/opentest4j/opentest4j/1.3.0/opentest4j-1.3.0.jar \
+           org/junit/platform/junit-platform-commons/1.14.4/junit-platform-commons-1.14.4.jar; do
+  [ -f "$M2/$jar" ] && cp "$M2/$jar" "$DEST/lib/"
+done
+rm -rf "$DEST/test-classes" && cp -r native-engine/target/test-classes "$DEST/test-classes"
+cp bench/gpu/run.sh "$DEST/run.sh"
+du -sh "$DEST"

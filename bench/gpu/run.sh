@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# The GPU suite and the benchmark of the CUDA backend, on a machine with a GPU and no Java:
+# bench/gpu/pack.sh packs DIR here; a device call carries DIR and runs
+#   bash DIR/run.sh DIR [smoke|suite|bench|tune|local|tune-local|check|all]
+# Logs go to $OUT (the device call's output folder) and summaries to stdout.
+set -uo pipefail
+DIR="$(realpath "${1:-.device-cuda}")"
+MODE="${2:-all}"
+OUT="${OUT:-/tmp/sparkccl-gpu-out}"
+mkdir -p "$OUT"
+# Every channel of every rank is a block spinning in its own stream; streams that share one of
+# the driver's hardware queues serialise, so allow as many queues as there are (ranks x channels).
+export CUDA_DEVICE_MAX_CONNECTIONS=32
+export SPARKCCL_CUDA_CACHE="${SPARKCCL_CUDA_CACHE:-/tmp/sparkccl-cuda-cache}"
+export PATH="$PATH:/usr/local/cuda/bin"
+# log4j-api's simple logger (pack.sh leaves log4j-core out to keep the bundle small)
+JAVA=("$DIR/jre/bin/java" -Xmx8g -XX:MaxDirectMemorySize=8g -Dorg.apache.logging.log4j.simplelog.StatusLogger.level=OFF
+      -Dorg.apache.logging.log4j.level=WARN -Dorg.apache.logging.log4j.simplelog.org.sparkccl.device.cuda.level=INFO)
+CP="$DIR/lib/*:$DIR/test-classes"
+status=0
+
+info() {
+  echo "== machine"
+  date -u
+  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
+  nvcc --version | tail -2
+  nproc
+}
+
+suite() { # $1: rank counts, $2: cases per rank count (0: all)
+  echo "== GPU suite ranks=$1"
+  "${JAVA[@]}" -cp "$CP" org.sparkccl.GpuSuiteMain "$1" "${2:-0}" 2>&1 | tee "$OUT/gpu-suite-${1//,/-}.log" | grep -v '^\s*at ' | tail -40
+  [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+}
+
+reduce_bench() { # $1: bytes
+  echo "== reduce kernel vs cuMemcpyDtoD, $1"
+  "${JAVA[@]}" -cp "$CP" org.sparkccl.perf.CudaReduceBench "$1" 2>&1 | tee "$OUT/reduce-$1.log"
+  [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+}
+
+perf() { # $1: ranks, rest: perf options
+  local n="$1"; shift
+  echo "== sparkccl-perf --device cuda --threads -n $n $*"
+  "${JAVA[@]}" -cp "$CP" org.sparkccl.perf.PerfTool --device cuda --threads -n "$n" "$@" 2>&1 | tee "$OUT/perf-n$n.log"
+  [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+}
+
+info | tee "$OUT/machine.txt"
+case "$MODE" in
+  smoke)
+    suite 2 40
+    reduce_bench 256M
+    perf 2 -b 8 -e 16M -f 8 -w 2 -i 5 -c 1 --jit-warmup 100
+    ;;
+  suite) suite 1,2,4,8 0 ;;
+  bench)
+    reduce_bench 1G
+    perf 2 -b 8 -e 1G -f 2 -w 2 -i 5 -c 0 --jit-warmup 200
+    perf 4 -b 8 -e 1G -f 2 -w 2 -i 5 -c 0 --jit-warmup 200
+    ;;
+  tune)
+    # engine settings for the host-staged path: more channels (rings) and socket helper threads
+    for v in "1 0 1 4M" "4 0 1 4M" "4 2 2 4M" "8 4 1 8M" "8 2 2 4M"; do
+      set -- $v
+      echo "== channels=$1 socket.nThreads=$2 nSocksPerThread=$3 buffSize=$4"
+      for n in 2 4; do
+        SPARKCCL_NCHANNELS=$1 SPARKCCL_SOCKET_NTHREADS=$2 SPARKCCL_SOCKET_NSOCKSPERTHREAD=$3 SPARKCCL_BUFFSIZE=$4 \
+          "${JAVA[@]}" -cp "$CP" org.sparkccl.perf.PerfTool --device cuda --threads -n $n -b 64M -e 1G -f 4 \
+          -w 1 -i 3 -c 0 --jit-warmup 20 2>&1 | grep -E '^ +[0-9]|pinned|sparkccl-perf:' | sed "s/^/n=$n $1\/$2\/$3\/$4 /"
+      done
+    done
+    ;;
+  local)
+    # the in-process transport (ranks as threads copy slots between their FIFOs)
+    SPARKCCL_TRANSPORT=local suite 2,4,8 0
+    for ch in 1 2 4; do
+      for n in 2 4; do
+        SPARKCCL_NCHANNELS=$ch "${JAVA[@]}" -cp "$CP" org.sparkccl.perf.PerfTool --device cuda --threads -t local \
+          -n $n -b 64M -e 1G -f 4 -w 1 -i 3 -c 0 --jit-warmup 20 2>&1 | grep -E '^ +[0-9]|sparkccl-perf:|Out of' | sed "s/^/n=$n channels=$ch /"
+      done
+    done
+    SPARKCCL_NCHANNELS=4 perf 2 -t local -b 8 -e 1G -f 2 -w 2 -i 5 -c 0 --jit-warmup 200
+    SPARKCCL_NCHANNELS=4 perf 4 -t local -b 8 -e 1G -f 2 -w 2 -i 5 -c 0 --jit-warmup 200
+    ;;
+  tune-local)
+    for v in "4 4M" "6 4M" "8 4M" "4 8M" "8 8M"; do
+      set -- $v
+      for n in 2 4; do
+        SPARKCCL_NCHANNELS=$1 SPARKCCL_BUFFSIZE=$2 "${JAVA[@]}" -cp "$CP" org.sparkccl.perf.PerfTool --device cuda --threads \
+          -t local -n $n -b 64M -e 1G -f 4 -w 1 -i 3 -c 0 --jit-warmup 20 2>&1 | grep -E '^ +[0-9]|sparkccl-perf:' | sed "s/^/n=$n channels=$1 buffSize=$2 /"
+      done
+    done
+    ;;
+  check)
+    suite 1,2,4,8 0
+    SPARKCCL_TRANSPORT=local suite 2,4,8 0
+    reduce_bench 1G
+    ;;
+  all)
+    reduce_bench 1G
+    perf 2 -b 8 -e 1G -f 2 -w 2 -i 5 -c 0 --jit-warmup 200
+    perf 4 -b 8 -e 1G -f 2 -w 2 -i 5 -c 0 --jit-warmup 200
+    suite 1,2,4,8 0
+    ;;
+esac
+echo "== run.sh $MODE exit $status"
+exit $status

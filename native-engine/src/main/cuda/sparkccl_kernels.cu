@@ -1,0 +1,445 @@
+// SparkCCL's CUDA kernels: the channel kernel that runs a collective's primitive sequence over
+// the FIFOs the proxy thread drains and fills, and a plain reduce kernel for the benchmark.
+//
+// The FIFO layout is org.sparkccl.fifo.FifoLayout; the numbers below repeat it and
+// FifoLayoutCudaTest compares them. The Java side (org.sparkccl.kernel.CudaChannelKernel and
+// PlanEncoding) encodes the plan; the ordinals below repeat Primitive, DataType and ReduceOp.
+//
+// Compiled at run time with nvcc (org.sparkccl.device.cuda.CudaKernels); never hand-written PTX.
+
+#include <cuda_fp16.h>
+#include <cuda_bf16.h>
+#include <stdint.h>
+
+// --- FifoLayout -------------------------------------------------------------------------------
+#define FIFO_STEPS 8
+#define FIFO_HEAD_OFFSET 0
+#define FIFO_TAIL_OFFSET 128
+#define FIFO_ABORT_OFFSET 256
+#define FIFO_SIZES_OFFSET 384
+#define FIFO_CONTROL_BYTES 512
+#define FIFO_EMPTY (-1)
+
+// --- Primitive ordinals -----------------------------------------------------------------------
+#define P_SEND 0
+#define P_COPY_SEND 1
+#define P_RECV 2
+#define P_RECV_REDUCE_SEND 3
+#define P_RECV_REDUCE_COPY 4
+#define P_RECV_REDUCE_COPY_SEND 5
+#define P_RECV_COPY_SEND 6
+
+// --- DataType ordinals ------------------------------------------------------------------------
+#define T_INT8 0
+#define T_UINT8 1
+#define T_INT32 2
+#define T_UINT32 3
+#define T_INT64 4
+#define T_UINT64 5
+#define T_FLOAT16 6
+#define T_BFLOAT16 7
+#define T_FLOAT32 8
+#define T_FLOAT64 9
+
+// --- ReduceOp ordinals ------------------------------------------------------------------------
+#define OP_SUM 0
+#define OP_PROD 1
+#define OP_MIN 2
+#define OP_MAX 3
+#define OP_AVG 4
+
+// --- status words (mapped host memory, read by CudaChannelKernel) -----------------------------
+#define ST_DONE 0      // 1 once the kernel has returned its answer
+#define ST_ERROR 1     // 0, or one of the ERR_ codes
+#define ST_DETAIL 2    // the step where it happened
+#define ST_DETAIL2 3   // the size received, for ERR_SIZE
+#define ST_STEPS 4      // int64 words from here: the send and receive steps reached
+#define ERR_ABORTED 1
+#define ERR_SIZE 2
+
+struct Call {
+  long long kind;
+  long long src;
+  long long dst;
+  long long bytes;
+};
+
+// A FIFO as the kernel sees it: the control block and the slots, both in mapped host memory.
+struct Fifo {
+  char* control;
+  char* data;
+  __device__ volatile long long* head() const { return (volatile long long*)(control + FIFO_HEAD_OFFSET); }
+  __device__ volatile long long* tail() const { return (volatile long long*)(control + FIFO_TAIL_OFFSET); }
+  __device__ volatile int* abortWord() const { return (volatile int*)(control + FIFO_ABORT_OFFSET); }
+  __device__ volatile int* size(long long step) const {
+    return (volatile int*)(control + FIFO_SIZES_OFFSET) + (int)(step % FIFO_STEPS);
+  }
+};
+
+// --- element operations -----------------------------------------------------------------------
+// Half types are computed in float32 and rounded once per operation, as the host Reducer does.
+// Integer sums and products wrap (computed on the unsigned type of the same width).
+
+template <typename T> struct Elem {
+  typedef T Acc;
+  __device__ static Acc load(T v) { return v; }
+  __device__ static T store(Acc v) { return v; }
+};
+template <> struct Elem<__half> {
+  typedef float Acc;
+  __device__ static float load(__half v) { return __half2float(v); }
+  __device__ static __half store(float v) { return __float2half_rn(v); }
+};
+template <> struct Elem<__nv_bfloat16> {
+  typedef float Acc;
+  __device__ static float load(__nv_bfloat16 v) { return __bfloat162float(v); }
+  __device__ static __nv_bfloat16 store(float v) { return __float2bfloat16_rn(v); }
+};
+
+template <typename T> struct Unsigned { typedef T type; };
+template <> struct Unsigned<int8_t> { typedef uint8_t type; };
+template <> struct Unsigned<int32_t> { typedef uint32_t type; };
+template <> struct Unsigned<long long> { typedef unsigned long long type; };
+
+template <typename A, bool INTEGER> struct Arith;
+template <typename A> struct Arith<A, true> {
+  typedef typename Unsigned<A>::type U;
+  __device__ static A sum(A x, A y) { return (A)((U)x + (U)y); }
+  __device__ static A prod(A x, A y) { return (A)((U)x * (U)y); }
+};
+template <typename A> struct Arith<A, false> {
+  __device__ static A sum(A x, A y) { return x + y; }
+  __device__ static A prod(A x, A y) { return x * y; }
+};
+
+template <typename A> struct IsFloat { static const bool value = false; };
+template <> struct IsFloat<float> { static const bool value = true; };
+template <> struct IsFloat<double> { static const bool value = true; };
+
+template <typename T, int OP> __device__ __forceinline__ T combine(T a, T b) {
+  typedef Elem<T> E;
+  typedef typename E::Acc A;
+  typedef Arith<A, !IsFloat<A>::value> Ar;
+  A x = E::load(a);
+  A y = E::load(b);
+  A r;
+  if (OP == OP_SUM || OP == OP_AVG) {
+    r = Ar::sum(x, y);
+  } else if (OP == OP_PROD) {
+    r = Ar::prod(x, y);
+  } else if (OP == OP_MIN) {
+    r = (x != x || y != y) ? (x != x ? x : y) : (y < x ? y : x);
+  } else {
+    r = (x != x || y != y) ? (x != x ? x : y) : (y > x ? y : x);
+  }
+  return E::store(r);
+}
+
+template <typename T> __device__ __forceinline__ T divideBy(T v, int n) {
+  typedef Elem<T> E;
+  return E::store(E::load(v) / (typename E::Acc)n);
+}
+
+// Loads that bypass L1: FIFO slots are rewritten by the proxy every FIFO_STEPS steps, so a line
+// cached from an earlier step would be stale.
+__device__ __forceinline__ uint4 loadVec(const uint4* p) { return __ldcv(p); }
+
+template <typename T> __device__ __forceinline__ T loadElem(const T* p) {
+  return *(const volatile T*)p;
+}
+
+// --- one pass over a slice --------------------------------------------------------------------
+// out0[i] = (in1 ? in0[i] op in1[i] : in0[i]), divided by nRanks when DIVIDE; out1 gets the same
+// value when non-null. Threads [first, first + stride) of the caller share the work.
+
+#define UNROLL 4
+
+// Not inlined: one function per type and operator keeps ptxas fast (inlining them all into one
+// dispatcher took it minutes).
+template <typename T, int OP, bool REDUCE, bool DIVIDE>
+__device__ __noinline__ void passTyped(const char* in0, const char* in1, char* out0, char* out1, long long bytes,
+                          int nRanks, long long first, long long stride) {
+  const int PER = 16 / sizeof(T);
+  bool aligned = ((((uintptr_t)in0) | ((uintptr_t)in1) | ((uintptr_t)out0) | ((uintptr_t)out1)) & 15) == 0;
+  long long nvec = aligned ? bytes / 16 : 0;
+  const uint4* a = (const uint4*)in0;
+  const uint4* b = (const uint4*)in1;
+  for (long long base = first; base < nvec; base += stride * UNROLL) {
+    uint4 va[UNROLL];
+    uint4 vb[UNROLL];
+#pragma unroll
+    for (int u = 0; u < UNROLL; u++) {
+      long long i = base + u * stride;
+      if (i < nvec) {
+        va[u] = loadVec(a + i);
+        if (REDUCE) vb[u] = loadVec(b + i);
+      }
+    }
+#pragma unroll
+    for (int u = 0; u < UNROLL; u++) {
+      long long i = base + u * stride;
+      if (i < nvec) {
+        if (REDUCE || DIVIDE) {
+          T* x = (T*)&va[u];
+          const T* y = (const T*)&vb[u];
+#pragma unroll
+          for (int k = 0; k < PER; k++) {
+            T r = REDUCE ? combine<T, OP>(x[k], y[k]) : x[k];
+            x[k] = DIVIDE ? divideBy<T>(r, nRanks) : r;
+          }
+        }
+        ((uint4*)out0)[i] = va[u];
+        if (out1) ((uint4*)out1)[i] = va[u];
+      }
+    }
+  }
+  long long done = nvec * 16;
+  long long elems = (bytes - done) / sizeof(T);
+  const T* ta = (const T*)(in0 + done);
+  const T* tb = (const T*)(in1 + done);
+  T* o0 = (T*)(out0 + done);
+  T* o1 = out1 ? (T*)(out1 + done) : 0;
+  for (long long i = first; i < elems; i += stride) {
+    T r = loadElem(ta + i);
+    if (REDUCE) r = combine<T, OP>(r, loadElem(tb + i));
+    if (DIVIDE) r = divideBy<T>(r, nRanks);
+    o0[i] = r;
+    if (o1) o1[i] = r;
+  }
+}
+
+// A plain copy of bytes to one or two outputs: 16-byte vectors when everything is aligned.
+__device__ void passCopy(const char* in, char* out0, char* out1, long long bytes, long long first,
+                         long long stride) {
+  bool aligned = ((((uintptr_t)in) | ((uintptr_t)out0) | ((uintptr_t)out1)) & 15) == 0;
+  long long vec = aligned ? bytes & ~15LL : 0;
+  if (vec > 0) {
+    passTyped<uint32_t, OP_SUM, false, false>(in, 0, out0, out1, vec, 1, first, stride);
+  }
+  for (long long i = vec + first; i < bytes; i += stride) {
+    char v = *(const volatile char*)(in + i);
+    out0[i] = v;
+    if (out1) out1[i] = v;
+  }
+}
+
+// Floating-point types: every operator, and avg's division where the result is final.
+template <typename T>
+__device__ void passFloat(int op, bool divide, const char* in0, const char* in1, char* out0,
+                          char* out1, long long bytes, int nRanks, long long first,
+                          long long stride) {
+  switch (op) {
+    case OP_SUM: passTyped<T, OP_SUM, true, false>(in0, in1, out0, out1, bytes, nRanks, first, stride); break;
+    case OP_PROD: passTyped<T, OP_PROD, true, false>(in0, in1, out0, out1, bytes, nRanks, first, stride); break;
+    case OP_MIN: passTyped<T, OP_MIN, true, false>(in0, in1, out0, out1, bytes, nRanks, first, stride); break;
+    case OP_MAX: passTyped<T, OP_MAX, true, false>(in0, in1, out0, out1, bytes, nRanks, first, stride); break;
+    case OP_AVG:
+      if (divide) {
+        passTyped<T, OP_SUM, true, true>(in0, in1, out0, out1, bytes, nRanks, first, stride);
+      } else {
+        passTyped<T, OP_SUM, true, false>(in0, in1, out0, out1, bytes, nRanks, first, stride);
+      }
+      break;
+  }
+}
+
+// Integer types: avg is for floating-point types only, so nothing divides.
+template <typename T>
+__device__ void passInt(int op, const char* in0, const char* in1, char* out0, char* out1,
+                        long long bytes, long long first, long long stride) {
+  switch (op) {
+    case OP_SUM: passTyped<T, OP_SUM, true, false>(in0, in1, out0, out1, bytes, 1, first, stride); break;
+    case OP_PROD: passTyped<T, OP_PROD, true, false>(in0, in1, out0, out1, bytes, 1, first, stride); break;
+    case OP_MIN: passTyped<T, OP_MIN, true, false>(in0, in1, out0, out1, bytes, 1, first, stride); break;
+    case OP_MAX: passTyped<T, OP_MAX, true, false>(in0, in1, out0, out1, bytes, 1, first, stride); break;
+  }
+}
+
+// Not inlined: the channel kernel calls it from seven places, and inlining every type and
+// operator at each of them made a kernel with a 28 KB stack frame and an eight-minute build.
+__device__ __noinline__ void pass(int dtype, int op, bool reduce, bool divide, const char* in0, const char* in1,
+                     char* out0, char* out1, long long bytes, int nRanks, long long first,
+                     long long stride) {
+  if (!reduce) {
+    passCopy(in0, out0, out1, bytes, first, stride);
+    return;
+  }
+  switch (dtype) {
+    case T_INT8: passInt<int8_t>(op, in0, in1, out0, out1, bytes, first, stride); break;
+    case T_UINT8: passInt<uint8_t>(op, in0, in1, out0, out1, bytes, first, stride); break;
+    case T_INT32: passInt<int32_t>(op, in0, in1, out0, out1, bytes, first, stride); break;
+    case T_UINT32: passInt<uint32_t>(op, in0, in1, out0, out1, bytes, first, stride); break;
+    case T_INT64: passInt<long long>(op, in0, in1, out0, out1, bytes, first, stride); break;
+    case T_UINT64: passInt<unsigned long long>(op, in0, in1, out0, out1, bytes, first, stride); break;
+    case T_FLOAT16: passFloat<__half>(op, divide, in0, in1, out0, out1, bytes, nRanks, first, stride); break;
+    case T_BFLOAT16: passFloat<__nv_bfloat16>(op, divide, in0, in1, out0, out1, bytes, nRanks, first, stride); break;
+    case T_FLOAT32: passFloat<float>(op, divide, in0, in1, out0, out1, bytes, nRanks, first, stride); break;
+    case T_FLOAT64: passFloat<double>(op, divide, in0, in1, out0, out1, bytes, nRanks, first, stride); break;
+  }
+}
+
+// --- waiting on the proxy's counters ----------------------------------------------------------
+
+// Thread 0 spins until the condition holds or an abort word is set; the answer reaches every
+// thread of the block through shared memory. Returns false on abort.
+__device__ bool waitSendRoom(const Fifo& send, const Fifo& recv, long long step, int* status) {
+  __shared__ int ok;
+  if (threadIdx.x == 0) {
+    ok = 1;
+    while (step - *send.head() >= FIFO_STEPS) {
+      if (*send.abortWord() || *recv.abortWord()) {
+        ok = 0;
+        break;
+      }
+    }
+    __threadfence_system();
+  }
+  __syncthreads();
+  int r = ok;
+  __syncthreads();
+  if (!r && threadIdx.x == 0) {
+    status[ST_ERROR] = ERR_ABORTED;
+    status[ST_DETAIL] = (int)step;
+  }
+  return r;
+}
+
+__device__ bool waitRecvFilled(const Fifo& send, const Fifo& recv, long long step, int expected,
+                               int* status) {
+  __shared__ int ok;
+  if (threadIdx.x == 0) {
+    ok = 1;
+    while (*recv.tail() <= step) {
+      if (*send.abortWord() || *recv.abortWord()) {
+        ok = 0;
+        break;
+      }
+    }
+    __threadfence_system();
+    if (ok) {
+      int got = *recv.size(step);
+      if (got != expected) {
+        status[ST_ERROR] = ERR_SIZE;
+        status[ST_DETAIL] = (int)step;
+        status[ST_DETAIL2] = got;
+        ok = 0;
+      }
+    } else {
+      status[ST_ERROR] = ERR_ABORTED;
+      status[ST_DETAIL] = (int)step;
+    }
+  }
+  __syncthreads();
+  int r = ok;
+  __syncthreads();
+  return r;
+}
+
+// Every thread's slot writes must be visible to the host before the size and the tail are.
+__device__ void publish(const Fifo& send, long long step, int bytes) {
+  __threadfence_system();
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    *send.size(step) = bytes;
+    __threadfence_system();
+    *send.tail() = step + 1;
+  }
+}
+
+// Every thread has finished reading the slot before the proxy may refill it.
+__device__ void release(const Fifo& recv, long long step) {
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    *recv.size(step) = FIFO_EMPTY;
+    __threadfence_system();
+    *recv.head() = step + 1;
+  }
+}
+
+// --- the channel kernel -----------------------------------------------------------------------
+
+// One block runs one channel's share of one collective: the plan's calls in order, slice by
+// slice (one FIFO slot each), as HostChannelKernel does on a Java thread.
+extern "C" __global__ void __launch_bounds__(512, 1)
+channelKernel(const Call* calls, int nCalls, char* src, char* dst, int dtype, int op, int nRanks,
+              char* sendControl, char* recvControl, char* recvData, int stepSize, long long sendStep,
+              long long recvStep, int* status) {
+  Fifo send = {sendControl, sendControl + FIFO_CONTROL_BYTES};
+  // recvData: this FIFO's own slots, or the previous rank's send slots when ranks share them
+  Fifo recv = {recvControl, recvData};
+  long long first = threadIdx.x;
+  long long stride = blockDim.x;
+  for (int c = 0; c < nCalls; c++) {
+    Call call = calls[c];
+    for (long long done = 0; done < call.bytes; done += stepSize) {
+      int len = (int)min((long long)stepSize, call.bytes - done);
+      char* s = src + call.src + done;
+      char* d = dst + call.dst + done;
+      char* sendSlot = send.data + (sendStep % FIFO_STEPS) * (long long)stepSize;
+      char* recvSlot = recv.data + (recvStep % FIFO_STEPS) * (long long)stepSize;
+      switch (call.kind) {
+        case P_SEND:
+          if (!waitSendRoom(send, recv, sendStep, status)) goto out;
+          pass(dtype, op, false, false, s, 0, sendSlot, 0, len, nRanks, first, stride);
+          publish(send, sendStep++, len);
+          break;
+        case P_COPY_SEND:
+          if (!waitSendRoom(send, recv, sendStep, status)) goto out;
+          pass(dtype, op, false, false, s, 0, sendSlot, s == d ? 0 : d, len, nRanks, first, stride);
+          publish(send, sendStep++, len);
+          break;
+        case P_RECV:
+          if (!waitRecvFilled(send, recv, recvStep, len, status)) goto out;
+          pass(dtype, op, false, false, recvSlot, 0, d, 0, len, nRanks, first, stride);
+          release(recv, recvStep++);
+          break;
+        case P_RECV_REDUCE_SEND:
+          if (!waitRecvFilled(send, recv, recvStep, len, status)) goto out;
+          if (!waitSendRoom(send, recv, sendStep, status)) goto out;
+          pass(dtype, op, true, false, recvSlot, s, sendSlot, 0, len, nRanks, first, stride);
+          publish(send, sendStep++, len);
+          release(recv, recvStep++);
+          break;
+        case P_RECV_REDUCE_COPY:
+          if (!waitRecvFilled(send, recv, recvStep, len, status)) goto out;
+          pass(dtype, op, true, true, recvSlot, s, d, 0, len, nRanks, first, stride);
+          release(recv, recvStep++);
+          break;
+        case P_RECV_REDUCE_COPY_SEND:
+          if (!waitRecvFilled(send, recv, recvStep, len, status)) goto out;
+          if (!waitSendRoom(send, recv, sendStep, status)) goto out;
+          pass(dtype, op, true, true, recvSlot, s, d, sendSlot, len, nRanks, first, stride);
+          publish(send, sendStep++, len);
+          release(recv, recvStep++);
+          break;
+        case P_RECV_COPY_SEND:
+          if (!waitRecvFilled(send, recv, recvStep, len, status)) goto out;
+          if (!waitSendRoom(send, recv, sendStep, status)) goto out;
+          pass(dtype, op, false, false, recvSlot, 0, d, sendSlot, len, nRanks, first, stride);
+          publish(send, sendStep++, len);
+          release(recv, recvStep++);
+          break;
+      }
+    }
+  }
+out:
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    long long* steps = (long long*)(status + ST_STEPS);
+    steps[0] = sendStep;
+    steps[1] = recvStep;
+    __threadfence_system();
+    *(volatile int*)&status[ST_DONE] = 1;
+  }
+}
+
+// --- the reduce kernel alone, for the benchmark -----------------------------------------------
+
+// out = a op b over the whole grid, with the same pass as the channel kernel.
+extern "C" __global__ void __launch_bounds__(512)
+reduceKernel(const char* a, const char* b, char* out, long long bytes,
+                                        int dtype, int op) {
+  long long first = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  long long stride = (long long)gridDim.x * blockDim.x;
+  pass(dtype, op, true, false, a, b, out, 0, bytes, 1, first, stride);
+}

@@ -1,0 +1,113 @@
+package org.sparkccl.device.cuda;
+
+import static jcuda.driver.JCudaDriver.cuCtxSetCurrent;
+import static jcuda.driver.JCudaDriver.cuDeviceGet;
+import static jcuda.driver.JCudaDriver.cuDeviceGetAttribute;
+import static jcuda.driver.JCudaDriver.cuDeviceGetName;
+import static jcuda.driver.JCudaDriver.cuDevicePrimaryCtxRetain;
+
+import java.nio.charset.StandardCharsets;
+import jcuda.driver.CUcontext;
+import jcuda.driver.CUdevice;
+import jcuda.driver.CUdevice_attribute;
+import org.sparkccl.device.Device;
+
+/**
+ * One GPU, through its primary context (the one the CUDA runtime and other libraries of the
+ * process share). Every thread that touches its memory or launches on it calls {@link
+ * #makeCurrent()} first; the methods here do so themselves.
+ */
+public final class CudaDevice implements Device {
+  private final int ordinal;
+  private final CUdevice device = new CUdevice();
+  private final CUcontext context = new CUcontext();
+  private final String model;
+  private final int computeCapability;
+  private final int multiprocessors;
+  private volatile CudaKernels kernels;
+
+  private CudaDevice(int ordinal) {
+    this.ordinal = ordinal;
+    cuDeviceGet(device, ordinal);
+    cuDevicePrimaryCtxRetain(context, device);
+    byte[] name = new byte[256];
+    cuDeviceGetName(name, name.length, device);
+    int len = 0;
+    while (len < name.length && name[len] != 0) {
+      len++;
+    }
+    this.model = new String(name, 0, len, StandardCharsets.US_ASCII);
+    this.computeCapability =
+        10 * attribute(CUdevice_attribute.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)
+            + attribute(CUdevice_attribute.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
+    this.multiprocessors = attribute(CUdevice_attribute.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
+  }
+
+  static CudaDevice open(int ordinal) {
+    return new CudaDevice(ordinal);
+  }
+
+  private int attribute(int which) {
+    int[] v = new int[1];
+    cuDeviceGetAttribute(v, which, device);
+    return v[0];
+  }
+
+  /** Makes this device's primary context current on the calling thread. */
+  public void makeCurrent() {
+    cuCtxSetCurrent(context);
+  }
+
+  public int ordinal() {
+    return ordinal;
+  }
+
+  /** The product name, such as {@code NVIDIA H200}. */
+  public String model() {
+    return model;
+  }
+
+  /** Major and minor version as one number: 90 for Hopper. */
+  public int computeCapability() {
+    return computeCapability;
+  }
+
+  public int multiprocessors() {
+    return multiprocessors;
+  }
+
+  @Override
+  public String name() {
+    return "cuda:" + ordinal;
+  }
+
+  @Override
+  public CudaBuffer allocate(long bytes) {
+    return new CudaBuffer(this, bytes);
+  }
+
+  /** Pinned host memory mapped into this device, for FIFOs that kernel and proxy share. */
+  public MappedMemory allocateMapped(long bytes) {
+    return new MappedMemory(this, bytes);
+  }
+
+  /** The kernels, compiled for this device on first use. */
+  public CudaKernels kernels() {
+    CudaKernels k = kernels;
+    if (k == null) {
+      synchronized (this) {
+        k = kernels;
+        if (k == null) {
+          k = CudaKernels.load(this);
+          kernels = k;
+        }
+      }
+    }
+    return k;
+  }
+
+  @Override
+  public String toString() {
+    return name() + " (" + model + ", sm_" + computeCapability + ")";
+  }
+}

@@ -1,0 +1,259 @@
+package org.sparkccl.kernel;
+
+import static jcuda.driver.JCudaDriver.cuLaunchKernel;
+import static jcuda.driver.JCudaDriver.cuMemAlloc;
+import static jcuda.driver.JCudaDriver.cuMemFree;
+import static jcuda.driver.JCudaDriver.cuMemcpyHtoD;
+import static jcuda.driver.JCudaDriver.cuStreamCreate;
+import static jcuda.driver.JCudaDriver.cuStreamDestroy;
+import static jcuda.driver.JCudaDriver.cuStreamSynchronize;
+
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.function.BooleanSupplier;
+import jcuda.Pointer;
+import jcuda.driver.CUdeviceptr;
+import jcuda.driver.CUstream;
+import jcuda.driver.CUstream_flags;
+import org.sparkccl.CclAbortedException;
+import org.sparkccl.algorithm.ChannelPlan;
+import org.sparkccl.device.cuda.CudaBuffer;
+import org.sparkccl.device.cuda.CudaDevice;
+import org.sparkccl.device.cuda.MappedMemory;
+import org.sparkccl.fifo.Fifo;
+import org.sparkccl.fifo.FifoLayout;
+
+/**
+ * The kernel side of one channel on a GPU: each collective's share is one launch of {@code
+ * channelKernel} (one block) on the channel's own stream, which runs the plan's primitives over
+ * FIFOs in pinned host memory mapped into the device. The proxy thread drains and fills those
+ * FIFOs exactly as it does for {@link HostChannelKernel}.
+ *
+ * <p>While the block runs, the channel's kernel thread waits for the kernel's done word and lends
+ * itself to the proxy ({@code assist}): a GPU cannot wake a Java thread, so someone must look at
+ * the counters the kernel advances. It also watches for abort and the no-progress timeout; on
+ * either it sets the FIFOs' abort word, which the spinning block checks, waits for the block to
+ * return (so the GPU is usable for the next collective) and throws.
+ *
+ * <p>Streams are non-blocking: the synchronous copies other ranks' threads make on the legacy
+ * stream must never wait for a block that is waiting for them.
+ */
+public final class CudaChannelKernel implements ChannelKernel {
+  /** Threads of the channel block. */
+  static final int THREADS = 512;
+
+  /**
+   * Calls one launch takes; a longer plan runs as several launches in a row (the step counters
+   * carry over). The plan buffer is allocated once: {@code cuMemFree} waits for every kernel on
+   * the device, so freeing while another rank's block spins waiting for this rank would hang.
+   */
+  static final int MAX_CALLS = 8192;
+
+  private static final VarHandle INTS =
+      MethodHandles.byteBufferViewVarHandle(int[].class, ByteOrder.nativeOrder());
+  private static final int DONE = 0;
+  private static final int ERROR = 4;
+  private static final int DETAIL = 8;
+  private static final int DETAIL2 = 12;
+  private static final int SEND_STEP = 16;
+  private static final int RECV_STEP = 24;
+  private static final VarHandle LONGS =
+      MethodHandles.byteBufferViewVarHandle(long[].class, ByteOrder.nativeOrder());
+  private static final int ERR_ABORTED = 1;
+  private static final int ERR_SIZE = 2;
+  /** How long an aborted block may take to notice and return. */
+  private static final long ABORT_GRACE_NANOS = 10_000_000_000L;
+
+  private final CudaDevice device;
+  private final int stepSize;
+  private final HostChannelKernel.Guard guard;
+  private final BooleanSupplier assist;
+  private final Fifo sendFifo;
+  private final Fifo recvFifo;
+  private final MappedMemory sendMemory;
+  private final MappedMemory recvMemory;
+  private final MappedMemory status;
+  private final CUstream stream = new CUstream();
+  /** Where the block reads received slots: its receive FIFO's, or the sender's send slots. */
+  private volatile CUdeviceptr recvSlots;
+  private final CUdeviceptr plan = new CUdeviceptr();
+  private long sendStep;
+  private long recvStep;
+
+  /**
+   * @param assist one proxy progress pass, returning whether anything moved
+   */
+  public CudaChannelKernel(
+      CudaDevice device, int stepSize, HostChannelKernel.Guard guard, BooleanSupplier assist) {
+    this.device = device;
+    this.stepSize = stepSize;
+    this.guard = guard;
+    this.assist = assist;
+    device.kernels();
+    device.makeCurrent();
+    long fifoBytes = FifoLayout.CONTROL_BYTES + (long) FifoLayout.STEPS * stepSize;
+    this.sendMemory = device.allocateMapped(fifoBytes);
+    this.recvMemory = device.allocateMapped(fifoBytes);
+    this.status = device.allocateMapped(FifoLayout.LINE);
+    this.sendFifo = fifoIn(sendMemory, stepSize);
+    this.recvFifo = fifoIn(recvMemory, stepSize);
+    this.recvSlots = recvMemory.devicePointer(FifoLayout.CONTROL_BYTES);
+    cuStreamCreate(stream, CUstream_flags.CU_STREAM_NON_BLOCKING);
+    cuMemAlloc(plan, (long) MAX_CALLS * PlanEncoding.WORDS * Long.BYTES);
+  }
+
+  private static Fifo fifoIn(MappedMemory m, int stepSize) {
+    ByteBuffer all = m.buffer();
+    return new Fifo(
+        stepSize,
+        all.slice(0, FifoLayout.CONTROL_BYTES),
+        all.slice(FifoLayout.CONTROL_BYTES, FifoLayout.STEPS * stepSize),
+        m::close);
+  }
+
+  /**
+   * Reads received slots straight from {@code sender}'s send FIFO, a kernel of the previous rank
+   * in this process on the same GPU: the in-process transport then passes slot numbers, not
+   * bytes (see {@code transport.local.LocalPipe}). Call before the first collective.
+   */
+  public void readSlotsOf(CudaChannelKernel sender) {
+    if (sender.stepSize != stepSize || sender.device != device) {
+      throw new IllegalArgumentException(
+          "the sender's FIFO (stepSize " + sender.stepSize + ", " + sender.device + ") does not"
+              + " match this one (stepSize " + stepSize + ", " + device + ")");
+    }
+    recvSlots = sender.sendMemory.devicePointer(FifoLayout.CONTROL_BYTES);
+  }
+
+  @Override
+  public Fifo sendFifo() {
+    return sendFifo;
+  }
+
+  @Override
+  public Fifo recvFifo() {
+    return recvFifo;
+  }
+
+  @Override
+  public void run(ChannelWork w) {
+    ChannelPlan p = w.plan();
+    device.makeCurrent();
+    long[] encoded = PlanEncoding.encode(p);
+    int calls = p.calls().size();
+    for (int first = 0; first < calls; first += MAX_CALLS) {
+      int n = Math.min(MAX_CALLS, calls - first);
+      // a synchronous copy on the legacy stream: the channel's stream is idle here
+      cuMemcpyHtoD(
+          plan, Pointer.to(encoded).withByteOffset((long) first * PlanEncoding.WORDS * Long.BYTES),
+          (long) n * PlanEncoding.WORDS * Long.BYTES);
+      launch(w, n);
+    }
+  }
+
+  /** One launch over the first {@code nCalls} calls in the plan buffer; advances the steps. */
+  private void launch(ChannelWork w, int nCalls) {
+    ByteBuffer st = status.buffer();
+    for (int off = 0; off < 16; off += 4) {
+      INTS.setVolatile(st, off, 0);
+    }
+    Pointer params =
+        Pointer.to(
+            Pointer.to(plan),
+            Pointer.to(new int[] {nCalls}),
+            Pointer.to(((CudaBuffer) w.src()).pointer(0)),
+            Pointer.to(((CudaBuffer) w.dst()).pointer(0)),
+            Pointer.to(new int[] {w.type().ordinal()}),
+            Pointer.to(new int[] {w.op() == null ? 0 : w.op().ordinal()}),
+            Pointer.to(new int[] {w.nRanks()}),
+            Pointer.to(sendMemory.devicePointer(0)),
+            Pointer.to(recvMemory.devicePointer(0)),
+            Pointer.to(recvSlots),
+            Pointer.to(new int[] {stepSize}),
+            Pointer.to(new long[] {sendStep}),
+            Pointer.to(new long[] {recvStep}),
+            Pointer.to(status.devicePointer(0)));
+    cuLaunchKernel(
+        device.kernels().channelKernel(), 1, 1, 1, THREADS, 1, 1, 0, stream, params, null);
+    awaitDone();
+    cuStreamSynchronize(stream);
+    checkStatus(st);
+    // the block counted its steps; read them back rather than recount the calls
+    sendStep = (long) LONGS.getVolatile(st, SEND_STEP);
+    recvStep = (long) LONGS.getVolatile(st, RECV_STEP);
+  }
+
+  /**
+   * Waits for the block's done word, driving the proxy meanwhile. The timeout counts time
+   * without progress: any FIFO counter that moved resets it.
+   */
+  private void awaitDone() {
+    ByteBuffer st = status.buffer();
+    long lastProgress = System.nanoTime();
+    long lastCounters = counters();
+    int idle = 0;
+    while ((int) INTS.getVolatile(st, DONE) == 0) {
+      if (assist.getAsBoolean()) {
+        idle = 0;
+        continue;
+      }
+      if (++idle < 64) {
+        Thread.onSpinWait();
+        continue;
+      }
+      idle = 0;
+      long now = System.nanoTime();
+      long c = counters();
+      if (c != lastCounters) {
+        lastCounters = c;
+        lastProgress = now;
+      }
+      try {
+        guard.checkWait(now - lastProgress, guard.describe(recvFifo.tail() <= recvStep));
+      } catch (RuntimeException e) {
+        abortBlock();
+        throw e;
+      }
+      Thread.yield();
+    }
+  }
+
+  private long counters() {
+    return sendFifo.head() * 31 + sendFifo.tail() * 17 + recvFifo.head() * 7 + recvFifo.tail();
+  }
+
+  /** Sets the abort words the block spins on and waits for it to return. */
+  private void abortBlock() {
+    sendFifo.abort();
+    recvFifo.abort();
+    long deadline = System.nanoTime() + ABORT_GRACE_NANOS;
+    while ((int) INTS.getVolatile(status.buffer(), DONE) == 0 && System.nanoTime() < deadline) {
+      Thread.onSpinWait();
+    }
+    cuStreamSynchronize(stream);
+  }
+
+  private void checkStatus(ByteBuffer st) {
+    int error = (int) INTS.getVolatile(st, ERROR);
+    if (error == ERR_ABORTED) {
+      guard.checkAbort();
+      throw new CclAbortedException(guard.describe(false) + ": the CUDA kernel was aborted", null);
+    }
+    if (error == ERR_SIZE) {
+      throw new IllegalStateException(
+          guard.describe(false) + ": received a slice of " + (int) INTS.getVolatile(st, DETAIL2)
+              + " bytes that the kernel did not expect (step " + INTS.getVolatile(st, DETAIL)
+              + "); the ranks disagree on the call");
+    }
+  }
+
+  @Override
+  public void close() {
+    device.makeCurrent();
+    cuStreamDestroy(stream);
+    cuMemFree(plan);
+    status.close();
+  }
+}

@@ -1,0 +1,61 @@
+package org.sparkccl.perf;
+
+import java.util.ArrayList;
+import java.util.List;
+import org.sparkccl.CclException;
+import org.sparkccl.bootstrap.LocalBootstrap;
+import org.sparkccl.config.CclConfig;
+import picocli.CommandLine;
+
+/**
+ * {@code --threads}: the ranks as threads of this JVM, meeting through a {@link LocalBootstrap}.
+ * This is how several ranks share one GPU: one process, one context, a stream per channel.
+ */
+final class PerfThreads {
+  private PerfThreads() {}
+
+  /** Runs every rank on its own thread; returns the worst exit code. */
+  static int run(PerfOptions o, String[] args) {
+    LocalBootstrap.Group group = LocalBootstrap.group(o.ranks);
+    int[] codes = new int[o.ranks];
+    List<Thread> threads = new ArrayList<>();
+    for (int r = 0; r < o.ranks; r++) {
+      PerfOptions mine = forRank(o, args, r);
+      int rank = r;
+      Thread t =
+          new Thread(
+              () -> {
+                CclConfig config = PerfRank.config(mine);
+                try {
+                  codes[rank] = PerfRank.run(mine, group.rank(rank), config);
+                } catch (CclException | IllegalStateException e) {
+                  System.err.println("sparkccl-perf: rank " + rank + ": " + e.getMessage());
+                  codes[rank] = 1;
+                }
+              },
+              "perf-rank-" + r);
+      threads.add(t);
+      t.start();
+    }
+    int worst = 0;
+    for (int r = 0; r < threads.size(); r++) {
+      try {
+        threads.get(r).join();
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return 1;
+      }
+      worst = Math.max(worst, codes[r]);
+    }
+    return worst;
+  }
+
+  /** The options again, with this rank's number and the device already resolved. */
+  private static PerfOptions forRank(PerfOptions o, String[] args, int rank) {
+    PerfOptions mine = new PerfOptions();
+    new CommandLine(mine).parseArgs(args);
+    mine.rank = rank;
+    mine.device = o.device;
+    return mine;
+  }
+}

@@ -1,0 +1,199 @@
+package org.sparkccl;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import org.sparkccl.CollectiveCase.Kind;
+import org.sparkccl.CollectiveCase.Spec;
+import org.sparkccl.config.CclConfig;
+import org.sparkccl.device.DeviceBuffer;
+import org.sparkccl.device.cuda.CudaBackend;
+
+/**
+ * The GPU suite, run on a machine with a GPU by {@code bench/gpu/run.sh}: every collective x
+ * dtype x op on the CUDA backend with 1, 2, 4 and 8 ranks as threads sharing the GPU, counts 1,
+ * 1003 and one spanning many FIFO slots on both channels (odd: divisible by neither the ranks
+ * nor the channels), random inputs against the host {@link Reference}; then a collective that
+ * times out, which must return and leave the GPU usable. Prints one line per rank count and a
+ * summary; exits 1 when anything failed.
+ *
+ * <pre>
+ * java -cp ... org.sparkccl.GpuSuiteMain [ranks,... [cases]]   (default 1,2,4,8 and all cases;
+ *     cases > 0 runs that many, spread evenly over the list)
+ * </pre>
+ */
+public final class GpuSuiteMain {
+  private static final Duration WAIT = Duration.ofSeconds(60);
+  private static final int BUFF = 64 << 10; // 8 KiB slots: many slices, the FIFOs wrap often
+  private static final int CHANNELS = 2;
+
+  private GpuSuiteMain() {}
+
+  public static void main(String[] args) {
+    CudaBackend.Status status = CudaBackend.status();
+    if (!status.available()) {
+      System.out.println("GPU suite: CUDA backend unavailable: " + status.reason());
+      System.exit(2);
+    }
+    System.out.println(
+        "GPU suite on " + CudaBackend.device(0) + ", driver " + status.driverVersion());
+    int[] rankCounts =
+        args.length > 0
+            ? java.util.Arrays.stream(args[0].split(",")).mapToInt(Integer::parseInt).toArray()
+            : new int[] {1, 2, 4, 8};
+    int limit = args.length > 1 ? Integer.parseInt(args[1]) : 0;
+    int passed = 0;
+    List<String> failures = new ArrayList<>();
+    for (int n : rankCounts) {
+      long t0 = System.nanoTime();
+      int[] counts = runRanks(n, limit, failures);
+      passed += counts[0];
+      System.out.printf(
+          Locale.ROOT, "ranks=%d cases=%d failed=%d seconds=%.1f%n", n, counts[0] + counts[1],
+          counts[1], (System.nanoTime() - t0) / 1e9);
+    }
+    String timeout = timeoutReturnsAndGpuStaysUsable();
+    if (timeout != null) {
+      failures.add(timeout);
+    } else {
+      passed++;
+    }
+    System.out.println("timeout case: " + (timeout == null ? "ok" : timeout));
+    failures.stream().limit(30).forEach(f -> System.out.println("FAILED " + f));
+    System.out.printf("GPU suite: %d passed, %d failed%n", passed, failures.size());
+    System.exit(failures.isEmpty() ? 0 : 1);
+  }
+
+  static CclConfig config(int channels, Duration timeout) {
+    // from the environment first, so that SPARKCCL_TRANSPORT=local runs the suite over it
+    return CclConfig.fromEnvironment()
+        .toBuilder()
+        .buffSize(BUFF)
+        .nChannels(channels)
+        .timeout(timeout)
+        .device("cuda")
+        .build();
+  }
+
+  /** Every case with {@code n} ranks; returns {passed, failed}. */
+  private static int[] runRanks(int n, int limit, List<String> failures) {
+    int passed = 0;
+    int failed = 0;
+    Communicator[] comms = RankHarness.createAll(n, config(CHANNELS, Duration.ofSeconds(30)), WAIT);
+    try {
+      long seed = 1;
+      List<Object> all = cases(n);
+      int step = limit > 0 ? Math.max(1, all.size() / limit) : 1;
+      for (int i = 0; i < all.size(); i += step) {
+        Object c = all.get(i);
+        String what = n + " ranks: " + c;
+        String m;
+        try {
+          m =
+              c instanceof Spec spec
+                  ? CollectivesTest.runAndCheck(comms, spec, seed++)
+                  : allReduce(comms, (AllReduceCase) c, seed++);
+        } catch (RuntimeException | AssertionError e) {
+          failures.add(what + ": " + e);
+          failed++;
+          RankHarness.closeQuietly(comms);
+          comms = RankHarness.createAll(n, config(CHANNELS, Duration.ofSeconds(30)), WAIT);
+          continue;
+        }
+        if (m == null) {
+          passed++;
+        } else {
+          failures.add(what + ":" + m);
+          failed++;
+        }
+      }
+    } finally {
+      RankHarness.closeAll(comms, WAIT);
+    }
+    return new int[] {passed, failed};
+  }
+
+  private record AllReduceCase(DataType dtype, ReduceOp op, int count, boolean inPlace) {
+    @Override
+    public String toString() {
+      return "allReduce " + dtype + " " + op + " count=" + count
+          + (inPlace ? " in-place" : " out-of-place");
+    }
+  }
+
+  private static String allReduce(Communicator[] comms, AllReduceCase c, long seed) {
+    return RankHarness.allReduceAndCheck(
+        comms, c.count(), c.dtype(), c.op(), c.inPlace(), seed, WAIT);
+  }
+
+  /** Every collective x dtype x op, three counts; roots and placements alternate. */
+  static List<Object> cases(int n) {
+    List<Object> out = new ArrayList<>();
+    int alternate = 0;
+    for (DataType t : DataType.values()) {
+      int big = bigCount(t);
+      int[] counts = {1, 1003, big};
+      for (ReduceOp op : ReduceOp.values()) {
+        if (!op.supports(t)) {
+          continue;
+        }
+        for (int count : counts) {
+          out.add(new AllReduceCase(t, op, count, alternate++ % 2 == 0));
+          for (Kind kind : new Kind[] {Kind.REDUCE, Kind.REDUCE_SCATTER}) {
+            int root = alternate % 3 == 0 ? n - 1 : 0;
+            out.add(new Spec(kind, t, op, count, root, alternate++ % 2 == 0));
+          }
+        }
+      }
+      for (int count : counts) {
+        for (Kind kind : new Kind[] {Kind.BROADCAST, Kind.ALL_GATHER}) {
+          int root = alternate % 3 == 0 ? n - 1 : 0;
+          out.add(new Spec(kind, t, null, count, root, alternate++ % 2 == 0));
+        }
+      }
+    }
+    return out;
+  }
+
+  /** Spans both channels (128 KiB each at least) and many 8 KiB slots; odd. */
+  private static int bigCount(DataType t) {
+    return (int) ((CHANNELS * (256L << 10) / t.size() + 13) | 1);
+  }
+
+  /**
+   * Rank 0 of two calls allReduce, rank 1 calls nothing: rank 0's block spins on an empty FIFO
+   * until the timeout sets its abort word. The call must fail with a timeout, the block must
+   * return, and a new communicator must then run an allReduce correctly on the same GPU.
+   */
+  private static String timeoutReturnsAndGpuStaysUsable() {
+    Communicator[] comms = RankHarness.createAll(2, config(1, Duration.ofSeconds(2)), WAIT);
+    DeviceBuffer buf = comms[0].device().allocate(1 << 20);
+    try {
+      long t0 = System.nanoTime();
+      Throwable e =
+          RankHarness.await(
+              comms[0].allReduceAsync(buf, buf, 1 << 18, DataType.FLOAT32, ReduceOp.SUM),
+              Duration.ofSeconds(30), "rank 0");
+      double seconds = (System.nanoTime() - t0) / 1e9;
+      // the kernel's wait or the proxy's receive may notice first: either fails the call
+      if (!(e instanceof CclException)) {
+        return "a lone allReduce ended with " + e + " instead of a timeout";
+      }
+      System.out.printf(
+          Locale.ROOT, "timeout case: failed after %.1f s: %s%n", seconds, e.getMessage());
+    } finally {
+      RankHarness.closeQuietly(comms);
+      RankHarness.closeBuffer(buf);
+    }
+    Communicator[] again = RankHarness.createAll(2, config(1, Duration.ofSeconds(30)), WAIT);
+    try {
+      String m =
+          RankHarness.allReduceAndCheck(
+              again, 100_003, DataType.FLOAT32, ReduceOp.SUM, false, 9, WAIT);
+      return m == null ? null : "after the timeout: " + m;
+    } finally {
+      RankHarness.closeAll(again, WAIT);
+    }
+  }
+}

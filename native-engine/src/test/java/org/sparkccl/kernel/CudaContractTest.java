@@ -1,0 +1,83 @@
+package org.sparkccl.kernel;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+import org.sparkccl.DataType;
+import org.sparkccl.ReduceOp;
+import org.sparkccl.algorithm.ChannelPlan;
+import org.sparkccl.algorithm.Primitive;
+import org.sparkccl.algorithm.PrimitiveCall;
+import org.sparkccl.algorithm.RingAllReduce;
+import org.sparkccl.fifo.FifoLayout;
+
+/**
+ * The CUDA kernel's source repeats the FIFO layout and the ordinals of primitives, data types and
+ * operators; this test holds the two sides together, and checks how a plan is encoded for it.
+ */
+@DisplayName("the contract between the Java engine and the CUDA kernel")
+class CudaContractTest {
+  private static Map<String, Long> defines() throws IOException {
+    String src;
+    try (InputStream in = CudaContractTest.class.getResourceAsStream("/cuda/sparkccl_kernels.cu")) {
+      assertNotNull(in, "the kernel source is not on the class path");
+      src = new String(in.readAllBytes(), StandardCharsets.UTF_8);
+    }
+    Map<String, Long> out = new HashMap<>();
+    Matcher m = Pattern.compile("(?m)^#define (\\w+) \\(?(-?\\d+)\\)?").matcher(src);
+    while (m.find()) {
+      out.put(m.group(1), Long.parseLong(m.group(2)));
+    }
+    return out;
+  }
+
+  @Test
+  void theKernelSourceRepeatsTheFifoLayout() throws IOException {
+    Map<String, Long> d = defines();
+    assertEquals(FifoLayout.STEPS, d.get("FIFO_STEPS"));
+    assertEquals(FifoLayout.HEAD_OFFSET, d.get("FIFO_HEAD_OFFSET"));
+    assertEquals(FifoLayout.TAIL_OFFSET, d.get("FIFO_TAIL_OFFSET"));
+    assertEquals(FifoLayout.ABORT_OFFSET, d.get("FIFO_ABORT_OFFSET"));
+    assertEquals(FifoLayout.SIZES_OFFSET, d.get("FIFO_SIZES_OFFSET"));
+    assertEquals(FifoLayout.CONTROL_BYTES, d.get("FIFO_CONTROL_BYTES"));
+    assertEquals(FifoLayout.EMPTY, d.get("FIFO_EMPTY"));
+  }
+
+  @Test
+  void theKernelSourceRepeatsTheOrdinals() throws IOException {
+    Map<String, Long> d = defines();
+    for (Primitive p : Primitive.values()) {
+      assertEquals(p.ordinal(), d.get("P_" + p.name()), p.name());
+    }
+    for (DataType t : DataType.values()) {
+      assertEquals(t.ordinal(), d.get("T_" + t.name()), t.name());
+    }
+    for (ReduceOp op : ReduceOp.values()) {
+      assertEquals(op.ordinal(), d.get("OP_" + op.name()), op.name());
+    }
+  }
+
+  @Test
+  void aPlanIsEncodedAsFourWordsPerCallInOrder() {
+    ChannelPlan plan = RingAllReduce.plan(0, 1, 3, 0, 10_001, 4, 8192);
+    long[] words = PlanEncoding.encode(plan);
+    assertEquals(plan.calls().size() * PlanEncoding.WORDS, words.length);
+    int i = 0;
+    for (PrimitiveCall c : plan.calls()) {
+      assertArrayEquals(
+          new long[] {c.kind().ordinal(), c.srcOffset(), c.dstOffset(), c.bytes()},
+          java.util.Arrays.copyOfRange(words, i, i + PlanEncoding.WORDS));
+      i += PlanEncoding.WORDS;
+    }
+  }
+}
