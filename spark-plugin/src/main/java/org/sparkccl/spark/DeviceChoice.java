@@ -23,14 +23,10 @@ public record DeviceChoice(Device device, String reason) {
     Device open(int ordinal);
   }
 
-  /**
-   * This build's GPU backend: none yet, so asking for a GPU says so. (The CUDA backend plugs in
-   * here.)
-   */
+  /** A backend that has no GPU to give, for builds and tests without one. */
   public static final GpuBackend NO_GPU_BACKEND =
       ordinal -> {
-        throw new IllegalStateException(
-            "this SparkCCL build has no CUDA backend, so GPU " + ordinal + " cannot be used");
+        throw new IllegalStateException("no CUDA backend here, so GPU " + ordinal + " cannot be used");
       };
 
   /**
@@ -76,7 +72,8 @@ public record DeviceChoice(Device device, String reason) {
     String m = text == null ? AUTO : text.trim().toLowerCase(Locale.ROOT);
     if (!m.equals(AUTO) && !m.equals(HOST) && !m.equals(CUDA)) {
       throw new IllegalArgumentException(
-          SparkConfKeys.DEVICE + "=" + text + " is not a device mode; expected auto, host or cuda");
+          SparkConfKeys.DEVICE + "=" + text + " is not a device mode; expected auto, host or cuda"
+              + " (in Spark the GPU ordinal comes from the task's gpu resource)");
     }
     return m;
   }

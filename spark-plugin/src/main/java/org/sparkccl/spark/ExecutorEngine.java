@@ -74,8 +74,18 @@ public final class ExecutorEngine {
     return plugin;
   }
 
+  /** The executor's engine configuration, with its device. */
   public CclConfig config() {
-    return config;
+    return withDevice(config, device.device());
+  }
+
+  /** The configuration for one task: the executor's, on the task's device. */
+  public CclConfig configFor(Map<String, ResourceInformation> taskResources) {
+    return withDevice(config, deviceFor(taskResources));
+  }
+
+  private static CclConfig withDevice(CclConfig config, Device device) {
+    return config.toBuilder().device(device.name()).build();
   }
 
   /** The executor's device: its {@code gpu} resource when usable, else host memory. */

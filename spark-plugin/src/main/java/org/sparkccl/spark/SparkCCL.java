@@ -62,7 +62,8 @@ public final class SparkCCL {
    */
   public static Communicator communicator(BarrierTaskContext context) {
     Communicator comm =
-        Communicator.create(new BarrierBootstrap(context), ExecutorEngine.get().config());
+        Communicator.create(
+            new BarrierBootstrap(context), ExecutorEngine.get().configFor(context.resourcesJMap()));
     TaskFailureListener onFailure = (ctx, error) -> comm.abort();
     TaskCompletionListener onCompletion = ctx -> comm.close();
     context.addTaskFailureListener(onFailure);

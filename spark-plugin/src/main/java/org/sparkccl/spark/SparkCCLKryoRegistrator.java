@@ -9,6 +9,7 @@ import org.apache.spark.serializer.KryoRegistrator;
 import org.sparkccl.device.DeviceBuffer;
 import org.sparkccl.device.HostBuffer;
 import org.sparkccl.device.HostDevice;
+import org.sparkccl.device.cuda.CudaBuffer;
 
 /**
  * Lets Kryo move {@link DeviceBuffer}s (shuffles, {@code collect}, caching): a buffer is written
@@ -25,7 +26,10 @@ import org.sparkccl.device.HostDevice;
 public final class SparkCCLKryoRegistrator implements KryoRegistrator {
   @Override
   public void registerClasses(Kryo kryo) {
-    kryo.register(HostBuffer.class, new DeviceBufferSerializer());
+    DeviceBufferSerializer serializer = new DeviceBufferSerializer();
+    kryo.register(HostBuffer.class, serializer);
+    // GPU buffers travel as their bytes too and come back as host buffers
+    kryo.register(CudaBuffer.class, serializer);
   }
 
   /** Length, then the bytes, copied through a small host window (device memory later too). */

@@ -4,12 +4,14 @@ import java.util.HashMap;
 import java.util.Map;
 import org.apache.spark.SparkConf;
 import org.sparkccl.config.CclConfig;
+import org.sparkccl.device.cuda.CudaBackend;
 import scala.Tuple2;
 
 /**
  * Maps {@code spark.ccl.<key>} onto the engine's keys ({@code spark.ccl.nChannels} is the
  * engine's {@code nChannels}); every key, default and meaning is in {@link CclConfig} and the
- * README. {@link #DEVICE} is the one key of Spark's own.
+ * README. {@link #DEVICE} means more in Spark: the GPU comes from Spark's {@code gpu} resource
+ * ({@link DeviceChoice}).
  */
 public final class SparkConfKeys {
   public static final String PREFIX = "spark.ccl.";
@@ -32,8 +34,8 @@ public final class SparkConfKeys {
     }
   }
 
-  /** The GPU backend of this build. */
+  /** The GPU backend of this build: CUDA through JCuda. */
   static DeviceChoice.GpuBackend gpuBackend() {
-    return DeviceChoice.NO_GPU_BACKEND;
+    return CudaBackend::device;
   }
 }

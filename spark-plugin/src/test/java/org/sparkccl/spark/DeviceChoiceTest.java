@@ -65,4 +65,23 @@ class DeviceChoiceTest {
             () -> DeviceChoice.choose("cuda", new String[] {"GPU-abc"}, FAKE_GPU));
     assertTrue(address.getMessage().contains("not a device ordinal"), address.getMessage());
   }
+
+  @Test
+  void theRealCudaBackendDecidesOnThisMachine() {
+    org.sparkccl.device.cuda.CudaBackend.Status cuda =
+        org.sparkccl.device.cuda.CudaBackend.status();
+    DeviceChoice auto = DeviceChoice.choose("auto", new String[] {"0"}, SparkConfKeys.gpuBackend());
+    if (cuda.available()) {
+      assertEquals("cuda:0", auto.device().name());
+      return;
+    }
+    System.out.println("no GPU here (" + cuda.reason() + "): checking the fallback and the error");
+    assertSame(HostDevice.INSTANCE, auto.device());
+    assertTrue(auto.reason().startsWith("gpu 0 not usable"), auto.reason());
+    IllegalArgumentException e =
+        assertThrows(
+            IllegalArgumentException.class,
+            () -> DeviceChoice.choose("cuda", new String[] {"0"}, SparkConfKeys.gpuBackend()));
+    assertTrue(e.getMessage().contains("GPU 0 cannot be used"), e.getMessage());
+  }
 }
