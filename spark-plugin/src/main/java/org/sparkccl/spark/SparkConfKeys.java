@@ -34,8 +34,12 @@ public final class SparkConfKeys {
     }
   }
 
-  /** The GPU backend of this build: CUDA through JCuda. */
+  /**
+   * The GPU backend of this build: CUDA through JCuda. A lambda rather than a method reference,
+   * so an application that left JCuda's jars out fails (and falls back) only when a GPU is asked
+   * for, not when the plugin starts.
+   */
   static DeviceChoice.GpuBackend gpuBackend() {
-    return CudaBackend::device;
+    return ordinal -> CudaBackend.device(ordinal);
   }
 }
