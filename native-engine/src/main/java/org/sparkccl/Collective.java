@@ -21,16 +21,18 @@ final class Collective {
   private final AtomicReference<CclException> error = new AtomicReference<>();
   private final Runnable releaseBuffers;
   private final long startNanos = System.nanoTime();
+  private final int nRanks;
 
   Collective(String what, int channels, Runnable releaseBuffers) {
-    this(what, null, false, channels, releaseBuffers);
+    this(what, null, 0, false, channels, releaseBuffers);
   }
 
   Collective(
-      String what, CollectiveCall call, boolean announceOnStall, int channels,
+      String what, CollectiveCall call, int nRanks, boolean announceOnStall, int channels,
       Runnable releaseBuffers) {
     this.what = what;
     this.call = call;
+    this.nRanks = nRanks;
     this.announceOnStall = announceOnStall;
     this.remaining = new AtomicInteger(channels);
     this.releaseBuffers = releaseBuffers;
@@ -44,7 +46,7 @@ final class Collective {
     if (remaining.decrementAndGet() == 0) {
       releaseBuffers.run();
       CclException e = error.get();
-      EngineStats.record(call, System.nanoTime() - startNanos, e == null);
+      EngineStats.record(call, nRanks, System.nanoTime() - startNanos, e == null);
       if (e == null) {
         future.complete(null);
       } else {

@@ -850,6 +850,7 @@ public final class Communicator implements AutoCloseable {
           new Collective(
               call.what(),
               call,
+              nRanks,
               announce,
               used,
               () -> {

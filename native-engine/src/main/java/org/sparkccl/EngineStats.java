@@ -15,12 +15,18 @@ public final class EngineStats {
   private static final LongAdder FAILED = new LongAdder();
   private static final LongAdder BYTES = new LongAdder();
   private static final Map<String, LongAdder[]> PER_KIND = new ConcurrentHashMap<>();
-  private static volatile double lastAlgBwGBps;
+  /** Both bandwidths of the last collective, written together so readers never mix two. */
+  private record LastBandwidth(double algBwGBps, double busBwGBps) {}
+
+  private static volatile LastBandwidth last = new LastBandwidth(0, 0);
 
   private EngineStats() {}
 
-  /** Records one finished collective ({@code call} null for a group of sends and receives). */
-  static void record(CollectiveCall call, long nanos, boolean ok) {
+  /**
+   * Records one finished collective of {@code nRanks} ranks ({@code call} null for a group of
+   * sends and receives).
+   */
+  static void record(CollectiveCall call, int nRanks, long nanos, boolean ok) {
     if (!ok) {
       FAILED.increment();
       return;
@@ -33,7 +39,10 @@ public final class EngineStats {
     if (call != null) {
       long bytes = call.count() * call.dtype().size();
       BYTES.add(bytes);
-      lastAlgBwGBps = nanos > 0 ? (double) bytes / nanos : 0;
+      last =
+          nanos > 0
+              ? new LastBandwidth((double) bytes / nanos, busBytes(call, nRanks) / nanos)
+              : new LastBandwidth(0, 0);
     }
   }
 
@@ -52,7 +61,28 @@ public final class EngineStats {
 
   /** The last completed collective's algorithm bandwidth (bytes / time), in GB/s. */
   public static double lastAlgBwGBps() {
-    return lastAlgBwGBps;
+    return last.algBwGBps();
+  }
+
+  /**
+   * The last completed collective's bus bandwidth in GB/s, as nccl-tests defines it: allReduce
+   * moves 2(n-1)/n of its buffer per rank, allGather and reduceScatter (n-1)/n of the whole
+   * gathered buffer, broadcast and reduce the buffer once.
+   */
+  public static double lastBusBwGBps() {
+    return last.busBwGBps();
+  }
+
+  private static double busBytes(CollectiveCall call, int n) {
+    double bytes = (double) call.count() * call.dtype().size();
+    if (n < 2) {
+      return bytes;
+    }
+    return switch (call.kind()) {
+      case ALL_REDUCE -> bytes * 2 * (n - 1) / n;
+      case ALL_GATHER, REDUCE_SCATTER -> bytes * (n - 1); // (n-1)/n of the n-block buffer
+      default -> bytes;
+    };
   }
 
   /** Mean latency per kind ({@code allReduce}, ...), in microseconds. */

@@ -63,13 +63,15 @@ public final class SparkCCLPlugin implements SparkPlugin {
 
   /**
    * Publishes the engine's counters as gauges in Spark's metrics system: collectives completed
-   * and failed, bytes, the last bandwidth and the mean latency of each kind seen so far.
+   * and failed, bytes, the last algorithm and bus bandwidth and the mean latency of each kind seen
+   * so far.
    */
   static void registerMetrics(MetricRegistry registry) {
     registry.register("collectivesCompleted", (Gauge<Long>) EngineStats::collectivesCompleted);
     registry.register("collectivesFailed", (Gauge<Long>) EngineStats::collectivesFailed);
     registry.register("bytes", (Gauge<Long>) EngineStats::bytes);
     registry.register("lastAlgBwGBps", (Gauge<Double>) EngineStats::lastAlgBwGBps);
+    registry.register("lastBusBwGBps", (Gauge<Double>) EngineStats::lastBusBwGBps);
     for (String kind : List.of("allReduce", "broadcast", "reduce", "allGather", "reduceScatter",
         "sendRecv")) {
       registry.register(

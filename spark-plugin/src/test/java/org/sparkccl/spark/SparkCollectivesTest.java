@@ -158,6 +158,11 @@ class SparkCollectivesTest {
     assertTrue(completed >= before + PARTITIONS, "completed " + completed + " before " + before);
     double latency = (Double) registry.getGauges().get("meanLatencyUs.allReduce").getValue();
     assertTrue(latency > 0, "mean allReduce latency " + latency);
+    double algBw = (Double) registry.getGauges().get("lastAlgBwGBps").getValue();
+    double busBw = (Double) registry.getGauges().get("lastBusBwGBps").getValue();
+    // the last collective was a 4-rank allReduce: busbw = algbw x 2(n-1)/n = 1.5 x algbw
+    assertTrue(algBw > 0, "algbw " + algBw);
+    assertEquals(1.5 * algBw, busBw, 1e-9 * busBw, "busbw of a 4-rank allReduce");
     long bytes = (Long) registry.getGauges().get("bytes").getValue();
     assertTrue(bytes >= 4000L * PARTITIONS, "bytes " + bytes);
   }
