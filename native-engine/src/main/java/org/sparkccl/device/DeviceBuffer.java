@@ -21,7 +21,7 @@ public interface DeviceBuffer extends AutoCloseable {
   /** Size in bytes. */
   long byteSize();
 
-  /** True once {@link #close()} has released the memory. */
+  /** True once {@link #close()} was called (the memory may outlive it while a collective runs). */
   boolean isClosed();
 
   /** Copies {@code src.remaining()} bytes from host memory to this buffer at {@code offset}. */
@@ -41,7 +41,10 @@ public interface DeviceBuffer extends AutoCloseable {
   /** Ends one {@link #retain()}. */
   void release();
 
-  /** Releases the memory; idempotent. */
+  /**
+   * Releases the memory; idempotent. A buffer closed while a collective still uses it is freed
+   * when that collective lets go, so closing after a failure never pulls memory from a kernel.
+   */
   @Override
   void close();
 }

@@ -68,9 +68,8 @@ public final class HostBuffer implements DeviceBuffer {
   }
 
   /**
-   * Releases the memory; idempotent.
-   *
-   * @throws IllegalStateException while a collective still uses the buffer
+   * Releases the memory; idempotent. While a collective still uses the buffer, the memory is
+   * freed when it lets go ({@link BufferUse}).
    */
   @Override
   public void close() {
