@@ -9,6 +9,7 @@ import org.apache.spark.api.plugin.PluginContext;
 import org.apache.spark.resource.ResourceInformation;
 import org.sparkccl.config.CclConfig;
 import org.sparkccl.device.Device;
+import org.sparkccl.transport.ucx.UcxTransport;
 
 /**
  * What the executor plugin boots once per executor JVM and every barrier task of it shares: the
@@ -44,9 +45,32 @@ public final class ExecutorEngine {
     DeviceChoice choice = DeviceChoice.choose(mode, gpuAddresses(resources), SparkConfKeys.gpuBackend());
     current = new ExecutorEngine(config, mode, choice, plugin);
     LOG.info(
-        "SparkCCL engine on executor {}: device {} ({}), config {}",
-        executorId, choice.device().name(), choice.reason(), config);
+        "SparkCCL engine on executor {}: device {} ({}), transport {}, config {}",
+        executorId, choice.device().name(), choice.reason(), startTransport(config), config);
     return current;
+  }
+
+  /**
+   * Starts UCX once for the executor when the configuration may use it, so its one-time
+   * start-up is not paid inside the first barrier task; says what the rings will use.
+   */
+  private static String startTransport(CclConfig config) {
+    String transport = config.transport();
+    if (!transport.equals("auto") && !transport.equals("ucx")) {
+      return transport;
+    }
+    long t0 = System.nanoTime();
+    String missing;
+    try {
+      missing = UcxTransport.warmUp();
+    } catch (LinkageError e) {
+      missing = "the Jucx classes are not on the classpath: " + e;
+    }
+    if (missing == null) {
+      return transport + " (UCX started in " + (System.nanoTime() - t0) / 1_000_000 + " ms)";
+    }
+    return transport + " (UCX unavailable: " + missing + "; rings use sockets"
+        + (transport.equals("ucx") ? ", or fail, since transport=ucx" : "") + ")";
   }
 
   /** The booted engine; boots it from {@code SparkEnv}'s conf when the plugin did not. */
