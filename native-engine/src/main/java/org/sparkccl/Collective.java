@@ -22,6 +22,8 @@ final class Collective {
   private final Runnable releaseBuffers;
   private final long startNanos = System.nanoTime();
   private final int nRanks;
+  /** Channels handed to kernel threads so far (under the launch lock); each reports back. */
+  int submitted;
 
   Collective(String what, int channels, Runnable releaseBuffers) {
     this(what, null, 0, false, channels, releaseBuffers);
@@ -44,14 +46,28 @@ final class Collective {
       error.compareAndSet(null, failure);
     }
     if (remaining.decrementAndGet() == 0) {
-      releaseBuffers.run();
-      CclException e = error.get();
-      EngineStats.record(call, nRanks, System.nanoTime() - startNanos, e == null);
-      if (e == null) {
-        future.complete(null);
-      } else {
-        future.completeExceptionally(e);
+      try {
+        releaseBuffers.run();
+      } finally {
+        // whatever releasing did, the caller must hear the outcome
+        CclException e = error.get();
+        EngineStats.record(call, nRanks, System.nanoTime() - startNanos, e == null);
+        if (e == null) {
+          future.complete(null);
+        } else {
+          future.completeExceptionally(e);
+        }
       }
+    }
+  }
+
+  /**
+   * Launching failed after {@link #submitted} of {@code channels} channels were handed over: the
+   * others report {@code failure} now, so the future completes once the submitted ones finish.
+   */
+  void launchFailed(int channels, CclException failure) {
+    for (int c = submitted; c < channels; c++) {
+      channelDone(failure);
     }
   }
 }

@@ -236,6 +236,10 @@ public final class Communicator implements AutoCloseable {
       return null;
     } catch (UcxUnavailableException e) {
       return e.getMessage();
+    } catch (CclException e) {
+      // a worker or registration that failed here: this rank joins the exchange without UCX,
+      // so every rank falls back together (or fails together with transport=ucx)
+      return e.getMessage();
     } catch (LinkageError e) {
       // the Jucx jar itself is missing (an application that shipped only SparkCCL's own jars)
       return "the Jucx classes (org.openucx:jucx) are not on the classpath: " + e;
@@ -351,16 +355,20 @@ public final class Communicator implements AutoCloseable {
               token, prev, rank, ch.id, proxy::wake, shared ? ch.recvFifo : null);
       LOCAL_CHANNELS.put(new LocalChannel(token, rank, ch.id), ch);
     }
-    bootstrap.allGather(new byte[0], config.timeout());
-    if (shared) {
-      for (CommChannel ch : channels) {
-        CommChannel sender = LOCAL_CHANNELS.get(new LocalChannel(token, prev, ch.id));
-        ((CudaChannelKernel) ch.kernel).readSlotsOf((CudaChannelKernel) sender.kernel);
+    try {
+      bootstrap.allGather(new byte[0], config.timeout());
+      if (shared) {
+        for (CommChannel ch : channels) {
+          CommChannel sender = LOCAL_CHANNELS.get(new LocalChannel(token, prev, ch.id));
+          ((CudaChannelKernel) ch.kernel).readSlotsOf((CudaChannelKernel) sender.kernel);
+        }
       }
-    }
-    bootstrap.allGather(new byte[0], config.timeout());
-    for (CommChannel ch : channels) {
-      LOCAL_CHANNELS.remove(new LocalChannel(token, rank, ch.id));
+      bootstrap.allGather(new byte[0], config.timeout());
+    } finally {
+      // also when a rank timed out or the ranks sit on different GPUs: nothing stays behind
+      for (CommChannel ch : channels) {
+        LOCAL_CHANNELS.remove(new LocalChannel(token, rank, ch.id));
+      }
     }
   }
 
@@ -859,13 +867,24 @@ public final class Communicator implements AutoCloseable {
               });
       pending.add(coll);
       coll.future.whenComplete((v, e) -> pending.remove(coll));
-      if (nRanks == 1) {
-        int size = dtype.size();
-        launchLocalCopy(src, dst, localSrc * size, localDst * size, count * size, coll);
-      } else if (tree) {
-        launchTree(src, dst, call, coll);
-      } else {
-        launchRing(src, dst, call, used, planner, coll);
+      try {
+        if (nRanks == 1) {
+          int size = dtype.size();
+          launchLocalCopy(src, dst, localSrc * size, localDst * size, count * size, coll);
+        } else if (tree) {
+          launchTree(src, dst, call, coll);
+        } else {
+          launchRing(src, dst, call, used, planner, coll);
+        }
+      } catch (RuntimeException e) {
+        // A tree's first use of a point-to-point link connects it and can fail: the peers must
+        // hear of it, and the collective must still complete and let go of the buffers.
+        CclException c =
+            e instanceof CclException ce
+                ? ce
+                : new CclException("rank " + rank + ": launching " + call.what() + " failed: " + e, e);
+        fail(c);
+        coll.launchFailed(used, c);
       }
       return coll.future;
     }
@@ -985,6 +1004,7 @@ public final class Communicator implements AutoCloseable {
   private void runOn(CommChannel ch, Collective coll, Runnable work) {
     ch.waiter.deferProxyWake();
     ch.kernelThread.submit(new ChannelTask(ch, coll, work));
+    coll.submitted++;
   }
 
   /**

@@ -1,5 +1,8 @@
 package org.sparkccl.device;
 
+import org.apache.logging.log4j.LogManager;
+import org.apache.logging.log4j.Logger;
+
 /**
  * Whether a buffer is closed, and how many collectives still use it: the bookkeeping every
  * {@link DeviceBuffer} shares. A buffer closed while a collective still uses it (a caller that
@@ -7,6 +10,8 @@ package org.sparkccl.device;
  * the last collective lets go: no kernel ever touches freed memory, and nothing is left behind.
  */
 public final class BufferUse {
+  private static final Logger LOG = LogManager.getLogger(BufferUse.class);
+
   private volatile boolean closed;
   private boolean freed;
   private int users;
@@ -41,14 +46,26 @@ public final class BufferUse {
     users++;
   }
 
-  /** {@link DeviceBuffer#release()}: frees the memory if {@code close()} came in the meantime. */
-  public synchronized void release() {
-    users--;
-    if (users == 0 && pendingFree != null) {
-      Runnable free = pendingFree;
+  /**
+   * {@link DeviceBuffer#release()}: frees the memory if {@code close()} came in the meantime. The
+   * free runs outside the lock (freeing GPU memory can wait for kernels) and its failure is
+   * logged, not thrown into the collective that happened to finish last.
+   */
+  public void release() {
+    Runnable free;
+    synchronized (this) {
+      users--;
+      if (users != 0 || pendingFree == null) {
+        return;
+      }
+      free = pendingFree;
       pendingFree = null;
       freed = true;
+    }
+    try {
       free.run();
+    } catch (RuntimeException e) {
+      LOG.warn("freeing a buffer closed during a collective failed: {}", e.toString());
     }
   }
 

@@ -63,6 +63,9 @@ final class PerfRank {
       throw new IllegalArgumentException(
           "-t " + o.transport + " is invalid; expected socket, ucx, auto, or local with --threads");
     }
+    if (o.algo.equals("compare") && o.threads) {
+      throw new IllegalArgumentException("-a compare runs rank processes; drop --threads");
+    }
     if (!List.of("ring", "tree", "auto", "compare").contains(o.algo)) {
       throw new IllegalArgumentException(
           "-a " + o.algo + " is invalid; expected ring, tree, auto or compare");

@@ -2,7 +2,6 @@ package org.sparkccl.perf;
 
 import java.util.ArrayList;
 import java.util.List;
-import org.sparkccl.CclException;
 import org.sparkccl.bootstrap.LocalBootstrap;
 import org.sparkccl.config.CclConfig;
 import picocli.CommandLine;
@@ -25,10 +24,11 @@ final class PerfThreads {
       Thread t =
           new Thread(
               () -> {
-                CclConfig config = PerfRank.config(mine);
                 try {
+                  CclConfig config = PerfRank.config(mine);
                   codes[rank] = PerfRank.run(mine, group.rank(rank), config);
-                } catch (CclException | IllegalStateException e) {
+                } catch (RuntimeException e) {
+                  // any failure of a rank is the tool's failure: say it and exit non-zero
                   System.err.println("sparkccl-perf: rank " + rank + ": " + e.getMessage());
                   codes[rank] = 1;
                 }

@@ -96,36 +96,52 @@ final class BarrierCollective {
     }
   }
 
+  /** Makes a buffer of an array on a device; shipped to the tasks. */
+  interface ToBuffer<T> extends Serializable {
+    DeviceBuffer apply(T array, Device device);
+  }
+
+  /** Copies a buffer back into an array; shipped to the tasks. */
+  interface FromBuffer<T> extends Serializable {
+    T apply(DeviceBuffer buffer);
+  }
+
   /**
-   * The stage function on float arrays: copies them into buffers on the task's device, runs the
-   * collective and copies the results back, releasing every buffer before it returns.
+   * The stage function on arrays (Java {@code float[]}, or Python's arrays as bytes): copies them
+   * into buffers on the task's device, runs the collective and copies the results back,
+   * releasing every buffer before it returns, whatever fails.
    */
-  static final class OnFloatArrays
-      extends AbstractFunction1<scala.collection.Iterator<float[]>, scala.collection.Iterator<float[]>>
+  static final class OnArrays<T>
+      extends AbstractFunction1<scala.collection.Iterator<T>, scala.collection.Iterator<T>>
       implements Serializable {
     private final CollectiveSpec spec;
+    private final ToBuffer<T> toBuffer;
+    private final FromBuffer<T> fromBuffer;
 
-    OnFloatArrays(CollectiveSpec spec) {
+    OnArrays(CollectiveSpec spec, ToBuffer<T> toBuffer, FromBuffer<T> fromBuffer) {
       this.spec = spec;
+      this.toBuffer = toBuffer;
+      this.fromBuffer = fromBuffer;
     }
 
     @Override
-    public scala.collection.Iterator<float[]> apply(scala.collection.Iterator<float[]> input) {
+    public scala.collection.Iterator<T> apply(scala.collection.Iterator<T> input) {
       Device device = ExecutorEngine.get().deviceFor(BarrierTaskContext.get().resourcesJMap());
       List<DeviceBuffer> buffers = new ArrayList<>();
+      List<DeviceBuffer> results = List.of();
       try {
-        for (float[] a : drain(input)) {
-          buffers.add(HostArrays.toBuffer(a, device));
+        for (T a : drain(input)) {
+          buffers.add(toBuffer.apply(a, device));
         }
         // the buffers are this function's own, so allReduce and broadcast work in place
-        List<DeviceBuffer> results = run(spec, buffers, true);
-        List<float[]> arrays = new ArrayList<>();
+        results = run(spec, buffers, true);
+        List<T> arrays = new ArrayList<>();
         for (DeviceBuffer r : results) {
-          arrays.add(HostArrays.toFloats(r));
-          r.close();
+          arrays.add(fromBuffer.apply(r));
         }
         return CollectionConverters.asScala(arrays.iterator());
       } finally {
+        results.forEach(DeviceBuffer::close);
         buffers.forEach(DeviceBuffer::close);
       }
     }

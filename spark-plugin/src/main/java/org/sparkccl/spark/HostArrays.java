@@ -27,14 +27,30 @@ final class HostArrays {
       host.memory().asFloatBuffer().put(0, a);
       return buf;
     }
-    copyIn(buf, a.length, 4, (w, from, n) -> w.asFloatBuffer().put(a, from, n));
-    return buf;
+    return copyIn(buf, a.length, 4, (w, from, n) -> w.asFloatBuffer().put(a, from, n));
   }
 
   static DeviceBuffer toBuffer(double[] a, Device device) {
     DeviceBuffer buf = device.allocate(8L * a.length);
-    copyIn(buf, a.length, 8, (w, from, n) -> w.asDoubleBuffer().put(a, from, n));
-    return buf;
+    return copyIn(buf, a.length, 8, (w, from, n) -> w.asDoubleBuffer().put(a, from, n));
+  }
+
+  /** A buffer of the raw bytes (in the machine's order) of an array. */
+  static DeviceBuffer toBuffer(byte[] bytes, Device device) {
+    DeviceBuffer buf = device.allocate(bytes.length);
+    try {
+      buf.copyFromHost(ByteBuffer.wrap(bytes), 0);
+      return buf;
+    } catch (RuntimeException e) {
+      buf.close();
+      throw e;
+    }
+  }
+
+  static byte[] toBytes(DeviceBuffer buf) {
+    byte[] bytes = new byte[Math.toIntExact(buf.byteSize())];
+    buf.copyToHost(0, ByteBuffer.wrap(bytes));
+    return bytes;
   }
 
   static float[] toFloats(DeviceBuffer buf) {
@@ -53,15 +69,23 @@ final class HostArrays {
     return a;
   }
 
-  private static void copyIn(DeviceBuffer buf, int length, int elementBytes, WindowStep fill) {
-    ByteBuffer window = window((long) length * elementBytes);
-    int per = window.capacity() / elementBytes;
-    for (int i = 0; i < length; i += per) {
-      int n = Math.min(per, length - i);
-      window.clear();
-      fill.apply(window, i, n);
-      window.limit(n * elementBytes);
-      buf.copyFromHost(window, (long) i * elementBytes);
+  /** Fills {@code buf} through the window; closes it if a copy fails. */
+  private static DeviceBuffer copyIn(
+      DeviceBuffer buf, int length, int elementBytes, WindowStep fill) {
+    try {
+      ByteBuffer window = window((long) length * elementBytes);
+      int per = window.capacity() / elementBytes;
+      for (int i = 0; i < length; i += per) {
+        int n = Math.min(per, length - i);
+        window.clear();
+        fill.apply(window, i, n);
+        window.limit(n * elementBytes);
+        buf.copyFromHost(window, (long) i * elementBytes);
+      }
+      return buf;
+    } catch (RuntimeException e) {
+      buf.close();
+      throw e;
     }
   }
 

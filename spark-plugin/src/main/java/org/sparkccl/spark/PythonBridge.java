@@ -1,10 +1,9 @@
 package org.sparkccl.spark;
 
-import java.nio.ByteBuffer;
 import org.apache.spark.api.java.JavaRDD;
+import scala.reflect.ClassTag$;
 import org.sparkccl.DataType;
 import org.sparkccl.ReduceOp;
-import org.sparkccl.device.DeviceBuffer;
 
 /**
  * The entry points of the PySpark shim ({@code python-shim/sparkccl}). Python arrays travel as
@@ -21,43 +20,32 @@ public final class PythonBridge {
    * reduceScatter}) on an RDD of {@code byte[]} holding arrays of {@code dtype} ({@code float32}
    * or {@code float64}); {@code op} names the reduction, {@code root} the broadcast's partition.
    */
-  public static JavaRDD<Object> run(
-      JavaRDD<Object> arrays, String collective, String dtype, String op, int root) {
+  public static JavaRDD<byte[]> run(
+      JavaRDD<byte[]> arrays, String collective, String dtype, String op, int root) {
     DataType type = DataType.fromName(dtype);
     if (type != DataType.FLOAT32 && type != DataType.FLOAT64) {
       throw new IllegalArgumentException(
           "dtype=" + dtype + " is not supported from Python; expected float32 or float64");
     }
-    JavaRDD<DeviceBuffer> buffers = arrays.map(PythonBridge::toBuffer);
-    JavaRDD<DeviceBuffer> result =
+    CollectiveSpec.Kind kind =
         switch (collective) {
-          case "allReduce" -> SparkCCL.allReduce(buffers, type, ReduceOp.fromName(op));
-          case "broadcast" -> SparkCCL.broadcast(buffers, type, root);
-          case "allGather" -> SparkCCL.allGather(buffers, type);
-          case "reduceScatter" -> SparkCCL.reduceScatter(buffers, type, ReduceOp.fromName(op));
+          case "allReduce" -> CollectiveSpec.Kind.ALL_REDUCE;
+          case "broadcast" -> CollectiveSpec.Kind.BROADCAST;
+          case "allGather" -> CollectiveSpec.Kind.ALL_GATHER;
+          case "reduceScatter" -> CollectiveSpec.Kind.REDUCE_SCATTER;
           default ->
               throw new IllegalArgumentException(
                   "collective=" + collective + " is not one; expected allReduce, broadcast,"
                       + " allGather or reduceScatter");
         };
-    return result.map(PythonBridge::toBytes);
-  }
-
-  private static DeviceBuffer toBuffer(Object a) {
-    if (!(a instanceof byte[] bytes)) {
-      throw new IllegalArgumentException(
-          "an element of type " + (a == null ? "null" : a.getClass().getSimpleName())
-              + " reached SparkCCL from Python; expected byte[] (the shim sends array.tobytes())");
-    }
-    DeviceBuffer buf = SparkBuffers.taskDevice().allocate(bytes.length);
-    buf.copyFromHost(ByteBuffer.wrap(bytes), 0);
-    return buf;
-  }
-
-  private static Object toBytes(DeviceBuffer buf) {
-    byte[] bytes = new byte[Math.toIntExact(buf.byteSize())];
-    buf.copyToHost(0, ByteBuffer.wrap(bytes));
-    buf.close();
-    return bytes;
+    ReduceOp reduce =
+        kind == CollectiveSpec.Kind.ALL_REDUCE || kind == CollectiveSpec.Kind.REDUCE_SCATTER
+            ? ReduceOp.fromName(op)
+            : null;
+    return JavaRDD.fromRDD(
+        SparkCCL.runOnArrays(
+            arrays.rdd(), new CollectiveSpec(kind, type, reduce, root), HostArrays::toBuffer,
+            HostArrays::toBytes, ClassTag$.MODULE$.apply(byte[].class)),
+        ClassTag$.MODULE$.apply(byte[].class));
   }
 }

@@ -155,9 +155,19 @@ public final class SparkCCL {
   }
 
   private static RDD<float[]> runOnArrays(RDD<float[]> rdd, CollectiveSpec spec) {
+    return runOnArrays(rdd, spec, HostArrays::toBuffer, HostArrays::toFloats, floatArrayTag());
+  }
+
+  /** A collective on arrays of any kind, converted in and out within the barrier stage. */
+  static <T> RDD<T> runOnArrays(
+      RDD<T> rdd, CollectiveSpec spec, BarrierCollective.ToBuffer<T> toBuffer,
+      BarrierCollective.FromBuffer<T> fromBuffer, ClassTag<T> tag) {
     checkSlots(rdd.context(), rdd.getNumPartitions());
+    if (spec.kind() == Kind.BROADCAST) {
+      checkRoot(spec.root(), rdd.getNumPartitions());
+    }
     return rdd.barrier()
-        .mapPartitions(new BarrierCollective.OnFloatArrays(spec), false, floatArrayTag());
+        .mapPartitions(new BarrierCollective.OnArrays<>(spec, toBuffer, fromBuffer), false, tag);
   }
 
   private static void checkRoot(int root, int partitions) {

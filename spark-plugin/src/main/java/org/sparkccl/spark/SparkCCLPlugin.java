@@ -87,7 +87,11 @@ public final class SparkCCLPlugin implements SparkPlugin {
           "SparkCCL needs barrier mode, which does not work with dynamic allocation:"
               + " set spark.dynamicAllocation.enabled=false");
     }
-    SparkConfKeys.engineConfig(conf);
+    if (SparkConfKeys.engineConfig(conf).transport().equals("local")) {
+      throw new IllegalStateException(
+          "spark.ccl.transport=local joins ranks that are threads of one JVM, but barrier tasks"
+              + " meet across executors: use auto, ucx or socket");
+    }
     String mode = DeviceChoice.mode(conf.get(SparkConfKeys.DEVICE, DeviceChoice.AUTO));
     String taskGpus = conf.get("spark.task.resource.gpu.amount", null);
     if (mode.equals(DeviceChoice.CUDA) && taskGpus != null) {

@@ -209,6 +209,10 @@ class SparkCollectivesTest {
     IllegalStateException d =
         assertThrows(IllegalStateException.class, () -> SparkCCLPlugin.checkDriverConf(dyn));
     assertTrue(d.getMessage().contains("dynamic allocation"), d.getMessage());
+    SparkConf local = new SparkConf().set("spark.ccl.transport", "local");
+    IllegalStateException l =
+        assertThrows(IllegalStateException.class, () -> SparkCCLPlugin.checkDriverConf(local));
+    assertTrue(l.getMessage().contains("spark.ccl.transport=local"), l.getMessage());
     SparkConf badDevice = new SparkConf().set("spark.ccl.device", "tpu");
     IllegalArgumentException b =
         assertThrows(IllegalArgumentException.class, () -> SparkCCLPlugin.checkDriverConf(badDevice));

@@ -77,7 +77,8 @@ public final class CudaBuffer implements DeviceBuffer {
   }
 
   private void checkRange(long offset, long length) {
-    use.checkOpen();
+    // engine copies may still run on a buffer closed during its collective: only freed is fatal
+    use.checkNotFreed();
     if (offset < 0 || length < 0 || offset + length > bytes) {
       throw new IndexOutOfBoundsException(
           "offset=" + offset + " length=" + length + " is outside a buffer of " + bytes + " bytes");
