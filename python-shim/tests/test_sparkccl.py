@@ -23,9 +23,7 @@ PARTITIONS = 4
 
 def _jars():
     lib = os.path.join(ROOT, "examples", "target", "lib")
-    # every runtime jar but those Spark itself brings (Log4j2, Jackson)
-    return sorted(j for j in glob.glob(os.path.join(lib, "*.jar"))
-                  if not os.path.basename(j).startswith(("log4j-", "jackson-")))
+    return sorted(glob.glob(os.path.join(lib, "*.jar")))  # what Spark does not bring itself
 
 
 @unittest.skipUnless(glob.glob(os.path.join(ROOT, "examples", "target", "lib", "sparkccl-*.jar")),

@@ -13,7 +13,7 @@ public final class BufferUse {
   private static final Logger LOG = LogManager.getLogger(BufferUse.class);
 
   private volatile boolean closed;
-  private boolean freed;
+  private volatile boolean freed;
   private int users;
   private Runnable pendingFree;
 
@@ -34,7 +34,7 @@ public final class BufferUse {
    *
    * @throws IllegalStateException when the memory is freed
    */
-  public synchronized void checkNotFreed() {
+  public void checkNotFreed() {
     if (freed) {
       throw new IllegalStateException("buffer is closed");
     }

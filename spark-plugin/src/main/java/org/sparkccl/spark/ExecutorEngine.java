@@ -27,7 +27,7 @@ public final class ExecutorEngine {
 
   private ExecutorEngine(
       CclConfig config, String deviceMode, DeviceChoice device, PluginContext plugin) {
-    this.config = config;
+    this.config = withDevice(config, device.device()); // the executor's, on its device
     this.deviceMode = deviceMode;
     this.device = device;
     this.plugin = plugin;
@@ -100,12 +100,13 @@ public final class ExecutorEngine {
 
   /** The executor's engine configuration, with its device. */
   public CclConfig config() {
-    return withDevice(config, device.device());
+    return config;
   }
 
   /** The configuration for one task: the executor's, on the task's device. */
   public CclConfig configFor(Map<String, ResourceInformation> taskResources) {
-    return withDevice(config, deviceFor(taskResources));
+    Device task = deviceFor(taskResources);
+    return task == device.device() ? config : withDevice(config, task);
   }
 
   private static CclConfig withDevice(CclConfig config, Device device) {
