@@ -285,75 +285,74 @@ class CollectivesTest {
     }
     int count = 30_001;
     DataType f32 = DataType.FLOAT32;
-    boolean ok = false;
-    try {
-      RankHarness.run(
-          n,
-          WAIT,
-          rank -> {
-            Communicator comm = comms[rank];
-            List<CollectiveCase> parts = new ArrayList<>();
-            List<ByteBuffer[]> inputs = new ArrayList<>();
-            List<CompletableFuture<Void>> futures = new ArrayList<>();
-            List<DeviceBuffer> arBufs = new ArrayList<>();
-            List<ByteBuffer[]> arInputs = new ArrayList<>();
-            boolean done = false;
-            try {
-              for (int k = 0; k < specs.size(); k++) {
-                Spec s = specs.get(k);
-                if (s == null) {
-                  ByteBuffer[] in = new Spec(Kind.REDUCE, f32, ReduceOp.SUM, count, 0, false)
-                      .inputs(n, 900 + k);
-                  DeviceBuffer b = HostDevice.INSTANCE.allocate(count * 4L);
-                  b.copyFromHost(in[rank].duplicate(), 0);
-                  arBufs.add(b);
-                  arInputs.add(in);
-                  futures.add(comm.allReduceAsync(b, b, count, f32, ReduceOp.SUM));
-                } else {
-                  ByteBuffer[] in = s.inputs(n, 900 + k);
-                  CollectiveCase c = CollectiveCase.prepare(s, rank, n, in, 900 + k);
-                  parts.add(c);
-                  inputs.add(in);
-                  futures.add(c.launch(comm));
+    RankHarness.closingAfter(
+        comms,
+        WAIT,
+        () -> {
+          RankHarness.run(
+              n,
+              WAIT,
+              rank -> {
+                Communicator comm = comms[rank];
+                List<CollectiveCase> parts = new ArrayList<>();
+                List<ByteBuffer[]> inputs = new ArrayList<>();
+                List<CompletableFuture<Void>> futures = new ArrayList<>();
+                List<DeviceBuffer> arBufs = new ArrayList<>();
+                List<ByteBuffer[]> arInputs = new ArrayList<>();
+                boolean done = false;
+                try {
+                  for (int k = 0; k < specs.size(); k++) {
+                    Spec s = specs.get(k);
+                    if (s == null) {
+                      ByteBuffer[] in = new Spec(Kind.REDUCE, f32, ReduceOp.SUM, count, 0, false)
+                          .inputs(n, 900 + k);
+                      DeviceBuffer b = HostDevice.INSTANCE.allocate(count * 4L);
+                      b.copyFromHost(in[rank].duplicate(), 0);
+                      arBufs.add(b);
+                      arInputs.add(in);
+                      futures.add(comm.allReduceAsync(b, b, count, f32, ReduceOp.SUM));
+                    } else {
+                      ByteBuffer[] in = s.inputs(n, 900 + k);
+                      CollectiveCase c = CollectiveCase.prepare(s, rank, n, in, 900 + k);
+                      parts.add(c);
+                      inputs.add(in);
+                      futures.add(c.launch(comm));
+                    }
+                  }
+                  for (int k = 0; k < futures.size(); k++) {
+                    Throwable e = RankHarness.await(futures.get(k), WAIT, "call " + k);
+                    String call = "rank " + rank + ": call " + k + " (" + what(specs.get(k)) + ")";
+                    assertNull(e, call + " failed: " + e);
+                  }
+                  int ar = 0;
+                  int other = 0;
+                  for (int k = 0; k < specs.size(); k++) {
+                    String m;
+                    if (specs.get(k) == null) {
+                      ByteBuffer got = Reference.heap(count * 4);
+                      arBufs.get(ar).copyToHost(0, got);
+                      m =
+                          Reference.allReduce(arInputs.get(ar), count, f32, ReduceOp.SUM)
+                              .mismatches(got);
+                      ar++;
+                    } else {
+                      m = parts.get(other).check(inputs.get(other));
+                      other++;
+                    }
+                    String call = "rank " + rank + ": call " + k + " (" + what(specs.get(k)) + ")";
+                    assertNull(m, call + ": " + m);
+                  }
+                  done = true;
+                } finally {
+                  if (!done) {
+                    comm.abort();
+                    comm.close(); // stop the kernels before the buffers are freed
+                  }
+                  parts.forEach(CollectiveCase::close);
+                  arBufs.forEach(RankHarness::closeBuffer);
                 }
-              }
-              for (int k = 0; k < futures.size(); k++) {
-                Throwable e = RankHarness.await(futures.get(k), WAIT, "call " + k);
-                assertNull(e, "rank " + rank + ": call " + k + " (" + what(specs.get(k)) + ") failed: " + e);
-              }
-              int ar = 0;
-              int other = 0;
-              for (int k = 0; k < specs.size(); k++) {
-                String m;
-                if (specs.get(k) == null) {
-                  ByteBuffer got = Reference.heap(count * 4);
-                  arBufs.get(ar).copyToHost(0, got);
-                  m = Reference.allReduce(arInputs.get(ar), count, f32, ReduceOp.SUM).mismatches(got);
-                  ar++;
-                } else {
-                  m = parts.get(other).check(inputs.get(other));
-                  other++;
-                }
-                assertNull(m, "rank " + rank + ": call " + k + " (" + what(specs.get(k)) + "): " + m);
-              }
-              done = true;
-            } finally {
-              if (!done) {
-                comm.abort();
-                comm.close(); // stop the kernels before the buffers are freed
-              }
-              parts.forEach(CollectiveCase::close);
-              arBufs.forEach(RankHarness::closeBuffer);
-            }
-          });
-      ok = true;
-    } finally {
-      if (ok) {
-        RankHarness.closeAll(comms, WAIT);
-      } else {
-        RankHarness.closeQuietly(comms);
-      }
-    }
+              });
+        });
   }
 
   private static String what(Spec s) {

@@ -16,6 +16,7 @@ import java.util.Queue;
 import java.util.SplittableRandom;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
@@ -128,59 +129,54 @@ class PointToPointTest {
     int[] counts = {1, 7, 1003, 50_001};
     Communicator[] comms = RankHarness.createAll(pair.n(), config(Duration.ofSeconds(30)), WAIT);
     Queue<String> wrong = new ConcurrentLinkedQueue<>();
-    boolean ok = false;
-    try {
-      RankHarness.run(
-          pair.n(),
-          WAIT,
-          rank -> {
-            if (rank != pair.a() && rank != pair.b()) {
-              return; // a bystander: p2p between others must not need it
-            }
-            Communicator comm = comms[rank];
-            int other = rank == pair.a() ? pair.b() : pair.a();
-            long seed = 100;
-            for (DataType t : DataType.values()) {
-              for (int count : counts) {
-                // leg 0: a -> b, leg 1: b -> a
-                for (int leg = 0; leg < 2; leg++) {
-                  seed++;
-                  int from = leg == 0 ? pair.a() : pair.b();
-                  String name =
-                      t + " count=" + count + " rank " + from + " -> rank "
-                          + (leg == 0 ? pair.b() : pair.a());
-                  int bytes = count * t.size();
-                  ByteBuffer sent = block(count, t, seed);
-                  if (rank == from) {
-                    DeviceBuffer buf = upload(sent);
-                    comm.send(buf, count, t, other);
-                    String m = checkUnchanged(buf, sent);
-                    if (m != null) {
-                      wrong.add(name + ": rank " + rank + ":" + m);
+    RankHarness.closingAfter(
+        comms,
+        WAIT,
+        () -> {
+          RankHarness.run(
+              pair.n(),
+              WAIT,
+              rank -> {
+                if (rank != pair.a() && rank != pair.b()) {
+                  return; // a bystander: p2p between others must not need it
+                }
+                Communicator comm = comms[rank];
+                int other = rank == pair.a() ? pair.b() : pair.a();
+                long seed = 100;
+                for (DataType t : DataType.values()) {
+                  for (int count : counts) {
+                    // leg 0: a -> b, leg 1: b -> a
+                    for (int leg = 0; leg < 2; leg++) {
+                      seed++;
+                      int from = leg == 0 ? pair.a() : pair.b();
+                      String name =
+                          t + " count=" + count + " rank " + from + " -> rank "
+                              + (leg == 0 ? pair.b() : pair.a());
+                      int bytes = count * t.size();
+                      ByteBuffer sent = block(count, t, seed);
+                      if (rank == from) {
+                        DeviceBuffer buf = upload(sent);
+                        comm.send(buf, count, t, other);
+                        String m = checkUnchanged(buf, sent);
+                        if (m != null) {
+                          wrong.add(name + ": rank " + rank + ":" + m);
+                        }
+                        buf.close();
+                      } else {
+                        ByteBuffer before = garbage(bytes + PAD, seed);
+                        DeviceBuffer buf = upload(before);
+                        comm.recv(buf, count, t, other);
+                        String m = checkReceived(download(buf), sent, before, bytes);
+                        if (m != null) {
+                          wrong.add(name + ": rank " + rank + ":" + m);
+                        }
+                        buf.close();
+                      }
                     }
-                    buf.close();
-                  } else {
-                    ByteBuffer before = garbage(bytes + PAD, seed);
-                    DeviceBuffer buf = upload(before);
-                    comm.recv(buf, count, t, other);
-                    String m = checkReceived(download(buf), sent, before, bytes);
-                    if (m != null) {
-                      wrong.add(name + ": rank " + rank + ":" + m);
-                    }
-                    buf.close();
                   }
                 }
-              }
-            }
-          });
-      ok = true;
-    } finally {
-      if (ok) {
-        RankHarness.closeAll(comms, WAIT);
-      } else {
-        RankHarness.closeQuietly(comms);
-      }
-    }
+              });
+        });
     if (!wrong.isEmpty()) {
       fail(pair + ": " + wrong.size() + " transfers wrong:\n" + String.join("\n", wrong));
     }
@@ -336,47 +332,41 @@ class PointToPointTest {
     int base = 200_000;
     Communicator[] comms = RankHarness.createAll(n, config(Duration.ofSeconds(30)), WAIT);
     Queue<String> wrong = new ConcurrentLinkedQueue<>();
-    int variants = 0;
-    boolean ok = false;
-    try {
-      long variant = 0;
-      for (Pattern pattern : Pattern.values()) {
-        DataType t = pattern == Pattern.RING ? DataType.FLOAT32 : DataType.INT32;
-        for (boolean sendsFirst : new boolean[] {true, false}) {
-          for (Api api : Api.values()) {
-            long v = ++variant;
-            String name =
-                n + " ranks, " + pattern + ", " + (sendsFirst ? "sends first" : "receives first")
-                    + ", " + api;
-            try {
-              RankHarness.run(
-                  n,
-                  WAIT,
-                  rank -> {
-                    String m =
-                        exchange(
-                            comms[rank], api,
-                            transfers(pattern, sendsFirst, rank, n, base, v), t, name);
-                    if (m != null) {
-                      wrong.add(m);
-                    }
-                  });
-            } catch (AssertionError e) {
-              throw new AssertionError(name + ": " + e.getMessage(), e);
+    AtomicInteger variants = new AtomicInteger();
+    RankHarness.closingAfter(
+        comms,
+        WAIT,
+        () -> {
+          long variant = 0;
+          for (Pattern pattern : Pattern.values()) {
+            DataType t = pattern == Pattern.RING ? DataType.FLOAT32 : DataType.INT32;
+            for (boolean sendsFirst : new boolean[] {true, false}) {
+              for (Api api : Api.values()) {
+                long v = ++variant;
+                String order = sendsFirst ? "sends first" : "receives first";
+                String name = n + " ranks, " + pattern + ", " + order + ", " + api;
+                try {
+                  RankHarness.run(
+                      n,
+                      WAIT,
+                      rank -> {
+                        String m =
+                            exchange(
+                                comms[rank], api,
+                                transfers(pattern, sendsFirst, rank, n, base, v), t, name);
+                        if (m != null) {
+                          wrong.add(m);
+                        }
+                      });
+                } catch (AssertionError e) {
+                  throw new AssertionError(name + ": " + e.getMessage(), e);
+                }
+                variants.incrementAndGet();
+              }
             }
-            variants++;
           }
-        }
-      }
-      ok = true;
-    } finally {
-      if (ok) {
-        RankHarness.closeAll(comms, WAIT);
-      } else {
-        RankHarness.closeQuietly(comms);
-      }
-    }
-    assertEquals(8, variants, "variants run");
+        });
+    assertEquals(8, variants.get(), "variants run");
     if (!wrong.isEmpty()) {
       fail(wrong.size() + " rank(s) wrong:\n" + String.join("\n", wrong));
     }
@@ -390,64 +380,60 @@ class PointToPointTest {
     DataType t = DataType.FLOAT32;
     Communicator[] comms = RankHarness.createAll(n, config(Duration.ofSeconds(30)), WAIT);
     Queue<String> wrong = new ConcurrentLinkedQueue<>();
-    boolean ok = false;
-    try {
-      RankHarness.run(
-          n,
-          WAIT,
-          rank -> {
-            Communicator comm = comms[rank];
-            int next = (rank + 1) % n;
-            int prev = (rank - 1 + n) % n;
-            ByteBuffer out = block(count, t, seedOf(7, rank, next));
-            ByteBuffer before = garbage(count * 4 + PAD, seedOf(7, prev, rank));
-            DeviceBuffer sendBuf = upload(out);
-            DeviceBuffer recvBuf = upload(before);
-            comm.groupStart();
-            comm.groupStart();
-            CompletableFuture<Void> s = comm.sendAsync(sendBuf, count, t, next);
-            comm.groupEnd(); // inner: nothing starts yet
-            boolean sendStartedEarly = s.isDone();
-            CompletableFuture<Void> r;
-            try (Communicator.Group g = comm.group()) { // depth 2 again, ends back at 1
-              r = comm.recvAsync(recvBuf, count, t, prev);
-            }
-            boolean recvStartedEarly = r.isDone();
-            comm.groupEnd(); // outermost: launches both and waits
-            if (sendStartedEarly || recvStartedEarly) {
-              wrong.add(
-                  "rank " + rank + ": a transfer completed before the outermost groupEnd (send "
-                      + sendStartedEarly + ", recv " + recvStartedEarly + ")");
-            }
-            Throwable se = RankHarness.await(s, WAIT, "rank " + rank + " send");
-            Throwable re = RankHarness.await(r, WAIT, "rank " + rank + " recv");
-            if (se != null || re != null) {
-              wrong.add("rank " + rank + ": a transfer failed though groupEnd returned normally: "
-                  + se + " / " + re);
-            }
-            String m =
-                checkReceived(download(recvBuf), block(count, t, seedOf(7, prev, rank)), before,
-                    count * 4);
-            if (m != null) {
-              wrong.add("rank " + rank + " recv from rank " + prev + ":" + m);
-            }
-            m = checkUnchanged(sendBuf, out);
-            if (m != null) {
-              wrong.add("rank " + rank + ":" + m);
-            }
-            sendBuf.close();
-            recvBuf.close();
-            // the group depth is back to 0: a further groupEnd is an error
-            assertThrows(IllegalStateException.class, comm::groupEnd, "rank " + rank);
-          });
-      ok = true;
-    } finally {
-      if (ok) {
-        RankHarness.closeAll(comms, WAIT);
-      } else {
-        RankHarness.closeQuietly(comms);
-      }
-    }
+    RankHarness.closingAfter(
+        comms,
+        WAIT,
+        () -> {
+          RankHarness.run(
+              n,
+              WAIT,
+              rank -> {
+                Communicator comm = comms[rank];
+                int next = (rank + 1) % n;
+                int prev = (rank - 1 + n) % n;
+                ByteBuffer out = block(count, t, seedOf(7, rank, next));
+                ByteBuffer before = garbage(count * 4 + PAD, seedOf(7, prev, rank));
+                DeviceBuffer sendBuf = upload(out);
+                DeviceBuffer recvBuf = upload(before);
+                comm.groupStart();
+                comm.groupStart();
+                CompletableFuture<Void> s = comm.sendAsync(sendBuf, count, t, next);
+                comm.groupEnd(); // inner: nothing starts yet
+                boolean sendStartedEarly = s.isDone();
+                CompletableFuture<Void> r;
+                try (Communicator.Group g = comm.group()) { // depth 2 again, ends back at 1
+                  r = comm.recvAsync(recvBuf, count, t, prev);
+                }
+                boolean recvStartedEarly = r.isDone();
+                comm.groupEnd(); // outermost: launches both and waits
+                if (sendStartedEarly || recvStartedEarly) {
+                  wrong.add(
+                      "rank " + rank + ": a transfer completed before the outermost groupEnd (send "
+                          + sendStartedEarly + ", recv " + recvStartedEarly + ")");
+                }
+                Throwable se = RankHarness.await(s, WAIT, "rank " + rank + " send");
+                Throwable re = RankHarness.await(r, WAIT, "rank " + rank + " recv");
+                if (se != null || re != null) {
+                  wrong.add(
+                      "rank " + rank + ": a transfer failed though groupEnd returned normally: "
+                          + se + " / " + re);
+                }
+                String m =
+                    checkReceived(download(recvBuf), block(count, t, seedOf(7, prev, rank)), before,
+                        count * 4);
+                if (m != null) {
+                  wrong.add("rank " + rank + " recv from rank " + prev + ":" + m);
+                }
+                m = checkUnchanged(sendBuf, out);
+                if (m != null) {
+                  wrong.add("rank " + rank + ":" + m);
+                }
+                sendBuf.close();
+                recvBuf.close();
+                // the group depth is back to 0: a further groupEnd is an error
+                assertThrows(IllegalStateException.class, comm::groupEnd, "rank " + rank);
+              });
+        });
     assertTrue(wrong.isEmpty(), String.join("\n", wrong));
   }
 
@@ -465,56 +451,51 @@ class PointToPointTest {
     DataType t = DataType.INT64;
     Communicator[] comms = RankHarness.createAll(n, config(Duration.ofSeconds(30)), WAIT);
     Queue<String> wrong = new ConcurrentLinkedQueue<>();
-    boolean ok = false;
-    try {
-      RankHarness.run(
-          n,
-          WAIT,
-          rank -> {
-            Communicator comm = comms[rank];
-            int other = 1 - rank;
-            try (DeviceBuffer s = HostDevice.INSTANCE.allocate(8 * 64);
-                DeviceBuffer r = HostDevice.INSTANCE.allocate(8 * 64)) {
-              int late = 0;
-              for (int i = 0; i < rounds; i++) {
-                int count = 1 + i % 64;
-                CompletableFuture<Void> sf;
-                CompletableFuture<Void> rf;
-                if (i % 2 == 0) {
-                  try (Communicator.Group g = comm.group()) {
-                    sf = comm.sendAsync(s, count, t, other);
-                    sf.whenComplete((v, e) -> sleepQuietly(3));
-                    rf = comm.recvAsync(r, count, t, other);
+    RankHarness.closingAfter(
+        comms,
+        WAIT,
+        () -> {
+          RankHarness.run(
+              n,
+              WAIT,
+              rank -> {
+                Communicator comm = comms[rank];
+                int other = 1 - rank;
+                try (DeviceBuffer s = HostDevice.INSTANCE.allocate(8 * 64);
+                    DeviceBuffer r = HostDevice.INSTANCE.allocate(8 * 64)) {
+                  int late = 0;
+                  for (int i = 0; i < rounds; i++) {
+                    int count = 1 + i % 64;
+                    CompletableFuture<Void> sf;
+                    CompletableFuture<Void> rf;
+                    if (i % 2 == 0) {
+                      try (Communicator.Group g = comm.group()) {
+                        sf = comm.sendAsync(s, count, t, other);
+                        sf.whenComplete((v, e) -> sleepQuietly(3));
+                        rf = comm.recvAsync(r, count, t, other);
+                      }
+                    } else {
+                      comm.groupStart();
+                      rf = comm.recvAsync(r, count, t, other);
+                      rf.whenComplete((v, e) -> sleepQuietly(3));
+                      sf = comm.sendAsync(s, count, t, other);
+                      comm.groupEnd();
+                    }
+                    if (!sf.isDone() || !rf.isDone()) {
+                      late++;
+                    }
+                    // wait anyway, so that one late future does not end the test's exchange
+                    assertNull(RankHarness.await(sf, WAIT, "send, round " + i));
+                    assertNull(RankHarness.await(rf, WAIT, "recv, round " + i));
                   }
-                } else {
-                  comm.groupStart();
-                  rf = comm.recvAsync(r, count, t, other);
-                  rf.whenComplete((v, e) -> sleepQuietly(3));
-                  sf = comm.sendAsync(s, count, t, other);
-                  comm.groupEnd();
+                  if (late > 0) {
+                    wrong.add(
+                        "rank " + rank + ": in " + late + " of " + rounds + " groups a send or recv"
+                            + " future was not yet done when groupEnd returned");
+                  }
                 }
-                if (!sf.isDone() || !rf.isDone()) {
-                  late++;
-                }
-                // wait anyway, so that one late future does not end the test's exchange
-                assertNull(RankHarness.await(sf, WAIT, "send, round " + i));
-                assertNull(RankHarness.await(rf, WAIT, "recv, round " + i));
-              }
-              if (late > 0) {
-                wrong.add(
-                    "rank " + rank + ": in " + late + " of " + rounds + " groups a send or recv"
-                        + " future was not yet done when groupEnd returned");
-              }
-            }
-          });
-      ok = true;
-    } finally {
-      if (ok) {
-        RankHarness.closeAll(comms, WAIT);
-      } else {
-        RankHarness.closeQuietly(comms);
-      }
-    }
+              });
+        });
     assertTrue(wrong.isEmpty(), String.join("\n", wrong));
   }
 
@@ -536,57 +517,52 @@ class PointToPointTest {
     int n = 4;
     Communicator[] comms = RankHarness.createAll(n, config(Duration.ofSeconds(30)), WAIT);
     Queue<String> wrong = new ConcurrentLinkedQueue<>();
-    boolean ok = false;
-    try {
-      RankHarness.run(
-          n,
-          WAIT,
-          rank -> {
-            Communicator comm = comms[rank];
-            for (int round = 0; round < 2; round++) {
-              long s = 10_000L * (round + 1);
-              String r = "round " + round + ": ";
-              // allReduce, float32 sum
-              allReduceStep(comm, 10_007, DataType.FLOAT32, ReduceOp.SUM, s + 1, r, wrong);
-              // blocking send/recv between ranks 0 and 1 only; ranks 2 and 3 go straight on
-              if (rank <= 1) {
-                pairStep(comm, 1 - rank, 50_001, DataType.INT32, s + 2, r, wrong);
-              }
-              // broadcast from rank 2, int64, in place
-              broadcastStep(comm, 30_011, DataType.INT64, 2, s + 3, r, wrong);
-              // a grouped ring exchange with an allReduce called inside the group
-              groupWithCollectiveStep(comm, 40_009, s + 4, r, wrong);
-              // a grouped exchange between ranks 1 and 3 only, both ways at once
-              if (rank == 1 || rank == 3) {
-                String m =
-                    exchange(
-                        comm, Api.START_END,
-                        List.of(
-                            new Transfer(
-                                true, 4 - rank, countOf(70_000, rank, 4 - rank),
-                                seedOf(s + 5, rank, 4 - rank)),
-                            new Transfer(
-                                false, 4 - rank, countOf(70_000, 4 - rank, rank),
-                                seedOf(s + 5, 4 - rank, rank))),
-                        DataType.FLOAT64, r + "exchange between ranks 1 and 3");
-                if (m != null) {
-                  wrong.add(m);
+    RankHarness.closingAfter(
+        comms,
+        WAIT,
+        () -> {
+          RankHarness.run(
+              n,
+              WAIT,
+              rank -> {
+                Communicator comm = comms[rank];
+                for (int round = 0; round < 2; round++) {
+                  long s = 10_000L * (round + 1);
+                  String r = "round " + round + ": ";
+                  // allReduce, float32 sum
+                  allReduceStep(comm, 10_007, DataType.FLOAT32, ReduceOp.SUM, s + 1, r, wrong);
+                  // blocking send/recv between ranks 0 and 1 only; ranks 2 and 3 go straight on
+                  if (rank <= 1) {
+                    pairStep(comm, 1 - rank, 50_001, DataType.INT32, s + 2, r, wrong);
+                  }
+                  // broadcast from rank 2, int64, in place
+                  broadcastStep(comm, 30_011, DataType.INT64, 2, s + 3, r, wrong);
+                  // a grouped ring exchange with an allReduce called inside the group
+                  groupWithCollectiveStep(comm, 40_009, s + 4, r, wrong);
+                  // a grouped exchange between ranks 1 and 3 only, both ways at once
+                  if (rank == 1 || rank == 3) {
+                    String m =
+                        exchange(
+                            comm, Api.START_END,
+                            List.of(
+                                new Transfer(
+                                    true, 4 - rank, countOf(70_000, rank, 4 - rank),
+                                    seedOf(s + 5, rank, 4 - rank)),
+                                new Transfer(
+                                    false, 4 - rank, countOf(70_000, 4 - rank, rank),
+                                    seedOf(s + 5, 4 - rank, rank))),
+                            DataType.FLOAT64, r + "exchange between ranks 1 and 3");
+                    if (m != null) {
+                      wrong.add(m);
+                    }
+                  }
+                  // allGather, uint8
+                  allGatherStep(comm, 9_001, DataType.UINT8, s + 6, r, wrong);
+                  // allReduce, int64 max
+                  allReduceStep(comm, 3, DataType.INT64, ReduceOp.MAX, s + 7, r, wrong);
                 }
-              }
-              // allGather, uint8
-              allGatherStep(comm, 9_001, DataType.UINT8, s + 6, r, wrong);
-              // allReduce, int64 max
-              allReduceStep(comm, 3, DataType.INT64, ReduceOp.MAX, s + 7, r, wrong);
-            }
-          });
-      ok = true;
-    } finally {
-      if (ok) {
-        RankHarness.closeAll(comms, WAIT);
-      } else {
-        RankHarness.closeQuietly(comms);
-      }
-    }
+              });
+        });
     assertTrue(wrong.isEmpty(), wrong.size() + " step(s) wrong:\n" + String.join("\n", wrong));
   }
 

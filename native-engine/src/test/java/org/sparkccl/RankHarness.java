@@ -131,6 +131,26 @@ public final class RankHarness {
     return comms;
   }
 
+
+  /**
+   * Runs {@code body}, then closes {@code comms}: strictly ({@link #closeAll}, so a close that
+   * throws or hangs fails the test) after a body that passed, quietly after one that failed, so
+   * the body's own failure is the one reported.
+   */
+  public static void closingAfter(Communicator[] comms, Duration deadline, Runnable body) {
+    boolean ok = false;
+    try {
+      body.run();
+      ok = true;
+    } finally {
+      if (ok) {
+        closeAll(comms, deadline);
+      } else {
+        closeQuietly(comms);
+      }
+    }
+  }
+
   /** Closes every communicator in parallel; fails if a close throws or hangs. */
   public static void closeAll(Communicator[] comms, Duration deadline) {
     run(
