@@ -71,21 +71,6 @@ class AllReduceTest {
         new Setup(8, 2, SMALL_BUFF, 0, 1, true));
   }
 
-  /** dtype x op pairs of the reduced set: every dtype and every op at least once. */
-  private static final List<Object[]> REDUCED =
-      List.of(
-          new Object[] {DataType.FLOAT32, ReduceOp.SUM},
-          new Object[] {DataType.FLOAT32, ReduceOp.AVG},
-          new Object[] {DataType.FLOAT64, ReduceOp.PROD},
-          new Object[] {DataType.FLOAT16, ReduceOp.SUM},
-          new Object[] {DataType.BFLOAT16, ReduceOp.MAX},
-          new Object[] {DataType.INT8, ReduceOp.MIN},
-          new Object[] {DataType.UINT8, ReduceOp.SUM},
-          new Object[] {DataType.INT32, ReduceOp.PROD},
-          new Object[] {DataType.UINT32, ReduceOp.MAX},
-          new Object[] {DataType.INT64, ReduceOp.SUM},
-          new Object[] {DataType.UINT64, ReduceOp.MIN});
-
   /**
    * A count that covers at least two full ring rounds on every channel the setup has: a round
    * of a channel is {@code ranks} chunks of {@link RingAllReduce#CHUNK_STEPS} slots, and a
@@ -109,7 +94,7 @@ class AllReduceTest {
     try {
       List<Object[]> pairs = new ArrayList<>();
       if (s.reduced()) {
-        pairs.addAll(REDUCED);
+        pairs.addAll(Reference.REDUCED_PAIRS);
       } else {
         for (DataType t : DataType.values()) {
           for (ReduceOp op : ReduceOp.values()) {

@@ -97,21 +97,6 @@ class CollectivesTest {
         new Setup(8, 1, SMALL_BUFF, true, "tree"));
   }
 
-  /** dtype x op pairs of the reduced set: every dtype and every op at least once. */
-  private static final List<Object[]> REDUCED =
-      List.of(
-          new Object[] {DataType.FLOAT32, ReduceOp.SUM},
-          new Object[] {DataType.FLOAT32, ReduceOp.AVG},
-          new Object[] {DataType.FLOAT64, ReduceOp.PROD},
-          new Object[] {DataType.FLOAT16, ReduceOp.SUM},
-          new Object[] {DataType.BFLOAT16, ReduceOp.MAX},
-          new Object[] {DataType.INT8, ReduceOp.MIN},
-          new Object[] {DataType.UINT8, ReduceOp.SUM},
-          new Object[] {DataType.INT32, ReduceOp.PROD},
-          new Object[] {DataType.UINT32, ReduceOp.MAX},
-          new Object[] {DataType.INT64, ReduceOp.SUM},
-          new Object[] {DataType.UINT64, ReduceOp.MIN});
-
   /**
    * A per-rank count spanning many slots and several rounds of allGather/reduceScatter pieces
    * (4 slots each) on every channel of the setup: at least 20_001 elements and at least 128 KiB
@@ -147,7 +132,7 @@ class CollectivesTest {
         }
       }
       if (kind.reduces() && s.reduced()) {
-        pairs.addAll(REDUCED);
+        pairs.addAll(Reference.REDUCED_PAIRS);
       }
       for (Object[] p : pairs) {
         DataType t = (DataType) p[0];

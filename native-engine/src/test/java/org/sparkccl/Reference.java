@@ -2,6 +2,7 @@ package org.sparkccl;
 
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.util.List;
 import java.util.Arrays;
 import java.util.SplittableRandom;
 
@@ -12,6 +13,21 @@ import java.util.SplittableRandom;
  * integers).
  */
 public final class Reference {
+  /** dtype x op pairs of the reduced set: every dtype and every op at least once. */
+  static final List<Object[]> REDUCED_PAIRS =
+      List.of(
+          new Object[] {DataType.FLOAT32, ReduceOp.SUM},
+          new Object[] {DataType.FLOAT32, ReduceOp.AVG},
+          new Object[] {DataType.FLOAT64, ReduceOp.PROD},
+          new Object[] {DataType.FLOAT16, ReduceOp.SUM},
+          new Object[] {DataType.BFLOAT16, ReduceOp.MAX},
+          new Object[] {DataType.INT8, ReduceOp.MIN},
+          new Object[] {DataType.UINT8, ReduceOp.SUM},
+          new Object[] {DataType.INT32, ReduceOp.PROD},
+          new Object[] {DataType.UINT32, ReduceOp.MAX},
+          new Object[] {DataType.INT64, ReduceOp.SUM},
+          new Object[] {DataType.UINT64, ReduceOp.MIN});
+
   private Reference() {}
 
   // ---------------------------------------------------------------- half-precision formats
