@@ -68,7 +68,7 @@ public enum DataType {
         "dtype=" + name + " is not a data type; expected one of " + names());
   }
 
-  static String names() {
+  public static String names() {
     return Arrays.stream(values()).map(DataType::wireName).collect(Collectors.joining(", "));
   }
 }

@@ -17,6 +17,7 @@ import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
+import org.sparkccl.fifo.FifoLayout;
 import org.sparkccl.algorithm.RingAllReduce;
 import org.sparkccl.bootstrap.Bootstrap;
 import org.sparkccl.bootstrap.LocalBootstrap;
@@ -64,7 +65,7 @@ class AllReduceTest {
         new Setup(2, 1, SMALL_BUFF, 0, 1, false),
         new Setup(3, 2, SMALL_BUFF, 0, 1, false),
         new Setup(4, 4, SMALL_BUFF, 0, 1, false),
-        new Setup(2, 2, CclConfig.BUFF_SIZE_DEFAULT, 0, 1, true),
+        new Setup(2, 2, 4 << 20, 0, 1, true),
         // slots of 128K and 64K: big enough (>= 64K) for the socket helper threads to carry data
         new Setup(3, 2, 1 << 20, 2, 2, true),
         new Setup(4, 2, 512 << 10, 1, 3, true),
@@ -78,7 +79,7 @@ class AllReduceTest {
    * nor the channels.
    */
   static int multiRoundCount(Setup s, DataType t) {
-    long chunkElems = (long) (s.buffSize() / CclConfig.STEPS / t.size()) * RingAllReduce.CHUNK_STEPS;
+    long chunkElems = (long) (s.buffSize() / FifoLayout.STEPS / t.size()) * RingAllReduce.CHUNK_STEPS;
     long perChannel = Math.max(2L * Math.max(2, s.ranks()) * chunkElems, (128 << 10) / t.size());
     long count = s.channels() * perChannel + 13;
     // default 4M buffers would need hundreds of MiB for two rounds: a few channels' worth is enough

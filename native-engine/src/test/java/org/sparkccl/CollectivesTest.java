@@ -18,10 +18,12 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.function.Executable;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
+import org.sparkccl.fifo.FifoLayout;
 import org.sparkccl.CollectiveCase.Kind;
 import org.sparkccl.CollectiveCase.Spec;
 import org.sparkccl.algorithm.ChannelSplit;
 import org.sparkccl.config.CclConfig;
+import org.sparkccl.config.Key;
 import org.sparkccl.device.DeviceBuffer;
 import org.sparkccl.device.HostDevice;
 
@@ -59,7 +61,7 @@ class CollectivesTest {
           .socketThreads(socketThreads)
           .socketsPerThread(socksPerThread)
           .timeout(Duration.ofSeconds(30))
-          .algo(algo)
+          .set(Key.ALGO, algo)
           .build();
     }
 
@@ -86,7 +88,7 @@ class CollectivesTest {
         new Setup(4, 2, SMALL_BUFF, true),
         new Setup(5, 1, SMALL_BUFF, true),
         new Setup(5, 2, SMALL_BUFF, false),
-        new Setup(3, 2, CclConfig.BUFF_SIZE_DEFAULT, true),
+        new Setup(3, 2, 4 << 20, true),
         // 128K slots: big enough (>= 64K) for the socket helper threads to carry data
         new Setup(3, 2, 1 << 20, 2, 2, true),
         new Setup(8, 2, SMALL_BUFF, true),
@@ -107,7 +109,7 @@ class CollectivesTest {
     long bytes =
         Math.max(
             s.channels() * ChannelSplit.MIN_BYTES_PER_CHANNEL,
-            2L * s.buffSize() / CclConfig.STEPS);
+            2L * s.buffSize() / FifoLayout.STEPS);
     long count = bytes / t.size() + 13;
     return (int) Math.max(20_001, count | 1);
   }

@@ -19,8 +19,11 @@ import java.util.function.Consumer;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.function.Executable;
+import org.sparkccl.config.LogLevel;
+import org.sparkccl.config.Algorithm;
 import org.sparkccl.bootstrap.LocalBootstrap;
 import org.sparkccl.config.CclConfig;
+import org.sparkccl.config.Key;
 import org.sparkccl.device.DeviceBuffer;
 import org.sparkccl.device.HostDevice;
 
@@ -334,18 +337,24 @@ class ErrorsTest {
             "buffSize", b -> b.buffSize(4096),
             "buffSize ", b -> b.buffSize((64 << 10) + 1),
             "nChannels", b -> b.nChannels(0),
-            "nChannels ", b -> b.nChannels(CclConfig.MAX_CHANNELS + 1),
+            "nChannels ", b -> b.nChannels(Key.MAX_CHANNELS + 1),
             "socket.nThreads", b -> b.socketThreads(17),
             "socket.nSocksPerThread", b -> b.socketThreads(16).socketsPerThread(5),
             "timeout", b -> b.timeout(Duration.ZERO),
             "timeout ", b -> b.timeout(Duration.ofSeconds(-1)),
-            "algo", b -> b.algo("bfs"),
-            "debug", b -> b.debug("LOUD"));
+            "algo", b -> b.set(Key.ALGO, "bfs"),
+            "debug", b -> b.set(Key.DEBUG, "LOUD"));
     for (Map.Entry<String, Consumer<CclConfig.Builder>> e : bad.entrySet()) {
       String key = e.getKey().trim();
       CclConfig.Builder b = CclConfig.builder();
-      e.getValue().accept(b);
-      IllegalArgumentException x = assertThrows(IllegalArgumentException.class, b::build, key);
+      IllegalArgumentException x =
+          assertThrows(
+              IllegalArgumentException.class,
+              () -> {
+                e.getValue().accept(b);
+                b.build();
+              },
+              key);
       assertTrue(
           x.getMessage().startsWith(key + "="),
           "message for a bad " + key + " should start with \"" + key + "=\": " + x.getMessage());
@@ -355,14 +364,14 @@ class ErrorsTest {
     CclConfig ok =
         CclConfig.builder()
             .buffSize(8 * 1024)
-            .nChannels(CclConfig.MAX_CHANNELS)
+            .nChannels(Key.MAX_CHANNELS)
             .socketThreads(16)
             .socketsPerThread(4)
             .timeout(Duration.ofMillis(1))
-            .algo("RING")
+            .set(Key.ALGO, "RING")
             .build();
     assertEquals(1024, ok.stepSize());
-    assertEquals("ring", ok.algo());
+    assertEquals(Algorithm.RING, ok.algo());
   }
 
   @Test
@@ -380,7 +389,7 @@ class ErrorsTest {
     assertEquals(2, c.socketThreads());
     assertEquals(4, c.socketsPerThread());
     assertEquals(8, c.socketCount());
-    assertEquals("INFO", c.debug());
+    assertEquals(LogLevel.INFO, c.debug());
 
     assertEquals(512 << 10, CclConfig.fromMap(Map.of("buffSize", "512K")).buffSize());
     assertEquals(1 << 30, CclConfig.fromMap(Map.of("buffSize", "1G")).buffSize());
@@ -391,16 +400,18 @@ class ErrorsTest {
     assertEquals(Duration.ofMillis(1500), CclConfig.fromMap(Map.of("timeout", "1.5s")).timeout());
 
     CclConfig defaults = CclConfig.fromMap(Map.of());
-    assertEquals(CclConfig.BUFF_SIZE_DEFAULT, defaults.buffSize());
-    assertEquals(CclConfig.N_CHANNELS_DEFAULT, defaults.nChannels());
-    assertEquals(CclConfig.TIMEOUT_DEFAULT, defaults.timeout());
+    assertEquals(4 << 20, defaults.buffSize());
+    assertEquals(1, defaults.nChannels());
+    assertEquals(Duration.ofSeconds(120), defaults.timeout());
 
     expectIae(() -> CclConfig.fromMap(Map.of("buffSize", "4X")), "buffSize=4X", "expected");
     expectIae(() -> CclConfig.fromMap(Map.of("buffSize", "-4M")), "buffSize", "expected");
     expectIae(() -> CclConfig.fromMap(Map.of("timeout", "soon")), "timeout=soon", "expected");
     expectIae(() -> CclConfig.fromMap(Map.of("nChannels", "two")), "nChannels=two");
     expectIae(() -> CclConfig.fromMap(Map.of("buffSize", "4G")), "buffSize");
-    assertEquals("SPARKCCL_SOCKET_NTHREADS", CclConfig.environmentName("socket.nThreads"));
+    assertEquals("SPARKCCL_SOCKET_NTHREADS", Key.SOCKET_N_THREADS.environmentVariable());
+    assertEquals("spark.ccl.socket.nThreads", Key.SOCKET_N_THREADS.sparkConf());
+    assertEquals("sparkccl.socket.nThreads", Key.SOCKET_N_THREADS.systemProperty());
   }
 
   @Test

@@ -7,6 +7,7 @@ import java.util.Locale;
 import org.sparkccl.CollectiveCase.Kind;
 import org.sparkccl.CollectiveCase.Spec;
 import org.sparkccl.config.CclConfig;
+import org.sparkccl.config.Key;
 import org.sparkccl.device.DeviceBuffer;
 import org.sparkccl.device.cuda.CudaBackend;
 
@@ -72,7 +73,7 @@ public final class GpuSuiteMain {
         .buffSize(BUFF)
         .nChannels(channels)
         .timeout(timeout)
-        .device("cuda")
+        .set(Key.DEVICE, "cuda")
         .build();
   }
 

@@ -8,6 +8,8 @@ import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
+import org.sparkccl.config.Algorithm;
+import org.sparkccl.config.Transport;
 import org.sparkccl.CollectiveCase.Kind;
 import org.sparkccl.CollectiveCase.Spec;
 import org.sparkccl.bootstrap.Bootstrap;
@@ -24,11 +26,11 @@ class LocalTransportTest {
 
   private static CclConfig config(int channels, int buffSize) {
     return CclConfig.builder()
-        .transport("local")
+        .transport(Transport.LOCAL)
         .nChannels(channels)
         .buffSize(buffSize)
         .timeout(Duration.ofSeconds(30))
-        .algo("ring")
+        .algo(Algorithm.RING)
         .build();
   }
 

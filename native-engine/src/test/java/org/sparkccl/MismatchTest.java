@@ -16,6 +16,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 import org.junit.jupiter.params.provider.ValueSource;
 import org.sparkccl.config.CclConfig;
+import org.sparkccl.config.Key;
 import org.sparkccl.device.DeviceBuffer;
 import org.sparkccl.device.HostDevice;
 
@@ -46,7 +47,7 @@ class MismatchTest {
     return TestConfig.builder()
         .buffSize(64 << 10)
         .nChannels(2)
-        .algo(algo)
+        .set(Key.ALGO, algo)
         .timeout(TIMEOUT)
         .build();
   }

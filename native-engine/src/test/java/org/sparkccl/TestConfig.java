@@ -1,6 +1,7 @@
 package org.sparkccl;
 
 import org.sparkccl.config.CclConfig;
+import org.sparkccl.config.Key;
 
 /**
  * Configuration builders for tests, carrying the transport under test: the system properties
@@ -22,8 +23,8 @@ public final class TestConfig {
   public static String[] jvmOptions() {
     CclConfig run = CclConfig.fromEnvironment();
     return new String[] {
-      "-Dsparkccl." + CclConfig.TRANSPORT + "=" + run.transport(),
-      "-Dsparkccl." + CclConfig.IB_QPS_PER_CONNECTION + "=" + run.qpsPerConnection()
+      "-D" + Key.TRANSPORT.systemProperty() + "=" + run.transport(),
+      "-D" + Key.IB_QPS_PER_CONNECTION.systemProperty() + "=" + run.qpsPerConnection()
     };
   }
 }

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import java.time.Duration;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
+import org.sparkccl.config.Transport;
 import org.sparkccl.config.CclConfig;
 import org.sparkccl.transport.ucx.UcxTransport;
 
@@ -19,7 +20,7 @@ class UcxTransportTest {
     long before = UcxTransport.liveObjects();
     CclConfig config =
         CclConfig.builder()
-            .transport("ucx")
+            .transport(Transport.UCX)
             .qpsPerConnection(4)
             .nChannels(2)
             .buffSize(4 << 20)
@@ -45,7 +46,7 @@ class UcxTransportTest {
   @Test
   @DisplayName("transport=socket keeps UCX out of the ring")
   void socketWhenAskedFor() {
-    CclConfig config = CclConfig.builder().transport("socket").build();
+    CclConfig config = CclConfig.builder().transport(Transport.SOCKET).build();
     Communicator[] comms = RankHarness.createAll(2, config, WAIT);
     try {
       assertEquals("socket", comms[0].ringTransport());

@@ -3,6 +3,7 @@ package org.sparkccl;
 import java.time.Duration;
 import org.sparkccl.bootstrap.LocalBootstrap;
 import org.sparkccl.config.CclConfig;
+import org.sparkccl.config.Key;
 
 /**
  * A child JVM for {@code UcxUnavailableTest}, started where UCX cannot load (Jucx cannot unpack
@@ -15,7 +16,7 @@ public final class UcxUnavailableMain {
   public static void main(String[] args) {
     for (String transport : new String[] {"ucx", "auto"}) {
       CclConfig config =
-          CclConfig.builder().transport(transport).timeout(Duration.ofSeconds(20)).build();
+          CclConfig.builder().set(Key.TRANSPORT, transport).timeout(Duration.ofSeconds(20)).build();
       Communicator[] comms = new Communicator[2];
       LocalBootstrap.Group group = LocalBootstrap.group(2);
       Throwable[] errors =

@@ -1,7 +1,7 @@
 package org.sparkccl.algorithm;
 
 /**
- * The kernel primitives of the seed, by what each does with its receive and send FIFOs and with
+ * NCCL's kernel primitives, by what each does with its receive and send FIFOs and with
  * the collective's source and destination buffers.
  */
 public enum Primitive {

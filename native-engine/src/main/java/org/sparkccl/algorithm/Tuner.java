@@ -1,6 +1,7 @@
 package org.sparkccl.algorithm;
 
-import org.sparkccl.CollectiveCall;
+import org.sparkccl.comm.CollectiveCall;
+import org.sparkccl.config.Algorithm;
 
 /**
  * Picks ring or tree for a collective from a latency/bandwidth model, as NCCL's tuner does:
@@ -17,23 +18,17 @@ import org.sparkccl.CollectiveCall;
  * </ul>
  */
 public final class Tuner {
-  /** The algorithms a collective can run with. */
-  public enum Algorithm {
-    RING,
-    TREE
-  }
-
   private final double hopUs;
   private final double treeHopUs;
   private final double usPerByte;
-  private final String forced;
+  private final Algorithm forced;
 
   /**
    * @param treeHopLatencyUs a tree hop costs more than a ring hop here (an interior rank serves
    *     three links from one kernel), so it has its own measured constant
-   * @param forced {@code auto}, {@code ring} or {@code tree}
+   * @param forced {@code AUTO} lets the model choose
    */
-  public Tuner(double hopLatencyUs, double treeHopLatencyUs, double linkGBps, String forced) {
+  public Tuner(double hopLatencyUs, double treeHopLatencyUs, double linkGBps, Algorithm forced) {
     this.hopUs = hopLatencyUs;
     this.treeHopUs = treeHopLatencyUs;
     this.usPerByte = 1e-3 / linkGBps;
@@ -47,11 +42,12 @@ public final class Tuner {
         || kind == CollectiveCall.Kind.REDUCE;
   }
 
+  /** {@code RING} or {@code TREE}, never {@code AUTO}. */
   public Algorithm choose(CollectiveCall.Kind kind, long bytes, int nRanks) {
-    if (!hasTree(kind) || nRanks < 3 || forced.equals("ring")) {
+    if (!hasTree(kind) || nRanks < 3 || forced == Algorithm.RING) {
       return Algorithm.RING;
     }
-    if (forced.equals("tree")) {
+    if (forced == Algorithm.TREE) {
       return Algorithm.TREE;
     }
     return predictUs(kind, Algorithm.TREE, bytes, nRanks)

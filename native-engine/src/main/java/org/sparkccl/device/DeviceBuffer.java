@@ -31,6 +31,15 @@ public interface DeviceBuffer extends AutoCloseable {
   void copyToHost(long offset, ByteBuffer dst);
 
   /**
+   * Copies {@code length} bytes from {@code src} at {@code srcOffset} to this buffer at {@code
+   * offset}, on the device. For the engine's own copies: it works on a buffer closed while its
+   * collective still holds it.
+   *
+   * @throws IllegalArgumentException when {@code src} lives on another device
+   */
+  void copyFrom(DeviceBuffer src, long srcOffset, long offset, long length);
+
+  /**
    * Marks the buffer as used by a collective until {@link #release()}, so that {@link #close()}
    * cannot free memory a kernel is still touching. For the engine; users need not call it.
    *

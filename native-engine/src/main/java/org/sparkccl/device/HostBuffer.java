@@ -48,6 +48,23 @@ public final class HostBuffer implements DeviceBuffer {
     dst.put(dst.position(), memory, (int) offset, dst.remaining());
   }
 
+  @Override
+  public void copyFrom(DeviceBuffer src, long srcOffset, long offset, long length) {
+    if (!(src instanceof HostBuffer h)) {
+      throw new IllegalArgumentException(
+          "cannot copy from " + src + " to host memory on the device; expected a host buffer");
+    }
+    ByteBuffer from = h.memory();
+    ByteBuffer to = memory();
+    if (srcOffset < 0 || offset < 0 || length < 0 || srcOffset + length > from.capacity()
+        || offset + length > to.capacity()) {
+      throw new IndexOutOfBoundsException(
+          "copying " + length + " bytes from offset " + srcOffset + " of " + from.capacity()
+              + " to offset " + offset + " of " + to.capacity() + " bytes is out of range");
+    }
+    to.put((int) offset, from, (int) srcOffset, (int) length);
+  }
+
   private void checkRange(long offset, int length) {
     use.checkOpen();
     if (offset < 0 || offset + length > memory.capacity()) {

@@ -1,5 +1,12 @@
 package org.sparkccl.device;
 
+import java.util.function.BooleanSupplier;
+import org.sparkccl.fifo.Fifo;
+import org.sparkccl.kernel.ChannelKernel;
+import org.sparkccl.kernel.HostChannelKernel;
+import org.sparkccl.kernel.KernelGuard;
+import org.sparkccl.kernel.KernelWaiter;
+
 /** Off-heap host memory; its kernels run on Java threads. */
 public final class HostDevice implements Device {
   public static final HostDevice INSTANCE = new HostDevice();
@@ -14,6 +21,13 @@ public final class HostDevice implements Device {
   @Override
   public HostBuffer allocate(long bytes) {
     return new HostBuffer(bytes);
+  }
+
+  /** A Java kernel on the channel's kernel thread, over FIFOs in off-heap memory. */
+  @Override
+  public ChannelKernel newChannelKernel(
+      int stepSize, KernelWaiter waiter, KernelGuard guard, BooleanSupplier assist) {
+    return new HostChannelKernel(new Fifo(stepSize), new Fifo(stepSize), waiter, guard);
   }
 
   @Override

@@ -20,33 +20,11 @@ public final class HostChannelKernel implements ChannelKernel {
   private final Fifo recvFifo;
   private final KernelWaiter waiter;
   private final int stepSize;
-  private final Guard guard;
+  private final KernelGuard guard;
   private long sendStep;
   private long recvStep;
 
-  /** What a kernel checks while it waits: abort and the no-progress deadline. */
-  public interface Guard {
-    /** Throws when the communicator is aborted. */
-    void checkAbort();
-
-    /** Nanoseconds a wait may last without progress. */
-    long timeoutNanos();
-
-    /** Describes a stalled wait for error messages ("no data from rank 3 (channel 1)"). */
-    String describe(boolean sending);
-
-    /** Between parks of a wait on {@code what}: throws on abort or past the timeout. */
-    default void checkWait(long waitedNanos, String what) {
-      checkAbort();
-      if (waitedNanos > timeoutNanos()) {
-        throw new CclTimeoutException(
-            what + " for " + waitedNanos / 1_000_000 + " ms (timeout "
-                + timeoutNanos() / 1_000_000 + " ms)");
-      }
-    }
-  }
-
-  public HostChannelKernel(Fifo sendFifo, Fifo recvFifo, KernelWaiter waiter, Guard guard) {
+  public HostChannelKernel(Fifo sendFifo, Fifo recvFifo, KernelWaiter waiter, KernelGuard guard) {
     this.sendFifo = sendFifo;
     this.recvFifo = recvFifo;
     this.waiter = waiter;

@@ -70,7 +70,7 @@ public final class HostP2pKernel {
 
   /** Moves every transfer to its end. */
   public static void run(
-      List<Transfer> transfers, KernelWaiter waiter, HostChannelKernel.Guard guard) {
+      List<Transfer> transfers, KernelWaiter waiter, KernelGuard guard) {
     while (true) {
       boolean moved = false;
       boolean left = false;

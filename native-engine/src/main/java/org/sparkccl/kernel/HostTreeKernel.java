@@ -40,7 +40,7 @@ public final class HostTreeKernel {
       Edge[] toChildren, ByteBuffer src, ByteBuffer dst, long bytes, DataType type, ReduceOp op,
       int nRanks, int stepSize, String what) {}
 
-  public static void run(Work w, KernelWaiter waiter, HostChannelKernel.Guard guard) {
+  public static void run(Work w, KernelWaiter waiter, KernelGuard guard) {
     long slices = (w.bytes() + w.stepSize() - 1) / w.stepSize();
     long lag = w.up() && w.down() ? LAG : 0;
     for (long s = 0; s < slices + lag; s++) {
@@ -53,7 +53,7 @@ public final class HostTreeKernel {
     }
   }
 
-  private static void up(Work w, long slice, KernelWaiter waiter, HostChannelKernel.Guard guard) {
+  private static void up(Work w, long slice, KernelWaiter waiter, KernelGuard guard) {
     int off = (int) (slice * w.stepSize());
     int len = (int) Math.min(w.stepSize(), w.bytes() - off);
     int elems = len / w.type().size();
@@ -88,7 +88,7 @@ public final class HostTreeKernel {
     }
   }
 
-  private static void down(Work w, long slice, KernelWaiter waiter, HostChannelKernel.Guard guard) {
+  private static void down(Work w, long slice, KernelWaiter waiter, KernelGuard guard) {
     int off = (int) (slice * w.stepSize());
     int len = (int) Math.min(w.stepSize(), w.bytes() - off);
     ByteBuffer from;
@@ -114,7 +114,7 @@ public final class HostTreeKernel {
   }
 
   private static ByteBuffer awaitRoom(
-      Edge e, KernelWaiter waiter, HostChannelKernel.Guard guard, String what) {
+      Edge e, KernelWaiter waiter, KernelGuard guard, String what) {
     long step = e.step;
     waiter.await(
         () -> e.fifo.hasRoomFor(step),
@@ -123,7 +123,7 @@ public final class HostTreeKernel {
   }
 
   private static ByteBuffer awaitFilled(
-      Edge e, int expected, KernelWaiter waiter, HostChannelKernel.Guard guard, String what) {
+      Edge e, int expected, KernelWaiter waiter, KernelGuard guard, String what) {
     long step = e.step;
     waiter.await(
         () -> e.fifo.isFilled(step),

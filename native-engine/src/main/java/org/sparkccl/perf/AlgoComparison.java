@@ -9,6 +9,7 @@ import org.sparkccl.DataType;
 import org.sparkccl.ReduceOp;
 import org.sparkccl.bootstrap.TcpBootstrap;
 import org.sparkccl.config.CclConfig;
+import org.sparkccl.config.Key;
 import org.sparkccl.device.HostDevice;
 
 /**
@@ -26,7 +27,7 @@ final class AlgoComparison {
   static int run(PerfOptions o) {
     DataType type = DataType.fromName(o.dtype);
     ReduceOp op = ReduceOp.fromName(o.redop);
-    CclConfig base = CclConfig.fromEnvironment().toBuilder().transport(o.transport).build();
+    CclConfig base = CclConfig.fromEnvironment().toBuilder().set(Key.TRANSPORT, o.transport).build();
     List<List<PerfRank.Row>> rows = new ArrayList<>();
     ALGOS.forEach(a -> rows.add(new ArrayList<>()));
     Communicator[] comms = new Communicator[ALGOS.size()];
@@ -34,7 +35,7 @@ final class AlgoComparison {
         PerfBuffers buffers = PerfBuffers.allocate(HostDevice.INSTANCE, o.maxBytes)) {
       PerfRank.Context[] ctx = new PerfRank.Context[ALGOS.size()];
       for (int a = 0; a < comms.length; a++) {
-        CclConfig config = base.toBuilder().algo(ALGOS.get(a)).build();
+        CclConfig config = base.toBuilder().set(Key.ALGO, ALGOS.get(a)).build();
         comms[a] = Communicator.create(boot, config);
         ctx[a] = new PerfRank.Context(o, boot, config, comms[a], buffers, type, op);
         PerfRank.jitWarmup(ctx[a]);
@@ -59,7 +60,7 @@ final class AlgoComparison {
       if (o.rank == 0 && !rows.get(a).isEmpty()) {
         PerfRank.printHeader(
             o, PerfOp.fromName(rows.get(a).get(0).operation()), ALGOS.get(a),
-            base.toBuilder().algo(ALGOS.get(a)).build(),
+            base.toBuilder().set(Key.ALGO, ALGOS.get(a)).build(),
             HostDevice.INSTANCE);
         rows.get(a).forEach(PerfRank::printRow);
       }

@@ -17,7 +17,7 @@ import jcuda.driver.CUevent;
 import jcuda.driver.CUstream;
 import org.sparkccl.DataType;
 import org.sparkccl.ReduceOp;
-import org.sparkccl.config.CclConfig;
+import org.sparkccl.config.Values;
 import org.sparkccl.device.cuda.CudaBackend;
 import org.sparkccl.device.cuda.CudaBuffer;
 import org.sparkccl.device.cuda.CudaDevice;
@@ -41,7 +41,7 @@ public final class CudaReduceBench {
   private CudaReduceBench() {}
 
   public static void main(String[] args) {
-    long bytes = args.length > 0 ? CclConfig.parseBytes("bytes", args[0]) : 1L << 30;
+    long bytes = args.length > 0 ? Values.bytes("bytes", args[0]) : 1L << 30;
     CudaDevice gpu = CudaBackend.device(args.length > 1 ? Integer.parseInt(args[1]) : 0);
     gpu.makeCurrent();
     System.out.println(

@@ -2,7 +2,7 @@ package org.sparkccl.perf;
 
 import java.util.ArrayList;
 import java.util.List;
-import org.sparkccl.config.CclConfig;
+import org.sparkccl.config.Values;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.ITypeConverter;
 import picocli.CommandLine.Option;
@@ -17,7 +17,7 @@ final class PerfOptions {
   static final class Bytes implements ITypeConverter<Long> {
     @Override
     public Long convert(String value) {
-      return CclConfig.parseBytes("size", value);
+      return Values.bytes("size", value);
     }
   }
 

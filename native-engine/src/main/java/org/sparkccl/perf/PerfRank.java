@@ -18,6 +18,7 @@ import org.sparkccl.ReduceOp;
 import org.sparkccl.bootstrap.Bootstrap;
 import org.sparkccl.bootstrap.TcpBootstrap;
 import org.sparkccl.config.CclConfig;
+import org.sparkccl.config.Key;
 import org.sparkccl.device.Device;
 import org.sparkccl.device.DeviceBuffer;
 
@@ -109,9 +110,9 @@ final class PerfRank {
   static CclConfig config(PerfOptions o) {
     return CclConfig.fromEnvironment()
         .toBuilder()
-        .algo(o.algo)
-        .device(o.device)
-        .transport(o.transport)
+        .set(Key.ALGO, o.algo)
+        .set(Key.DEVICE, o.device)
+        .set(Key.TRANSPORT, o.transport)
         .build();
   }
 

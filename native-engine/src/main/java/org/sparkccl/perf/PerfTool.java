@@ -8,6 +8,7 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.sparkccl.bootstrap.TcpBootstrapRoot;
 import org.sparkccl.device.Device;
+import org.sparkccl.device.DeviceSpec;
 import org.sparkccl.device.Devices;
 import org.sparkccl.device.HostDevice;
 import org.sparkccl.device.cuda.CudaDevice;
@@ -45,7 +46,7 @@ public final class PerfTool {
       }
       PerfRank.validate(o);
       // Resolve the device once, here: asked for a GPU where there is none, fail at once
-      Device device = gpuNeedsThreads(o, Devices.resolve(o.device));
+      Device device = gpuNeedsThreads(o, Devices.resolve(DeviceSpec.parse(o.device)));
       o.device = device.name();
       if (device instanceof CudaDevice gpu) {
         // before any rank runs: freeing device memory waits for every kernel on the GPU

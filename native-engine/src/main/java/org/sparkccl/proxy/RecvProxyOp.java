@@ -2,7 +2,7 @@ package org.sparkccl.proxy;
 
 import java.util.function.LongFunction;
 import org.sparkccl.CclMismatchException;
-import org.sparkccl.CollectiveCall;
+import org.sparkccl.comm.CollectiveCall;
 import org.sparkccl.fifo.Fifo;
 import org.sparkccl.transport.NetRequest;
 import org.sparkccl.transport.RecvConnection;

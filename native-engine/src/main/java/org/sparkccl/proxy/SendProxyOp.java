@@ -1,6 +1,6 @@
 package org.sparkccl.proxy;
 
-import org.sparkccl.CollectiveCall;
+import org.sparkccl.comm.CollectiveCall;
 import org.sparkccl.fifo.Fifo;
 import org.sparkccl.transport.NetRequest;
 import org.sparkccl.transport.SendConnection;

@@ -1,6 +1,6 @@
 package org.sparkccl.transport;
 
-import org.sparkccl.CollectiveCall;
+import org.sparkccl.comm.CollectiveCall;
 
 /** A send or receive in flight on a connection; polled by the proxy thread, never blocks. */
 public interface NetRequest {

@@ -27,7 +27,7 @@ public interface RecvConnection extends AutoCloseable {
    * direction, without waiting for anything: the sender compares it with its own call, so two
    * ranks that both wait to receive still find out they called different things.
    */
-  default void announce(org.sparkccl.CollectiveCall call) {}
+  default void announce(org.sparkccl.comm.CollectiveCall call) {}
 
   @Override
   void close();

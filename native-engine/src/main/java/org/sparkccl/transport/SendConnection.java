@@ -1,7 +1,7 @@
 package org.sparkccl.transport;
 
 import java.nio.ByteBuffer;
-import org.sparkccl.CollectiveCall;
+import org.sparkccl.comm.CollectiveCall;
 
 /** The sending end of one channel's connection to the next rank. Proxy thread only. */
 public interface SendConnection extends AutoCloseable {

@@ -23,7 +23,8 @@ class FifoTest {
   @DisplayName("the layout has 8 slots and keeps head, tail and abort on separate 128-byte lines")
   void layoutConstants() {
     assertEquals(8, FifoLayout.STEPS);
-    assertEquals(CclConfig.STEPS, FifoLayout.STEPS, "the config's slot count is the FIFO's");
+    assertEquals(
+        (4 << 20) / 8, CclConfig.builder().build().stepSize(), "a slot is 1/8 of the default FIFO");
     assertEquals(128, FifoLayout.LINE);
     int[] counters = {FifoLayout.HEAD_OFFSET, FifoLayout.TAIL_OFFSET, FifoLayout.ABORT_OFFSET};
     for (int i = 0; i < counters.length; i++) {

@@ -8,6 +8,8 @@ import org.apache.spark.SparkEnv;
 import org.apache.spark.api.plugin.PluginContext;
 import org.apache.spark.resource.ResourceInformation;
 import org.sparkccl.config.CclConfig;
+import org.sparkccl.config.Transport;
+import org.sparkccl.device.DeviceSpec;
 import org.sparkccl.device.Device;
 import org.sparkccl.transport.ucx.UcxTransport;
 
@@ -55,9 +57,9 @@ public final class ExecutorEngine {
    * start-up is not paid inside the first barrier task; says what the rings will use.
    */
   private static String startTransport(CclConfig config) {
-    String transport = config.transport();
-    if (!transport.equals("auto") && !transport.equals("ucx")) {
-      return transport;
+    Transport transport = config.transport();
+    if (transport != Transport.AUTO && transport != Transport.UCX) {
+      return transport.toString();
     }
     long t0 = System.nanoTime();
     String missing;
@@ -110,7 +112,7 @@ public final class ExecutorEngine {
   }
 
   private static CclConfig withDevice(CclConfig config, Device device) {
-    return config.toBuilder().device(device.name()).build();
+    return config.toBuilder().device(DeviceSpec.parse(device.name())).build();
   }
 
   /** The executor's device: its {@code gpu} resource when usable, else host memory. */

@@ -10,7 +10,8 @@ import org.apache.spark.api.plugin.DriverPlugin;
 import org.apache.spark.api.plugin.ExecutorPlugin;
 import org.apache.spark.api.plugin.PluginContext;
 import org.apache.spark.api.plugin.SparkPlugin;
-import org.sparkccl.EngineStats;
+import org.sparkccl.comm.EngineStats;
+import org.sparkccl.config.Transport;
 
 /**
  * The SparkCCL Spark plugin: {@code --conf spark.plugins=org.sparkccl.spark.SparkCCLPlugin}.
@@ -87,7 +88,7 @@ public final class SparkCCLPlugin implements SparkPlugin {
           "SparkCCL needs barrier mode, which does not work with dynamic allocation:"
               + " set spark.dynamicAllocation.enabled=false");
     }
-    if (SparkConfKeys.engineConfig(conf).transport().equals("local")) {
+    if (SparkConfKeys.engineConfig(conf).transport() == Transport.LOCAL) {
       throw new IllegalStateException(
           "spark.ccl.transport=local joins ranks that are threads of one JVM, but barrier tasks"
               + " meet across executors: use auto, ucx or socket");

@@ -23,6 +23,15 @@ class DeviceChoiceTest {
             public org.sparkccl.device.DeviceBuffer allocate(long bytes) {
               return HostDevice.INSTANCE.allocate(bytes);
             }
+
+            @Override
+            public org.sparkccl.kernel.ChannelKernel newChannelKernel(
+                int stepSize,
+                org.sparkccl.kernel.KernelWaiter waiter,
+                org.sparkccl.kernel.KernelGuard guard,
+                java.util.function.BooleanSupplier assist) {
+              return HostDevice.INSTANCE.newChannelKernel(stepSize, waiter, guard, assist);
+            }
           };
 
   @Test

@@ -149,7 +149,7 @@ class SparkCollectivesTest {
 
   @Test
   void theEngineCountersShowUpAsGauges() {
-    long before = org.sparkccl.EngineStats.collectivesCompleted();
+    long before = org.sparkccl.comm.EngineStats.collectivesCompleted();
     List<float[]> inputs = randomArrays(1000, 5);
     SparkCCL.allReduce(sc.parallelize(inputs, PARTITIONS), ReduceOp.SUM).collect();
     com.codahale.metrics.MetricRegistry registry = new com.codahale.metrics.MetricRegistry();

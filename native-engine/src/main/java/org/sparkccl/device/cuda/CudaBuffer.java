@@ -68,8 +68,13 @@ public final class CudaBuffer implements DeviceBuffer {
     cuMemcpyDtoH(Pointer.toBuffer(dst), pointer(offset), dst.remaining());
   }
 
-  /** Copies {@code length} bytes from {@code src} at {@code srcOffset} to this buffer. */
-  public void copyFrom(CudaBuffer src, long srcOffset, long offset, long length) {
+  @Override
+  public void copyFrom(DeviceBuffer other, long srcOffset, long offset, long length) {
+    if (!(other instanceof CudaBuffer src) || src.device != device) {
+      throw new IllegalArgumentException(
+          "cannot copy from " + other + " to " + this + " on the device; expected a buffer of "
+              + device);
+    }
     src.checkRange(srcOffset, length);
     checkRange(offset, length);
     device.makeCurrent();

@@ -1,5 +1,9 @@
 package org.sparkccl.device.cuda;
 
+import java.util.function.BooleanSupplier;
+import org.sparkccl.kernel.ChannelKernel;
+import org.sparkccl.kernel.KernelGuard;
+import org.sparkccl.kernel.KernelWaiter;
 import static jcuda.driver.JCudaDriver.cuCtxSetCurrent;
 import static jcuda.driver.JCudaDriver.cuDeviceGet;
 import static jcuda.driver.JCudaDriver.cuDeviceGetAttribute;
@@ -104,6 +108,13 @@ public final class CudaDevice implements Device {
       }
     }
     return k;
+  }
+
+  /** A CUDA block per collective on the channel's stream, over FIFOs in mapped host memory. */
+  @Override
+  public ChannelKernel newChannelKernel(
+      int stepSize, KernelWaiter waiter, KernelGuard guard, BooleanSupplier assist) {
+    return new CudaChannelKernel(this, stepSize, guard, assist);
   }
 
   @Override

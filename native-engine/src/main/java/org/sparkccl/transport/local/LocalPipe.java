@@ -4,7 +4,7 @@ import java.nio.ByteBuffer;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 import org.sparkccl.CclRemoteException;
-import org.sparkccl.CollectiveCall;
+import org.sparkccl.comm.CollectiveCall;
 import org.sparkccl.fifo.Fifo;
 import org.sparkccl.fifo.FifoLayout;
 import org.sparkccl.transport.NetRequest;

@@ -2,7 +2,7 @@ package org.sparkccl.transport.socket;
 
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
-import org.sparkccl.CollectiveCall;
+import org.sparkccl.comm.CollectiveCall;
 import org.sparkccl.transport.NetRequest;
 
 /**

@@ -7,7 +7,7 @@ import java.nio.channels.Selector;
 import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
 import org.sparkccl.CclRemoteException;
-import org.sparkccl.CollectiveCall;
+import org.sparkccl.comm.CollectiveCall;
 import org.sparkccl.proxy.ReadyHandler;
 import org.sparkccl.transport.NetRequest;
 import org.sparkccl.transport.SendConnection;

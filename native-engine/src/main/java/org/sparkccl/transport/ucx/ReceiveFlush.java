@@ -6,7 +6,7 @@ import org.openucx.jucx.ucp.UcpMemory;
 import org.sparkccl.CclException;
 
 /**
- * The seed's flush step ({@code ncclNetFlush}): after a receive completes and before the kernel
+ * NCCL's flush step ({@code ncclNetFlush}): after a receive completes and before the kernel
  * is told, a receive into device memory through GPUDirect needs a read that forces the NIC's
  * earlier writes to land. Receive slots in host memory need none: the completion record is put
  * after a flush on the sender's side, so the data is there when the record is. The decision is

@@ -1,6 +1,6 @@
 package org.sparkccl.transport.ucx;
 
-import org.sparkccl.CollectiveCall;
+import org.sparkccl.comm.CollectiveCall;
 import org.sparkccl.fifo.FifoLayout;
 
 /**

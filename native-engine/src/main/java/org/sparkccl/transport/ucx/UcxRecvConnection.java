@@ -3,13 +3,13 @@ package org.sparkccl.transport.ucx;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import org.openucx.jucx.ucp.UcpMemory;
-import org.sparkccl.CollectiveCall;
+import org.sparkccl.comm.CollectiveCall;
 import org.sparkccl.fifo.FifoLayout;
 import org.sparkccl.transport.NetRequest;
 import org.sparkccl.transport.RecvConnection;
 
 /**
- * The receiving end of a UCX ring connection: the seed's {@code netRecvProxy}. Posting a step
+ * The receiving end of a UCX ring connection: NCCL's {@code netRecvProxy}. Posting a step
  * puts an entry {@code {idx, addr, size, rkey id}} for the freed slot into the sender's side
  * area (the receiver posts first); the step has arrived when the sender's completion record with
  * {@code seq = step + 1} is in this rank's side area. Proxy thread only.

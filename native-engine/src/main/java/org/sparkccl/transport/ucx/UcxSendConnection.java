@@ -7,13 +7,13 @@ import java.util.function.Consumer;
 import org.openucx.jucx.ucp.UcpMemory;
 import org.openucx.jucx.ucp.UcpRemoteKey;
 import org.openucx.jucx.ucp.UcpRequest;
-import org.sparkccl.CollectiveCall;
+import org.sparkccl.comm.CollectiveCall;
 import org.sparkccl.fifo.FifoLayout;
 import org.sparkccl.transport.NetRequest;
 import org.sparkccl.transport.SendConnection;
 
 /**
- * The sending end of a UCX ring connection: the seed's {@code netSendProxy} over NCCL's
+ * The sending end of a UCX ring connection: NCCL's {@code netSendProxy} over NCCL's
  * {@code net_ib} handshake. For each step it waits for the receiver's entry in its own side area
  * ({@code idx = step + 1}), puts the slot straight into the receiver's slot (striped over
  * {@code ib.qpsPerConnection} endpoints), flushes those endpoints so the data has landed, and

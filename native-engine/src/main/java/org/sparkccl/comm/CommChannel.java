@@ -1,14 +1,12 @@
-package org.sparkccl;
+package org.sparkccl.comm;
 
 import java.util.function.BooleanSupplier;
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
 import org.sparkccl.device.Device;
-import org.sparkccl.device.cuda.CudaDevice;
 import org.sparkccl.fifo.Fifo;
 import org.sparkccl.kernel.ChannelKernel;
-import org.sparkccl.kernel.CudaChannelKernel;
-import org.sparkccl.kernel.HostChannelKernel;
+import org.sparkccl.kernel.KernelGuard;
 import org.sparkccl.kernel.KernelThread;
 import org.sparkccl.kernel.KernelWaiter;
 import org.sparkccl.transport.RecvConnection;
@@ -16,8 +14,8 @@ import org.sparkccl.transport.SendConnection;
 
 /**
  * One ring of a communicator: its connections to the next and previous rank, its two FIFOs, and
- * the kernel thread that runs its share of each collective, itself on a Java thread (host) or by
- * launching a CUDA block and driving the proxy while it runs (GPU).
+ * the kernel thread that runs its share of each collective: itself (host memory) or by launching
+ * the device's kernel and driving the proxy while it runs.
  */
 final class CommChannel {
   private static final Logger LOG = LogManager.getLogger(CommChannel.class);
@@ -44,14 +42,11 @@ final class CommChannel {
   }
 
   CommChannel(
-      int id, int rank, int stepSize, HostChannelKernel.Guard guard, BooleanSupplier assist,
+      int id, int rank, int stepSize, KernelGuard guard, BooleanSupplier assist,
       Runnable wakeProxy, Device device) {
     this.id = id;
     this.waiter = new KernelWaiter(assist, wakeProxy);
-    this.kernel =
-        device instanceof CudaDevice gpu
-            ? new CudaChannelKernel(gpu, stepSize, guard, assist)
-            : new HostChannelKernel(new Fifo(stepSize), new Fifo(stepSize), waiter, guard);
+    this.kernel = device.newChannelKernel(stepSize, waiter, guard, assist);
     this.sendFifo = kernel.sendFifo();
     this.recvFifo = kernel.recvFifo();
     this.kernelThread = new KernelThread("sparkccl-kernel-r" + rank + "-c" + id, waiter);

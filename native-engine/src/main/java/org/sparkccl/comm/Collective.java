@@ -1,5 +1,6 @@
-package org.sparkccl;
+package org.sparkccl.comm;
 
+import org.sparkccl.CclException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;

@@ -1,5 +1,6 @@
-package org.sparkccl;
+package org.sparkccl.comm;
 
+import org.sparkccl.CclMismatchException;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.LinkedHashMap;

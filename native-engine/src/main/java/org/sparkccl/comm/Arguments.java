@@ -1,5 +1,7 @@
-package org.sparkccl;
+package org.sparkccl.comm;
 
+import org.sparkccl.ReduceOp;
+import org.sparkccl.DataType;
 import org.sparkccl.device.Device;
 import org.sparkccl.device.DeviceBuffer;
 
@@ -7,16 +9,16 @@ import org.sparkccl.device.DeviceBuffer;
  * Checks of collective arguments: each failure is an {@link IllegalArgumentException} that says
  * what was wrong and what was expected.
  */
-final class Arguments {
+public final class Arguments {
   private Arguments() {}
 
-  static void checkDtype(DataType dtype) {
+  public static void checkDtype(DataType dtype) {
     if (dtype == null) {
       throw new IllegalArgumentException("dtype is null; expected one of " + DataType.names());
     }
   }
 
-  static void checkOp(DataType dtype, ReduceOp op) {
+  public static void checkOp(DataType dtype, ReduceOp op) {
     checkDtype(dtype);
     if (op == null) {
       throw new IllegalArgumentException("op is null; expected sum, prod, min, max or avg");
@@ -28,7 +30,7 @@ final class Arguments {
     }
   }
 
-  static void checkRoot(int root, int nRanks) {
+  public static void checkRoot(int root, int nRanks) {
     if (root < 0 || root >= nRanks) {
       throw new IllegalArgumentException(
           "root=" + root + " is out of range; expected 0.." + (nRanks - 1));
@@ -36,7 +38,7 @@ final class Arguments {
   }
 
   /** {@code count x nRanks}, for buffers that hold one block per rank. */
-  static long multiply(long count, int nRanks, String name) {
+  public static long multiply(long count, int nRanks, String name) {
     if (count < 0) {
       throw new IllegalArgumentException(
           name + "=" + count + " is negative; expected " + name + " >= 0");
@@ -49,7 +51,7 @@ final class Arguments {
   }
 
   /** The buffer, if it is open, on the communicator's device and large enough. */
-  static DeviceBuffer buffer(
+  public static DeviceBuffer buffer(
       String name, DeviceBuffer b, long count, DataType dtype, Device device) {
     if (b == null) {
       throw new IllegalArgumentException(name + " buffer is null; expected a DeviceBuffer");

@@ -1,5 +1,7 @@
-package org.sparkccl;
+package org.sparkccl.comm;
 
+import org.sparkccl.ReduceOp;
+import org.sparkccl.DataType;
 import java.nio.ByteBuffer;
 
 /**

@@ -1,4 +1,4 @@
-package org.sparkccl.kernel;
+package org.sparkccl.device.cuda;
 
 import static jcuda.driver.JCudaDriver.cuLaunchKernel;
 import static jcuda.driver.JCudaDriver.cuMemAlloc;
@@ -19,17 +19,18 @@ import jcuda.driver.CUstream;
 import jcuda.driver.CUstream_flags;
 import org.sparkccl.CclAbortedException;
 import org.sparkccl.algorithm.ChannelPlan;
-import org.sparkccl.device.cuda.CudaBuffer;
-import org.sparkccl.device.cuda.CudaDevice;
-import org.sparkccl.device.cuda.MappedMemory;
 import org.sparkccl.fifo.Fifo;
 import org.sparkccl.fifo.FifoLayout;
+import org.sparkccl.kernel.ChannelKernel;
+import org.sparkccl.kernel.ChannelWork;
+import org.sparkccl.kernel.KernelGuard;
+import org.sparkccl.kernel.PlanEncoding;
 
 /**
  * The kernel side of one channel on a GPU: each collective's share is one launch of {@code
  * channelKernel} (one block) on the channel's own stream, which runs the plan's primitives over
  * FIFOs in pinned host memory mapped into the device. The proxy thread drains and fills those
- * FIFOs exactly as it does for {@link HostChannelKernel}.
+ * FIFOs exactly as it does for the host kernel.
  *
  * <p>While the block runs, the channel's kernel thread waits for the kernel's done word and lends
  * itself to the proxy ({@code assist}): a GPU cannot wake a Java thread, so someone must look at
@@ -68,7 +69,7 @@ public final class CudaChannelKernel implements ChannelKernel {
 
   private final CudaDevice device;
   private final int stepSize;
-  private final HostChannelKernel.Guard guard;
+  private final KernelGuard guard;
   private final BooleanSupplier assist;
   private final Fifo sendFifo;
   private final Fifo recvFifo;
@@ -86,7 +87,7 @@ public final class CudaChannelKernel implements ChannelKernel {
    * @param assist one proxy progress pass, returning whether anything moved
    */
   public CudaChannelKernel(
-      CudaDevice device, int stepSize, HostChannelKernel.Guard guard, BooleanSupplier assist) {
+      CudaDevice device, int stepSize, KernelGuard guard, BooleanSupplier assist) {
     this.device = device;
     this.stepSize = stepSize;
     this.guard = guard;
@@ -118,7 +119,17 @@ public final class CudaChannelKernel implements ChannelKernel {
    * in this process on the same GPU: the in-process transport then passes slot numbers, not
    * bytes (see {@code transport.local.LocalPipe}). Call before the first collective.
    */
-  public void readSlotsOf(CudaChannelKernel sender) {
+  @Override
+  public boolean readsSenderSlots() {
+    return true;
+  }
+
+  @Override
+  public void readSlotsOf(ChannelKernel other) {
+    if (!(other instanceof CudaChannelKernel sender)) {
+      throw new IllegalArgumentException(
+          "the previous rank's kernel (" + other + ") is not a GPU kernel; expected ranks on GPUs");
+    }
     if (sender.stepSize != stepSize || sender.device != device) {
       throw new IllegalArgumentException(
           "the sender's FIFO (stepSize " + sender.stepSize + ", " + sender.device + ") does not"

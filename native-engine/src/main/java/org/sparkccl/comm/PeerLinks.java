@@ -1,4 +1,4 @@
-package org.sparkccl;
+package org.sparkccl.comm;
 
 import java.nio.ByteBuffer;
 import java.util.ArrayList;

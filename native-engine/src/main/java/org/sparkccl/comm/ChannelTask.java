@@ -1,0 +1,55 @@
+package org.sparkccl.comm;
+
+import org.sparkccl.CclException;
+import org.sparkccl.kernel.KernelTask;
+
+/**
+ * One channel's share of a collective on its kernel thread. It does not start once the
+ * communicator has failed, and it always reports back to its {@link Collective}: after it ran,
+ * after it failed, or (if the kernel thread stopped first) when cancelled.
+ */
+final class ChannelTask implements KernelTask {
+  private final CommContext ctx;
+  private final Lifecycle lifecycle;
+  private final CommChannel ch;
+  private final Collective coll;
+  private final Runnable work;
+
+  ChannelTask(
+      CommContext ctx, Lifecycle lifecycle, CommChannel ch, Collective coll, Runnable work) {
+    this.ctx = ctx;
+    this.lifecycle = lifecycle;
+    this.ch = ch;
+    this.coll = coll;
+    this.work = work;
+  }
+
+  @Override
+  public void run() {
+    ch.current = coll;
+    try {
+      CclException f = ctx.failure.get();
+      if (f != null) {
+        coll.channelDone(ctx.failure.aborted(coll.what, f));
+        return;
+      }
+      work.run();
+      coll.channelDone(null);
+    } catch (RuntimeException | Error e) {
+      // Errors too (an OutOfMemoryError in a reduction): the kernel thread must live on and
+      // the caller must get an answer, or the collective would never complete.
+      CclException err = ctx.failure.asCcl(e, coll.what);
+      lifecycle.fail(err);
+      coll.channelDone(err);
+    } finally {
+      ch.current = null;
+    }
+  }
+
+  @Override
+  public void cancel() {
+    CclException f = ctx.failure.get();
+    coll.channelDone(
+        ctx.failure.aborted(coll.what, f != null ? f : new CclException("communicator closed")));
+  }
+}

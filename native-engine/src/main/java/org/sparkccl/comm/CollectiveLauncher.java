@@ -1,0 +1,256 @@
+package org.sparkccl.comm;
+
+import java.util.concurrent.CompletableFuture;
+import org.sparkccl.CclException;
+import org.sparkccl.CclMismatchException;
+import org.sparkccl.DataType;
+import org.sparkccl.ReduceOp;
+import org.sparkccl.algorithm.ChannelPlan;
+import org.sparkccl.algorithm.ChannelSplit;
+import org.sparkccl.algorithm.Tree;
+import org.sparkccl.algorithm.Tuner;
+import org.sparkccl.config.Algorithm;
+import org.sparkccl.device.DeviceBuffer;
+import org.sparkccl.device.HostBuffer;
+import org.sparkccl.device.HostDevice;
+import org.sparkccl.kernel.ChannelWork;
+import org.sparkccl.kernel.HostTreeKernel;
+import org.sparkccl.proxy.RecvProxyOp;
+import org.sparkccl.proxy.SendProxyOp;
+
+/**
+ * Plans and launches collectives, in call order, like NCCL's enqueue: picks ring or tree, splits
+ * the ring's work over the channels, queues each channel's send and receive operations on the
+ * proxy and its share of the work on the channel's kernel thread. With one rank a collective is a
+ * copy.
+ */
+public final class CollectiveLauncher {
+  /** Plans one channel's part, elements {@code [start, start + len)} of the per-rank count. */
+  public interface Planner {
+    ChannelPlan plan(int channel, long start, long len);
+  }
+
+  private final CommContext ctx;
+  private final Lifecycle lifecycle;
+  private final Tuner tuner;
+  private long seq;
+
+  CollectiveLauncher(CommContext ctx, Lifecycle lifecycle) {
+    this.ctx = ctx;
+    this.lifecycle = lifecycle;
+    this.tuner =
+        new Tuner(
+            ctx.config.hopLatencyUs(), ctx.config.treeHopLatencyUs(), ctx.config.linkGBps(),
+            ctx.config.algo());
+  }
+
+  /**
+   * Launches a collective on the channels. With one rank it is a copy of {@code count} elements
+   * from {@code localSrc} to {@code localDst} (element offsets).
+   */
+  public CompletableFuture<Void> launch(
+      CollectiveCall.Kind kind, long count, DataType dtype, ReduceOp op, int root,
+      DeviceBuffer src, DeviceBuffer dst, long localSrc, long localDst, Planner planner) {
+    synchronized (ctx.launchLock) {
+      ctx.failure.checkUsable();
+      CollectiveCall call = new CollectiveCall(kind, ++seq, count, dtype, op, root);
+      CclMismatchException announcedMismatch =
+          ctx.nRanks > 1 ? ctx.calls.recordLaunch(call) : null;
+      if (announcedMismatch != null) {
+        lifecycle.fail(announcedMismatch);
+        ctx.failure.checkUsable();
+      }
+      if (count == 0) {
+        return CompletableFuture.completedFuture(null);
+      }
+      boolean tree = useTree(kind, count * dtype.size());
+      // Tree and chain collectives can leave two mismatched ranks both waiting to receive; a
+      // kernel stalled in one then announces the call to its ring predecessor (see
+      // announceStalled). Ring allReduce, allGather and reduceScatter need no announcement:
+      // every rank's first step sends to its successor, whose receive checks the header.
+      boolean rooted = kind == CollectiveCall.Kind.BROADCAST || kind == CollectiveCall.Kind.REDUCE;
+      boolean announce = CollectiveCall.CHECKED && ctx.nRanks > 1 && (tree || rooted);
+      if (announce && rooted) {
+        // A root may finish its part without ever waiting, so it could not announce on a
+        // stall: broadcast and reduce announce at once (one small frame, nobody waits for it).
+        ctx.calls.claimAnnouncement(call.seq());
+        ctx.channels[0].recv.announce(call);
+      }
+      int used =
+          ctx.nRanks == 1 || tree
+              ? 1
+              : ChannelSplit.channels(count, dtype.size(), ctx.channels.length);
+      src.retain();
+      dst.retain();
+      Collective coll =
+          new Collective(
+              call.what(), call, ctx.nRanks, announce, used,
+              () -> {
+                src.release();
+                dst.release();
+              });
+      ctx.pending.add(coll);
+      coll.future.whenComplete((v, e) -> ctx.pending.remove(coll));
+      try {
+        if (ctx.nRanks == 1) {
+          int size = dtype.size();
+          launchLocalCopy(src, dst, localSrc * size, localDst * size, count * size, coll);
+        } else if (tree) {
+          launchTree(src, dst, call, coll);
+        } else {
+          launchRing(src, dst, call, used, planner, coll);
+        }
+      } catch (RuntimeException e) {
+        // A tree's first use of a point-to-point link connects it and can fail: the peers must
+        // hear of it, and the collective must still complete and let go of the buffers.
+        CclException c = ctx.failure.asCcl(e, "launching " + call.what());
+        lifecycle.fail(c);
+        coll.launchFailed(used, c);
+      }
+      return coll.future;
+    }
+  }
+
+  /**
+   * Trees run over point-to-point links, which are sockets; on a ring transport the tuner's cost
+   * model does not describe (UCX), the tuner's choice applies only when asked for explicitly
+   * ({@code algo=tree}). Tree kernels run on the host only; elsewhere every collective is a ring.
+   */
+  private boolean useTree(CollectiveCall.Kind kind, long bytes) {
+    Links links = ctx.links();
+    return ctx.nRanks > 1
+        && (links.ring().tunerDescribes() || ctx.config.algo() == Algorithm.TREE)
+        && ctx.device == HostDevice.INSTANCE
+        && tuner.choose(kind, bytes, ctx.nRanks) == Algorithm.TREE;
+  }
+
+  private void launchLocalCopy(
+      DeviceBuffer src, DeviceBuffer dst, long srcOff, long dstOff, long bytes, Collective coll) {
+    runOn(
+        ctx.channels[0],
+        coll,
+        () -> {
+          if (src != dst || srcOff != dstOff) {
+            dst.copyFrom(src, srcOff, dstOff, bytes);
+          }
+        });
+  }
+
+  /**
+   * Launches a tree collective (allReduce: reduce up then broadcast down, rooted at rank 0;
+   * broadcast: down only; reduce: up only) over point-to-point links, on channel 0's kernel.
+   */
+  private void launchTree(
+      DeviceBuffer src, DeviceBuffer dst, CollectiveCall call, Collective coll) {
+    CollectiveCall.Kind kind = call.kind();
+    boolean up = kind != CollectiveCall.Kind.BROADCAST;
+    boolean down = kind != CollectiveCall.Kind.REDUCE;
+    int rank = ctx.rank;
+    Tree tree =
+        new Tree(rank, ctx.nRanks, kind == CollectiveCall.Kind.ALL_REDUCE ? 0 : call.root());
+    int stepSize = ctx.config.stepSize();
+    long bytes = call.count() * call.dtype().size();
+    long slices = (bytes + stepSize - 1) / stepSize;
+    String where = "rank " + rank + ": " + coll.what + " (tree)";
+    int parent = tree.parent();
+    HostTreeKernel.Edge toParent =
+        up && parent >= 0 ? treeEdge(true, parent, slices, call, where) : null;
+    HostTreeKernel.Edge fromParent =
+        down && parent >= 0 ? treeEdge(false, parent, slices, call, where) : null;
+    int[] children = tree.children();
+    HostTreeKernel.Edge[] fromChildren = new HostTreeKernel.Edge[up ? children.length : 0];
+    HostTreeKernel.Edge[] toChildren = new HostTreeKernel.Edge[down ? children.length : 0];
+    for (int i = 0; i < children.length; i++) {
+      if (up) {
+        fromChildren[i] = treeEdge(false, children[i], slices, call, where);
+      }
+      if (down) {
+        toChildren[i] = treeEdge(true, children[i], slices, call, where);
+      }
+    }
+    HostTreeKernel.Work work =
+        new HostTreeKernel.Work(
+            up, down, toParent, fromParent, fromChildren, toChildren,
+            ((HostBuffer) src).memory(), ((HostBuffer) dst).memory(),
+            bytes, call.dtype(), call.op(), ctx.nRanks, stepSize, where);
+    CommChannel ch = ctx.channels[0];
+    ChannelGuard guard = new ChannelGuard(ctx, 0);
+    runOn(ch, coll, () -> HostTreeKernel.run(work, ch.waiter, guard));
+  }
+
+  /** A tree edge over the point-to-point link to or from {@code peer}, with its proxy op. */
+  private HostTreeKernel.Edge treeEdge(
+      boolean send, int peer, long slices, CollectiveCall call, String where) {
+    PeerLinks peers = ctx.links().peers();
+    PeerLinks.Link link = send ? peers.sendTo(peer) : peers.recvFrom(peer);
+    if (send) {
+      ctx.proxy.enqueue(
+          new SendProxyOp(
+              link.send(), link.fifo, link.nextStep, slices, call, ctx.timeoutNanos,
+              where + ": sending to rank " + peer));
+    } else {
+      ctx.proxy.enqueue(
+          new RecvProxyOp(
+              link.recv(), link.fifo, link.nextStep, slices, call, ctx.rank, ctx.calls::launched,
+              ctx.timeoutNanos, where + ": receiving from rank " + peer));
+    }
+    HostTreeKernel.Edge edge = new HostTreeKernel.Edge(link.fifo, peer, link.nextStep);
+    link.nextStep += slices;
+    return edge;
+  }
+
+  private void launchRing(
+      DeviceBuffer src, DeviceBuffer dst, CollectiveCall call, int used, Planner planner,
+      Collective coll) {
+    String where = "rank " + ctx.rank + ": " + coll.what;
+    for (int c = 0; c < used; c++) {
+      CommChannel ch = ctx.channels[c];
+      ChannelPlan plan =
+          planner.plan(
+              c, ChannelSplit.start(call.count(), used, c),
+              ChannelSplit.length(call.count(), used, c));
+      if (plan.sendSteps() > 0) {
+        ctx.proxy.enqueue(
+            new SendProxyOp(
+                ch.send, ch.sendFifo, ch.sendBase, plan.sendSteps(), call, ctx.timeoutNanos,
+                where + ": sending to rank " + ch.send.peer() + " (channel " + c + ")"));
+      }
+      if (plan.recvSteps() > 0) {
+        ctx.proxy.enqueue(
+            new RecvProxyOp(
+                ch.recv, ch.recvFifo, ch.recvBase, plan.recvSteps(), call, ctx.rank,
+                ctx.calls::launched, ctx.timeoutNanos,
+                where + ": receiving from rank " + ch.recv.peer() + " (channel " + c + ")"));
+      }
+      ch.sendBase += plan.sendSteps();
+      ch.recvBase += plan.recvSteps();
+      ChannelWork work = new ChannelWork(plan, src, dst, call.dtype(), call.op(), ctx.nRanks);
+      runOn(ch, coll, () -> ch.kernel.run(work));
+    }
+  }
+
+  /**
+   * Queues {@code work} on the channel's kernel thread as this collective's share, and marks the
+   * proxy as having new operations (woken if the kernel parks before helping).
+   */
+  void runOn(CommChannel ch, Collective coll, Runnable work) {
+    ch.waiter.deferProxyWake();
+    ch.kernelThread.submit(new ChannelTask(ctx, lifecycle, ch, coll, work));
+    coll.submitted++;
+  }
+
+  /**
+   * A kernel of {@code ch} has waited past the fast phase: if its collective is one that needs
+   * it, tell the ring predecessor what this rank called (once per collective). Matching calls
+   * rarely stall that long, so the normal path pays nothing.
+   */
+  void announceStalled(CommChannel ch) {
+    Collective coll = ch.current;
+    if (coll == null || !coll.announceOnStall || ctx.channels[0].recv == null) {
+      return;
+    }
+    if (ctx.calls.claimAnnouncement(coll.call.seq())) {
+      ctx.channels[0].recv.announce(coll.call);
+    }
+  }
+}

@@ -1,0 +1,77 @@
+package org.sparkccl.comm;
+
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Consumer;
+import org.sparkccl.config.CclConfig;
+import org.sparkccl.device.Device;
+import org.sparkccl.proxy.ProxyThread;
+
+/**
+ * What the parts of one communicator share: who this rank is, its configuration and device, the
+ * channels with their kernel threads, the proxy thread, the collectives in flight and the sticky
+ * failure. The parts ({@link CollectiveLauncher}, {@link PointToPoint}, {@link Lifecycle},
+ * {@link TransportSelector}) each do one job on it; {@code org.sparkccl.Communicator} is the
+ * public face.
+ */
+final class CommContext {
+  final int rank;
+  final int nRanks;
+  final CclConfig config;
+  final Device device;
+  final long timeoutNanos;
+  final ProxyThread proxy;
+  final CommChannel[] channels;
+  final CallChecker calls;
+  final FailureState failure;
+  final Set<Collective> pending = ConcurrentHashMap.newKeySet();
+  /** Orders launches: collectives and groups start in call order on every channel. */
+  final Object launchLock = new Object();
+
+  /** Set once the ranks are connected (null with one rank or while connecting). */
+  private volatile Links links;
+
+  /**
+   * @param onError what a failure on the proxy thread does (the lifecycle's {@code fail})
+   */
+  CommContext(
+      int rank, int nRanks, CclConfig config, Device device, Consumer<RuntimeException> onError) {
+    this.rank = rank;
+    this.nRanks = nRanks;
+    this.config = config;
+    this.device = device;
+    this.timeoutNanos = config.timeout().toNanos();
+    this.failure = new FailureState(rank);
+    this.calls = new CallChecker(rank);
+    this.proxy = new ProxyThread("sparkccl-proxy-r" + rank, onError);
+    this.channels = new CommChannel[config.nChannels()];
+  }
+
+  /** Makes channel {@code c}; the caller fills every slot before connecting. */
+  void openChannel(int c) {
+    channels[c] =
+        new CommChannel(
+            c, rank, config.stepSize(), new ChannelGuard(this, c), () -> assistProxy(c),
+            proxy::wake, device);
+  }
+
+  /**
+   * A waiting kernel lends itself to the proxy, unless the proxy owns a transport's progress
+   * (UCX: every UCX call on the proxy thread); then it only wakes the proxy for what it queued.
+   */
+  private boolean assistProxy(int channel) {
+    if (proxy.ownsTransport()) {
+      channels[channel].waiter.flushProxyWake();
+      return false;
+    }
+    return proxy.assist();
+  }
+
+  Links links() {
+    return links;
+  }
+
+  void setLinks(Links l) {
+    links = l;
+  }
+}

@@ -1,0 +1,138 @@
+package org.sparkccl.comm;
+
+import java.util.ArrayList;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.apache.logging.log4j.LogManager;
+import org.apache.logging.log4j.Logger;
+import org.sparkccl.CclAbortedException;
+import org.sparkccl.CclException;
+import org.sparkccl.CclTimeoutException;
+
+/**
+ * How a communicator fails and ends. A failure (a peer that dies, a closed connection, a stall
+ * past the timeout, {@code abort()}) is sticky: everything pending is woken and fails, and the
+ * neighbours are told why, so the cause travels around the ring to every rank. Closing waits for
+ * what is pending, then stops every thread, closes every connection and frees every FIFO.
+ */
+final class Lifecycle {
+  private static final Logger LOG = LogManager.getLogger(Lifecycle.class);
+  /** How long a kernel thread may take to stop once its channel is aborted. */
+  private static final long KERNEL_STOP_MILLIS = 10_000;
+
+  private final CommContext ctx;
+
+  Lifecycle(CommContext ctx) {
+    this.ctx = ctx;
+  }
+
+  /** Records the first failure and spreads it; later ones are dropped. Safe from any thread. */
+  void fail(RuntimeException e) {
+    CclException err =
+        e instanceof CclException c ? c : new CclException("rank " + ctx.rank + ": " + e, e);
+    if (!ctx.failure.record(err)) {
+      return;
+    }
+    if (e instanceof CclAbortedException && e.getCause() == null) {
+      LOG.info("{}", err.getMessage());
+    } else {
+      LOG.error("rank {}: communicator failed: {}", ctx.rank, err.getMessage());
+    }
+    ctx.proxy.dropAll();
+    for (CommChannel ch : ctx.channels) {
+      if (ch != null) {
+        ch.abort();
+      }
+    }
+    ctx.proxy.runExclusive(() -> notifyPeers(true, err.getMessage()));
+  }
+
+  private void notifyPeers(boolean failed, String message) {
+    for (CommChannel ch : ctx.channels) {
+      if (ch != null) {
+        ch.notifyPeers(failed, message);
+      }
+    }
+    Links links = ctx.links();
+    if (links != null) {
+      links.peers().notifyPeers(failed, message);
+    }
+  }
+
+  /** Waits for pending collectives (up to the timeout), then releases everything. Idempotent. */
+  void close() {
+    synchronized (ctx.launchLock) {
+      if (!ctx.failure.close()) {
+        return;
+      }
+    }
+    if (ctx.failure.get() == null) {
+      drain();
+    }
+    release();
+  }
+
+  private void drain() {
+    long deadline = System.nanoTime() + ctx.timeoutNanos;
+    for (Collective c : new ArrayList<>(ctx.pending)) {
+      try {
+        c.future.get(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+      } catch (TimeoutException e) {
+        fail(new CclTimeoutException("rank " + ctx.rank + ": close: collectives still running"));
+        return;
+      } catch (ExecutionException e) {
+        return;
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return;
+      }
+    }
+    while (!ctx.proxy.isIdle() && ctx.failure.get() == null) {
+      if (System.nanoTime() > deadline) {
+        fail(new CclTimeoutException("rank " + ctx.rank + ": close: sends still in flight"));
+        return;
+      }
+      try {
+        Thread.sleep(1);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return;
+      }
+    }
+  }
+
+  /**
+   * Stops the proxy, the ring transport (before any FIFO it registered is freed), the kernel
+   * threads and the sockets. Also the way out of a constructor that failed half-way.
+   */
+  void release() {
+    boolean failed = ctx.failure.get() != null;
+    if (!failed) {
+      notifyPeers(false, "rank " + ctx.rank + " closed its communicator");
+    }
+    ctx.proxy.dropAll();
+    ctx.proxy.close();
+    Links links = ctx.links();
+    if (links != null) {
+      links.ring().close(failed);
+    }
+    boolean stopped = true;
+    for (CommChannel ch : ctx.channels) {
+      if (ch != null) {
+        ch.abort();
+        stopped &= ch.release(KERNEL_STOP_MILLIS);
+      }
+    }
+    if (links != null) {
+      links.peers().close(stopped);
+      links.sockets().close();
+    }
+    if (!ctx.pending.isEmpty()) {
+      LOG.error(
+          "rank {}: {} collective(s) never finished because a kernel thread did not stop; their"
+              + " buffers stay marked in use",
+          ctx.rank, ctx.pending.size());
+    }
+  }
+}

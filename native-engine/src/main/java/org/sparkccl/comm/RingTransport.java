@@ -1,0 +1,66 @@
+package org.sparkccl.comm;
+
+import org.sparkccl.bootstrap.Bootstrap;
+
+/**
+ * One way to connect the ring channels of a communicator, like an NCCL transport ({@code
+ * p2p}, {@code shm}, {@code net}). {@link TransportSelector} opens the candidates, publishes each
+ * one's {@link #localInfo()} through the bootstrap, and connects the first that every rank has.
+ * Adding a transport means implementing this and listing it in {@link TransportSelector}.
+ */
+interface RingTransport {
+  /** The name that logs and {@code Communicator.ringTransport()} show: {@code ucx}, ... */
+  String name();
+
+  /**
+   * What this rank tells the others (addresses, keys); {@code null} when the transport cannot
+   * run on this rank, with the reason in {@link #unavailableReason()}.
+   */
+  byte[] localInfo();
+
+  /** Why {@link #localInfo()} is null, or null. */
+  String unavailableReason();
+
+  /** What to tell a user who asked for this transport on a rank that lacks it. */
+  default String installHint() {
+    return "";
+  }
+
+  /**
+   * Connects every channel's send side to the next rank and receive side to the previous one.
+   *
+   * @param token rank 0's random number that names this communicator on the wire
+   * @param infos every rank's {@link #localInfo()}
+   * @throws org.sparkccl.CclException when a connection cannot be made
+   */
+  void connect(
+      CommContext ctx, Bootstrap bootstrap, long token, int next, int prev, byte[][] infos);
+
+  /**
+   * Whether the ranks must confirm to each other that {@link #connect} worked before the ring
+   * may use it: true where one rank can fail alone (a remote key that does not unpack), so every
+   * rank reaches the same decision instead of a timeout.
+   */
+  default boolean confirmsConnect() {
+    return false;
+  }
+
+  /**
+   * Whether the tuner's cost model (measured over sockets, which trees use) describes this ring:
+   * if not, trees run only when asked for ({@code algo=tree}).
+   */
+  default boolean tunerDescribes() {
+    return true;
+  }
+
+  /** Called once the ring runs on this transport: hands its progress to the proxy thread. */
+  default void start(CommContext ctx) {}
+
+  /** Releases what {@link #localInfo()} or {@link #connect} set up. */
+  default void close(boolean afterFailure) {}
+
+  /** A detail for the INFO line that says which transport the ring uses, or empty. */
+  default String describe(CommContext ctx) {
+    return "";
+  }
+}

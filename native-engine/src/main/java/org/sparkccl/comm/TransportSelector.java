@@ -1,0 +1,236 @@
+package org.sparkccl.comm;
+
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.security.SecureRandom;
+import java.util.ArrayList;
+import java.util.List;
+import org.apache.logging.log4j.LogManager;
+import org.apache.logging.log4j.Logger;
+import org.sparkccl.CclException;
+import org.sparkccl.bootstrap.Bootstrap;
+import org.sparkccl.config.Transport;
+import org.sparkccl.transport.socket.SocketTransport;
+
+/**
+ * Connects the ranks of a communicator, as NCCL's {@code initTransportsRank} does: opens the
+ * socket listener (point-to-point links always use it) and the candidate ring transports, lets
+ * every rank publish its addresses through the bootstrap, then connects the ring over the first
+ * candidate that every rank has. Every rank reaches the same decision from the same exchange.
+ *
+ * <p>{@code transport=auto} tries UCX, then sockets. An explicit transport that some rank lacks
+ * fails on every rank with the reason and how to fix it.
+ */
+final class TransportSelector {
+  private static final Logger LOG = LogManager.getLogger(TransportSelector.class);
+
+  private final CommContext ctx;
+  private final Bootstrap bootstrap;
+
+  private TransportSelector(CommContext ctx, Bootstrap bootstrap) {
+    this.ctx = ctx;
+    this.bootstrap = bootstrap;
+  }
+
+  /** Connects {@code ctx}'s ranks and returns the links; throws {@link CclException}. */
+  static Links connect(CommContext ctx, Bootstrap bootstrap) {
+    return new TransportSelector(ctx, bootstrap).connect();
+  }
+
+  private Links connect() {
+    String host = ctx.config.socketHost() != null ? ctx.config.socketHost() : bootstrap.localHost();
+    SocketTransport sockets =
+        SocketTransport.listen(
+            host == null ? "127.0.0.1" : host, ctx.rank, ctx.config.socketThreads(),
+            ctx.config.socketsPerThread());
+    List<RingTransport> candidates = new ArrayList<>();
+    try {
+      candidates.addAll(candidates(sockets));
+      Exchange ex = exchange(sockets, candidates);
+      RingTransport ring = chooseAndConnect(candidates, ex);
+      PeerLinks peers = peerLinks(sockets, ex);
+      return new Links(sockets, ring, peers, ex.token);
+    } catch (RuntimeException e) {
+      candidates.forEach(c -> c.close(false));
+      sockets.close();
+      throw e;
+    }
+  }
+
+  /** The ring transports to try, in order of preference. */
+  private List<RingTransport> candidates(SocketTransport sockets) {
+    Transport t = ctx.config.transport();
+    switch (t) {
+      case SOCKET:
+        return List.of(new SocketRing(sockets));
+      case UCX:
+        return List.of(new UcxRing(ctx));
+      case LOCAL:
+        return List.of(new LocalRing(bootstrap));
+      default:
+        return List.of(new UcxRing(ctx), new SocketRing(sockets));
+    }
+  }
+
+  /** What every rank published: rank 0's token, socket addresses, each candidate's info. */
+  private record Exchange(long token, String[] addresses, byte[][][] infos) {}
+
+  private Exchange exchange(SocketTransport sockets, List<RingTransport> candidates) {
+    byte[] address = sockets.address().getBytes(StandardCharsets.UTF_8);
+    int size = 8 + 4 + address.length + 4;
+    byte[][] mine = new byte[candidates.size()][];
+    for (int i = 0; i < mine.length; i++) {
+      mine[i] = candidates.get(i).localInfo();
+      size += 4 + (mine[i] == null ? 0 : mine[i].length);
+    }
+    ByteBuffer out = ByteBuffer.allocate(size);
+    out.putLong(new SecureRandom().nextLong()).putInt(address.length).put(address);
+    out.putInt(mine.length);
+    for (byte[] info : mine) {
+      out.putInt(info == null ? -1 : info.length);
+      if (info != null) {
+        out.put(info);
+      }
+    }
+    byte[][] all = bootstrap.allGather(out.array(), ctx.config.timeout());
+    String[] addresses = new String[ctx.nRanks];
+    byte[][][] infos = new byte[candidates.size()][ctx.nRanks][];
+    long token = ByteBuffer.wrap(all[0]).getLong();
+    for (int r = 0; r < ctx.nRanks; r++) {
+      ByteBuffer in = ByteBuffer.wrap(all[r]);
+      in.getLong();
+      byte[] a = new byte[checkedLength(in, r)];
+      in.get(a);
+      addresses[r] = new String(a, StandardCharsets.UTF_8);
+      int n = in.getInt();
+      if (n != candidates.size()) {
+        throw new CclException(
+            "rank " + ctx.rank + ": rank " + r + " offers " + n + " ring transports, this rank "
+                + candidates.size() + "; expected every rank to have the same transport setting");
+      }
+      for (int i = 0; i < n; i++) {
+        if (in.getInt(in.position()) < 0) {
+          in.getInt(); // this rank lacks candidate i
+        } else {
+          infos[i][r] = new byte[checkedLength(in, r)];
+          in.get(infos[i][r]);
+        }
+      }
+    }
+    return new Exchange(token, addresses, infos);
+  }
+
+  private int checkedLength(ByteBuffer in, int fromRank) {
+    int len = in.getInt();
+    if (len < 0 || len > in.remaining()) {
+      throw new CclException(
+          "rank " + ctx.rank + ": rank " + fromRank + " sent a field of " + len + " bytes with "
+              + in.remaining() + " left; expected a well-formed address exchange");
+    }
+    return len;
+  }
+
+  /**
+   * Connects over the first candidate every rank has. With several candidates ({@code auto}) a
+   * candidate that a rank lacks, or that fails to connect on any rank, is skipped on every rank.
+   */
+  private RingTransport chooseAndConnect(List<RingTransport> candidates, Exchange ex) {
+    boolean explicit = candidates.size() == 1;
+    int next = (ctx.rank + 1) % ctx.nRanks;
+    int prev = (ctx.rank - 1 + ctx.nRanks) % ctx.nRanks;
+    String skipped = "";
+    for (int i = 0; i < candidates.size(); i++) {
+      RingTransport c = candidates.get(i);
+      String why = missingOn(c, ex.infos[i]);
+      String hint = why != null && !c.installHint().isEmpty() ? "; " + c.installHint() : "";
+      if (why == null) {
+        why = tryConnect(c, ex, i, next, prev);
+      }
+      if (why == null) {
+        LOG.info(
+            "rank {}: ring transport {} (transport={}{}){}", ctx.rank, c.name(),
+            ctx.config.transport(), skipped, detail(c.describe(ctx)));
+        c.start(ctx);
+        return c;
+      }
+      if (explicit) {
+        throw new CclException(
+            "rank " + ctx.rank + ": transport=" + c.name() + " but " + why + hint);
+      }
+      c.close(false);
+      skipped += " and " + why;
+    }
+    throw new CclException("rank " + ctx.rank + ": no ring transport works:" + skipped);
+  }
+
+  /** Why some rank cannot use {@code c}, or null when every rank can. */
+  private String missingOn(RingTransport c, byte[][] infos) {
+    List<Integer> without = new ArrayList<>();
+    for (int r = 0; r < infos.length; r++) {
+      if (infos[r] == null) {
+        without.add(r);
+      }
+    }
+    if (without.isEmpty()) {
+      return null;
+    }
+    String here = c.unavailableReason();
+    return c.name().toUpperCase(java.util.Locale.ROOT) + " did not load on rank(s) " + without
+        + (here != null ? " (here: " + here + ")" : "");
+  }
+
+  /**
+   * Connects the ring over {@code c}; where the transport asks for it, the ranks then exchange
+   * their outcomes so that a failure on one rank is the same on every rank.
+   *
+   * @return why it failed, or null
+   */
+  private String tryConnect(RingTransport c, Exchange ex, int index, int next, int prev) {
+    String error = "";
+    try {
+      c.connect(ctx, bootstrap, ex.token, next, prev, ex.infos[index]);
+    } catch (CclException e) {
+      if (!c.confirmsConnect()) {
+        throw e;
+      }
+      error = e.getMessage();
+    }
+    if (!c.confirmsConnect()) {
+      return null;
+    }
+    byte[][] outcomes =
+        bootstrap.allGather(error.getBytes(StandardCharsets.UTF_8), ctx.config.timeout());
+    for (int r = 0; r < ctx.nRanks; r++) {
+      if (outcomes[r].length > 0) {
+        for (CommChannel ch : ctx.channels) {
+          ch.send = null;
+          ch.recv = null;
+        }
+        return "setting up " + c.name().toUpperCase(java.util.Locale.ROOT) + " failed on rank " + r
+            + ": " + new String(outcomes[r], StandardCharsets.UTF_8);
+      }
+    }
+    return null;
+  }
+
+  private static String detail(String d) {
+    return d.isEmpty() ? "" : "; " + d;
+  }
+
+  private PeerLinks peerLinks(SocketTransport sockets, Exchange ex) {
+    PeerLinks peers =
+        new PeerLinks(
+            ctx.config.stepSize(),
+            ctx.channels[0].waiter,
+            peer ->
+                sockets.connect(
+                    ex.addresses[peer], peer, SocketTransport.P2P_CHANNEL, ex.token,
+                    ctx.proxy.selector(), ctx.proxy::wake, System.nanoTime() + ctx.timeoutNanos),
+            sockets.acceptPeers(ex.token, ctx.nRanks, ctx.proxy.selector(), ctx.proxy::wake),
+            ctx.calls::onAnnounce);
+    for (CommChannel ch : ctx.channels) {
+      ch.send.onAnnounce(call -> ctx.calls.onAnnounce(ch.send.peer(), call));
+    }
+    return peers;
+  }
+}

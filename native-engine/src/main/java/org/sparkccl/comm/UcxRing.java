@@ -1,0 +1,100 @@
+package org.sparkccl.comm;
+
+import org.sparkccl.CclException;
+import org.sparkccl.bootstrap.Bootstrap;
+import org.sparkccl.fifo.Fifo;
+import org.sparkccl.transport.ucx.UcxTransport;
+import org.sparkccl.transport.ucx.UcxUnavailableException;
+
+/**
+ * The ring over UCX (NCCL's IB {@code net}): one-sided puts into the next rank's registered
+ * receive FIFO. Once the ring runs on it, the proxy thread owns the UCX worker.
+ */
+final class UcxRing implements RingTransport {
+  private UcxTransport ucx;
+  private String unavailable;
+
+  /** Opens UCX for the channels' FIFOs; a failure makes it unavailable on this rank. */
+  UcxRing(CommContext ctx) {
+    Fifo[] sendFifos = new Fifo[ctx.channels.length];
+    Fifo[] recvFifos = new Fifo[ctx.channels.length];
+    for (CommChannel ch : ctx.channels) {
+      sendFifos[ch.id] = ch.sendFifo;
+      recvFifos[ch.id] = ch.recvFifo;
+    }
+    try {
+      ucx = UcxTransport.open(ctx.rank, ctx.config.qpsPerConnection(), sendFifos, recvFifos);
+    } catch (UcxUnavailableException e) {
+      unavailable = e.getMessage();
+    } catch (CclException e) {
+      // a worker or registration that failed here: this rank joins the exchange without UCX,
+      // so every rank falls back together (or fails together with transport=ucx)
+      unavailable = e.getMessage();
+    } catch (LinkageError e) {
+      // the Jucx jar itself is missing (an application that shipped only SparkCCL's own jars)
+      unavailable = "the Jucx classes (org.openucx:jucx) are not on the classpath: " + e;
+    }
+  }
+
+  @Override
+  public String name() {
+    return "ucx";
+  }
+
+  @Override
+  public byte[] localInfo() {
+    return ucx == null ? null : ucx.localInfo();
+  }
+
+  @Override
+  public String unavailableReason() {
+    return unavailable;
+  }
+
+  @Override
+  public String installHint() {
+    return UcxTransport.INSTALL_HINT;
+  }
+
+  @Override
+  public void connect(
+      CommContext ctx, Bootstrap bootstrap, long token, int next, int prev, byte[][] infos) {
+    for (CommChannel ch : ctx.channels) {
+      ch.send = ucx.connectSend(next, ch.id, infos[next]);
+      ch.recv = ucx.connectRecv(prev, ch.id, infos[prev]);
+    }
+  }
+
+  @Override
+  public boolean confirmsConnect() {
+    return true;
+  }
+
+  /** A ring of one-sided puts beats trees over sockets, whatever the socket model says. */
+  @Override
+  public boolean tunerDescribes() {
+    return false;
+  }
+
+  @Override
+  public void start(CommContext ctx) {
+    ctx.proxy.setOwnedPoller(ucx::poll);
+    ucx.onProxy(ctx.proxy::execute);
+  }
+
+  @Override
+  public void close(boolean afterFailure) {
+    if (ucx != null) {
+      ucx.close(afterFailure);
+      ucx = null;
+    }
+  }
+
+  @Override
+  public String describe(CommContext ctx) {
+    String tls = System.getenv("UCX_TLS");
+    return "UCX_TLS=" + (tls == null ? "unset (UCX default)" : tls) + ", ib.qpsPerConnection="
+        + ctx.config.qpsPerConnection() + "; flush after receive skipped: receive slots are host"
+        + " memory; point-to-point on sockets";
+  }
+}

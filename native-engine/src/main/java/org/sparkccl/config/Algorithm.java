@@ -1,0 +1,14 @@
+package org.sparkccl.config;
+
+/** The algorithm of a collective (key {@code algo}); the tuner turns {@code AUTO} into one. */
+public enum Algorithm {
+  /** The tuner picks ring or tree per call from its cost model. */
+  AUTO,
+  RING,
+  TREE;
+
+  @Override
+  public String toString() {
+    return Values.lowerName(this);
+  }
+}

@@ -1,0 +1,19 @@
+package org.sparkccl.config;
+
+/**
+ * What a waiting thread (kernel, proxy, helper) does while it has nothing to do (key {@code
+ * idle}).
+ */
+public enum IdleMode {
+  /** Busy-poll: lowest latency, one core per waiting thread. */
+  SPIN,
+  /** Spin briefly, then yield for a bounded window, then park: the default. */
+  BACKOFF,
+  /** Park at once: least CPU, highest hand-off latency. */
+  PARK;
+
+  @Override
+  public String toString() {
+    return Values.lowerName(this);
+  }
+}

@@ -1,0 +1,109 @@
+package org.sparkccl.config;
+
+import java.util.Locale;
+
+/**
+ * Every configuration key of the engine with its default, in one place. A key has three forms:
+ * the Spark conf key {@code spark.ccl.<key>}, the system property {@code sparkccl.<key>} and the
+ * environment variable {@code SPARKCCL_<KEY>} (upper case, dots as underscores: {@code
+ * socket.nThreads} is {@code SPARKCCL_SOCKET_NTHREADS}). Limits that values must respect are the
+ * constants below; {@link CclConfig.Builder#build()} checks them.
+ *
+ * <pre>{@code
+ * String env = Key.SOCKET_N_THREADS.environmentVariable(); // SPARKCCL_SOCKET_NTHREADS
+ * }</pre>
+ */
+public enum Key {
+  /** Bytes of each connection's FIFO; a slot ({@code stepSize}) is 1/8 of it. K, M, G suffixes. */
+  BUFF_SIZE("buffSize", "4M"),
+  /** Parallel rings, each with its own connections, FIFOs and kernel thread. */
+  N_CHANNELS("nChannels", "1"),
+  /** Helper threads per socket connection; 0 moves all data over the control socket. */
+  SOCKET_N_THREADS("socket.nThreads", "0"),
+  /** Data sockets each helper thread owns. */
+  SOCKET_N_SOCKS_PER_THREAD("socket.nSocksPerThread", "1"),
+  /** The address this rank listens on; unset takes the bootstrap's own, else 127.0.0.1. */
+  SOCKET_HOST("socket.host", null),
+  /** How ring channels move slots: {@code auto}, {@code socket}, {@code ucx} or {@code local}. */
+  TRANSPORT("transport", "auto"),
+  /** UCX endpoints per ring connection, like {@code NCCL_IB_QPS_PER_CONNECTION}. */
+  IB_QPS_PER_CONNECTION("ib.qpsPerConnection", "1"),
+  /** Longest wait without progress before a collective fails; ms, s, m suffixes (plain: s). */
+  TIMEOUT("timeout", "120s"),
+  /** {@code auto} (the tuner picks), {@code ring} or {@code tree}. */
+  ALGO("algo", "auto"),
+  /** The engine's log level, like {@code NCCL_DEBUG}; unset leaves it to the logging setup. */
+  DEBUG("debug", null),
+  /** Where collectives run: {@code host}, {@code cuda}, {@code cuda:N} or {@code auto}. */
+  DEVICE("device", "host"),
+  /** How waiting threads idle: {@code spin}, {@code backoff} or {@code park}. */
+  IDLE("idle", "backoff"),
+  /** The tuner's cost of one ring hop in microseconds ({@code bin/sparkccl-calibrate}). */
+  TUNER_HOP_LATENCY_US("tuner.hopLatencyUs", "46"),
+  /** The tuner's bandwidth of one link in GB/s. */
+  TUNER_LINK_GBPS("tuner.linkGBps", "0.68"),
+  /** The tuner's cost of one tree hop in microseconds. */
+  TUNER_TREE_HOP_LATENCY_US("tuner.treeHopLatencyUs", "43");
+
+  /** At most this many rings. */
+  public static final int MAX_CHANNELS = 32;
+
+  /** NCCL's caps for its socket transport (MAX_THREADS, MAX_SOCKETS). */
+  public static final int MAX_SOCKET_THREADS = 16;
+
+  public static final int MAX_SOCKETS = 64;
+
+  /** NCCL caps endpoints per connection at 128; more than 16 only adds start-up cost here. */
+  public static final int MAX_QPS_PER_CONNECTION = 16;
+
+  /** The smallest FIFO slot, in bytes; {@code buffSize} is a multiple of 64 bytes per slot. */
+  public static final int MIN_STEP_SIZE = 1024;
+
+  private final String key;
+  private final String defaultValue;
+
+  Key(String key, String defaultValue) {
+    this.key = key;
+    this.defaultValue = defaultValue;
+  }
+
+  /** The key as the engine names it, such as {@code socket.nThreads}. */
+  public String key() {
+    return key;
+  }
+
+  /** The default as text, or {@code null} when the key is unset by default. */
+  public String defaultValue() {
+    return defaultValue;
+  }
+
+  /** {@code sparkccl.socket.nThreads}. */
+  public String systemProperty() {
+    return "sparkccl." + key;
+  }
+
+  /** {@code SPARKCCL_SOCKET_NTHREADS}. */
+  public String environmentVariable() {
+    return "SPARKCCL_" + key.replace('.', '_').toUpperCase(Locale.ROOT);
+  }
+
+  /** {@code spark.ccl.socket.nThreads}. */
+  public String sparkConf() {
+    return "spark.ccl." + key;
+  }
+
+  /** The key named {@code key}, or {@code null}. */
+  public static Key named(String key) {
+    for (Key k : values()) {
+      if (k.key.equals(key)) {
+        return k;
+      }
+    }
+    return null;
+  }
+
+  @Override
+  public String toString() {
+    return key;
+  }
+}
