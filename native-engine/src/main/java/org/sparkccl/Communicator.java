@@ -68,8 +68,8 @@ public final class Communicator implements AutoCloseable {
   }
 
   /**
-   * The transport of the ring connections: {@code ucx}, {@code socket}, {@code local}, or
-   * {@code none} with one rank.
+   * The transport of the ring connections: {@code ucx}, {@code socket}, {@code local}, or {@code
+   * none} with one rank.
    */
   public String ringTransport() {
     return core.ringTransport();
@@ -88,8 +88,8 @@ public final class Communicator implements AutoCloseable {
    * Starts an allReduce: {@code recv[i] = op over ranks of send[i]} for {@code i < count}. {@code
    * send == recv} works in place.
    *
-   * @return completes when this rank's part is done, or exceptionally with a {@link
-   *     CclException} that names the rank, the peer and the operation
+   * @return completes when this rank's part is done, or exceptionally with a {@link CclException}
+   *     that names the rank, the peer and the operation
    * @throws IllegalArgumentException for a null or closed buffer, a negative count, a count that
    *     does not fit a buffer, or an op the dtype does not support
    * @throws CclAbortedException when the communicator has failed or was aborted
@@ -99,10 +99,19 @@ public final class Communicator implements AutoCloseable {
     Arguments.checkOp(dtype, op);
     DeviceBuffer src = buffer("send", send, count, dtype);
     DeviceBuffer dst = buffer("recv", recv, count, dtype);
-    return core.collectives().launch(
-        CollectiveCall.Kind.ALL_REDUCE, count, dtype, op, 0, src, dst, 0, 0,
-        (c, start, len) ->
-            RingAllReduce.plan(c, rank(), nRanks(), start, len, dtype.size(), stepSize()));
+    return core.collectives()
+        .launch(
+            CollectiveCall.Kind.ALL_REDUCE,
+            count,
+            dtype,
+            op,
+            0,
+            src,
+            dst,
+            0,
+            0,
+            (c, start, len) ->
+                RingAllReduce.plan(c, rank(), nRanks(), start, len, dtype.size(), stepSize()));
   }
 
   /** Blocking {@link #allReduceAsync}. */
@@ -112,8 +121,8 @@ public final class Communicator implements AutoCloseable {
   }
 
   /**
-   * Starts a broadcast: {@code recv[i] = send[i]} of rank {@code root}, for {@code i < count}.
-   * Only the root reads {@code send}; {@code send == recv} works in place.
+   * Starts a broadcast: {@code recv[i] = send[i]} of rank {@code root}, for {@code i < count}. Only
+   * the root reads {@code send}; {@code send == recv} works in place.
    */
   public CompletableFuture<Void> broadcastAsync(
       DeviceBuffer send, DeviceBuffer recv, long count, DataType dtype, int root) {
@@ -121,11 +130,20 @@ public final class Communicator implements AutoCloseable {
     Arguments.checkRoot(root, nRanks());
     DeviceBuffer dst = buffer("recv", recv, count, dtype);
     DeviceBuffer src = rank() == root ? buffer("send", send, count, dtype) : dst;
-    return core.collectives().launch(
-        CollectiveCall.Kind.BROADCAST, count, dtype, null, root, src, dst, 0, 0,
-        (c, start, len) ->
-            RingChain.broadcast(
-                c, rank(), nRanks(), root, start, len, dtype.size(), stepSize()));
+    return core.collectives()
+        .launch(
+            CollectiveCall.Kind.BROADCAST,
+            count,
+            dtype,
+            null,
+            root,
+            src,
+            dst,
+            0,
+            0,
+            (c, start, len) ->
+                RingChain.broadcast(
+                    c, rank(), nRanks(), root, start, len, dtype.size(), stepSize()));
   }
 
   /** In-place broadcast of {@code buf}, like {@code ncclBcast}. */
@@ -146,8 +164,8 @@ public final class Communicator implements AutoCloseable {
   }
 
   /**
-   * Starts a reduce: on rank {@code root}, {@code recv[i] = op over ranks of send[i]}. Other
-   * ranks do not touch {@code recv}, which may be {@code null} there.
+   * Starts a reduce: on rank {@code root}, {@code recv[i] = op over ranks of send[i]}. Other ranks
+   * do not touch {@code recv}, which may be {@code null} there.
    */
   public CompletableFuture<Void> reduceAsync(
       DeviceBuffer send, DeviceBuffer recv, long count, DataType dtype, ReduceOp op, int root) {
@@ -155,10 +173,19 @@ public final class Communicator implements AutoCloseable {
     Arguments.checkRoot(root, nRanks());
     DeviceBuffer src = buffer("send", send, count, dtype);
     DeviceBuffer dst = rank() == root || recv != null ? buffer("recv", recv, count, dtype) : src;
-    return core.collectives().launch(
-        CollectiveCall.Kind.REDUCE, count, dtype, op, root, src, dst, 0, 0,
-        (c, start, len) ->
-            RingChain.reduce(c, rank(), nRanks(), root, start, len, dtype.size(), stepSize()));
+    return core.collectives()
+        .launch(
+            CollectiveCall.Kind.REDUCE,
+            count,
+            dtype,
+            op,
+            root,
+            src,
+            dst,
+            0,
+            0,
+            (c, start, len) ->
+                RingChain.reduce(c, rank(), nRanks(), root, start, len, dtype.size(), stepSize()));
   }
 
   /** Blocking {@link #reduceAsync}. */
@@ -180,13 +207,20 @@ public final class Communicator implements AutoCloseable {
     boolean inPlace = send == recv;
     DeviceBuffer src = inPlace ? dst : buffer("send", send, sendCount, dtype);
     long srcBase = inPlace ? rank() * sendCount : 0;
-    return core.collectives().launch(
-        CollectiveCall.Kind.ALL_GATHER, sendCount, dtype, null, 0, src, dst, srcBase,
-        rank() * sendCount,
-        (c, start, len) ->
-            RingGather.allGather(
-                c, rank(), nRanks(), sendCount, start, len, srcBase, dtype.size(),
-                stepSize()));
+    return core.collectives()
+        .launch(
+            CollectiveCall.Kind.ALL_GATHER,
+            sendCount,
+            dtype,
+            null,
+            0,
+            src,
+            dst,
+            srcBase,
+            rank() * sendCount,
+            (c, start, len) ->
+                RingGather.allGather(
+                    c, rank(), nRanks(), sendCount, start, len, srcBase, dtype.size(), stepSize()));
   }
 
   /** Blocking {@link #allGatherAsync}. */
@@ -195,9 +229,9 @@ public final class Communicator implements AutoCloseable {
   }
 
   /**
-   * Starts a reduceScatter: {@code send} holds {@code nRanks} blocks of {@code recvCount}
-   * elements; {@code recv} gets the reduction over ranks of block {@code rank}. In place when
-   * {@code send == recv}: the result is then written to block {@code rank} of the buffer.
+   * Starts a reduceScatter: {@code send} holds {@code nRanks} blocks of {@code recvCount} elements;
+   * {@code recv} gets the reduction over ranks of block {@code rank}. In place when {@code send ==
+   * recv}: the result is then written to block {@code rank} of the buffer.
    */
   public CompletableFuture<Void> reduceScatterAsync(
       DeviceBuffer send, DeviceBuffer recv, long recvCount, DataType dtype, ReduceOp op) {
@@ -207,13 +241,20 @@ public final class Communicator implements AutoCloseable {
     boolean inPlace = send == recv;
     DeviceBuffer dst = inPlace ? src : buffer("recv", recv, recvCount, dtype);
     long dstBase = inPlace ? rank() * recvCount : 0;
-    return core.collectives().launch(
-        CollectiveCall.Kind.REDUCE_SCATTER, recvCount, dtype, op, 0, src, dst, rank() * recvCount,
-        dstBase,
-        (c, start, len) ->
-            RingGather.reduceScatter(
-                c, rank(), nRanks(), recvCount, start, len, dstBase, dtype.size(),
-                stepSize()));
+    return core.collectives()
+        .launch(
+            CollectiveCall.Kind.REDUCE_SCATTER,
+            recvCount,
+            dtype,
+            op,
+            0,
+            src,
+            dst,
+            rank() * recvCount,
+            dstBase,
+            (c, start, len) ->
+                RingGather.reduceScatter(
+                    c, rank(), nRanks(), recvCount, start, len, dstBase, dtype.size(), stepSize()));
   }
 
   /** Blocking {@link #reduceScatterAsync}. */
@@ -249,9 +290,9 @@ public final class Communicator implements AutoCloseable {
   }
 
   /**
-   * Opens a group, like {@code ncclGroupStart}: sends and receives called until {@link
-   * #groupEnd()} start together, so any mix of them completes without deadlock. Groups nest;
-   * the outermost end launches. Collectives called inside run as usual.
+   * Opens a group, like {@code ncclGroupStart}: sends and receives called until {@link #groupEnd()}
+   * start together, so any mix of them completes without deadlock. Groups nest; the outermost end
+   * launches. Collectives called inside run as usual.
    *
    * <pre>{@code
    * try (Communicator.Group g = comm.group()) {
@@ -306,8 +347,8 @@ public final class Communicator implements AutoCloseable {
   }
 
   /**
-   * Waits for pending collectives (up to the timeout), then stops every thread, closes every
-   * socket and frees every FIFO. Idempotent.
+   * Waits for pending collectives (up to the timeout), then stops every thread, closes every socket
+   * and frees every FIFO. Idempotent.
    */
   @Override
   public void close() {

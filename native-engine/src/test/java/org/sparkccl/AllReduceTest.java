@@ -17,18 +17,18 @@ import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
-import org.sparkccl.fifo.FifoLayout;
 import org.sparkccl.algorithm.RingAllReduce;
 import org.sparkccl.bootstrap.Bootstrap;
 import org.sparkccl.bootstrap.LocalBootstrap;
 import org.sparkccl.config.CclConfig;
 import org.sparkccl.device.DeviceBuffer;
 import org.sparkccl.device.HostDevice;
+import org.sparkccl.fifo.FifoLayout;
 
 /**
- * allReduce with ranks as threads of this JVM, every data type and operator against an
- * independent reference. One set of communicators per setup; the cases run one after the other
- * on it, so the FIFO step counters keep growing across collectives as in real use.
+ * allReduce with ranks as threads of this JVM, every data type and operator against an independent
+ * reference. One set of communicators per setup; the cases run one after the other on it, so the
+ * FIFO step counters keep growing across collectives as in real use.
  */
 @DisplayName("allReduce with ranks as threads")
 class AllReduceTest {
@@ -37,7 +37,11 @@ class AllReduceTest {
 
   /** One communicator setup; {@code reduced} runs a smaller dtype x op x count set. */
   record Setup(
-      int ranks, int channels, int buffSize, int socketThreads, int socksPerThread,
+      int ranks,
+      int channels,
+      int buffSize,
+      int socketThreads,
+      int socksPerThread,
       boolean reduced) {
     CclConfig config() {
       return TestConfig.builder()
@@ -51,7 +55,12 @@ class AllReduceTest {
 
     @Override
     public String toString() {
-      return ranks + " rank(s), " + channels + " channel(s), buffSize " + (buffSize >> 10) + "K"
+      return ranks
+          + " rank(s), "
+          + channels
+          + " channel(s), buffSize "
+          + (buffSize >> 10)
+          + "K"
           + (socketThreads > 0
               ? ", socket.nThreads " + socketThreads + " x nSocksPerThread " + socksPerThread
               : "")
@@ -73,13 +82,14 @@ class AllReduceTest {
   }
 
   /**
-   * A count that covers at least two full ring rounds on every channel the setup has: a round
-   * of a channel is {@code ranks} chunks of {@link RingAllReduce#CHUNK_STEPS} slots, and a
-   * channel is only used for 128 KiB of data or more. Odd, so it divides by neither the ranks
-   * nor the channels.
+   * A count that covers at least two full ring rounds on every channel the setup has: a round of a
+   * channel is {@code ranks} chunks of {@link RingAllReduce#CHUNK_STEPS} slots, and a channel is
+   * only used for 128 KiB of data or more. Odd, so it divides by neither the ranks nor the
+   * channels.
    */
   static int multiRoundCount(Setup s, DataType t) {
-    long chunkElems = (long) (s.buffSize() / FifoLayout.STEPS / t.size()) * RingAllReduce.CHUNK_STEPS;
+    long chunkElems =
+        (long) (s.buffSize() / FifoLayout.STEPS / t.size()) * RingAllReduce.CHUNK_STEPS;
     long perChannel = Math.max(2L * Math.max(2, s.ranks()) * chunkElems, (128 << 10) / t.size());
     long count = s.channels() * perChannel + 13;
     // default 4M buffers would need hundreds of MiB for two rounds: a few channels' worth is enough
@@ -119,7 +129,14 @@ class AllReduceTest {
               s.reduced() ? new boolean[] {seed % 2 == 0} : new boolean[] {false, true};
           for (boolean inPlace : placements) {
             String name =
-                s + ": " + t + " " + op + " count=" + count + (inPlace ? " in-place" : " out-of-place");
+                s
+                    + ": "
+                    + t
+                    + " "
+                    + op
+                    + " count="
+                    + count
+                    + (inPlace ? " in-place" : " out-of-place");
             String m;
             try {
               m = RankHarness.allReduceAndCheck(comms, count, t, op, inPlace, seed++, WAIT);
@@ -151,7 +168,11 @@ class AllReduceTest {
   void blockingAllReduceOnRankThreads() {
     int n = 3;
     CclConfig config =
-        TestConfig.builder().buffSize(SMALL_BUFF).nChannels(2).timeout(Duration.ofSeconds(30)).build();
+        TestConfig.builder()
+            .buffSize(SMALL_BUFF)
+            .nChannels(2)
+            .timeout(Duration.ofSeconds(30))
+            .build();
     LocalBootstrap.Group group = LocalBootstrap.group(n);
     // every rank connected before any starts sending: early senders have their own test below
     CyclicBarrier connected = new CyclicBarrier(n);
@@ -198,7 +219,8 @@ class AllReduceTest {
   }
 
   /** A bootstrap whose allGather returns late on one rank, so that rank connects last. */
-  private record LateBootstrap(Bootstrap inner, int lateRank, long delayMillis) implements Bootstrap {
+  private record LateBootstrap(Bootstrap inner, int lateRank, long delayMillis)
+      implements Bootstrap {
     @Override
     public int rank() {
       return inner.rank();
@@ -229,7 +251,8 @@ class AllReduceTest {
   }
 
   @Test
-  @DisplayName("a rank that accepts its connections late still works when its peer already sends data")
+  @DisplayName(
+      "a rank that accepts its connections late still works when its peer already sends data")
   void rankThatConnectsLateWhilePeersAlreadySend() {
     int n = 3;
     int count = 4099;
@@ -280,7 +303,11 @@ class AllReduceTest {
     int count = 30_001;
     DataType t = DataType.FLOAT32;
     CclConfig config =
-        TestConfig.builder().buffSize(SMALL_BUFF).nChannels(2).timeout(Duration.ofSeconds(30)).build();
+        TestConfig.builder()
+            .buffSize(SMALL_BUFF)
+            .nChannels(2)
+            .timeout(Duration.ofSeconds(30))
+            .build();
     Communicator[] comms = RankHarness.createAll(n, config, WAIT);
     DeviceBuffer[][] bufs = new DeviceBuffer[inFlight][n];
     ByteBuffer[][] inputs = new ByteBuffer[inFlight][n];

@@ -10,12 +10,12 @@ import org.sparkccl.device.HostDevice;
 
 /**
  * Test-only: one rank's part of one broadcast, reduce, allGather or reduceScatter: its buffers
- * (inputs from {@link Reference#fill}, everything else random bytes), the call, and the check
- * of the result against {@link Reference} and of every byte that must stay untouched.
+ * (inputs from {@link Reference#fill}, everything else random bytes), the call, and the check of
+ * the result against {@link Reference} and of every byte that must stay untouched.
  *
- * <p>Every rank's inputs come from {@link Spec#inputs}, so any rank (or process) can rebuild all
- * of them from the seed. Buffer conventions are NCCL's; in place means one buffer object passed
- * as both send and recv.
+ * <p>Every rank's inputs come from {@link Spec#inputs}, so any rank (or process) can rebuild all of
+ * them from the seed. Buffer conventions are NCCL's; in place means one buffer object passed as
+ * both send and recv.
  */
 final class CollectiveCase {
   /** Bytes after the region a collective may write that must stay untouched. */
@@ -49,8 +49,8 @@ final class CollectiveCase {
 
   /**
    * One case. {@code count} is the API's count: broadcast/reduce count, allGather sendCount,
-   * reduceScatter recvCount. Out of place with {@code root != 0}, non-root ranks pass a null
-   * send (broadcast) or recv (reduce), which the API allows there.
+   * reduceScatter recvCount. Out of place with {@code root != 0}, non-root ranks pass a null send
+   * (broadcast) or recv (reduce), which the API allows there.
    */
   record Spec(Kind kind, DataType dtype, ReduceOp op, int count, int root, boolean inPlace) {
     boolean nullOnNonRoot() {
@@ -79,9 +79,16 @@ final class CollectiveCase {
 
     @Override
     public String toString() {
-      return kind + " " + dtype + (kind.reduces() ? " " + op : "") + " count=" + count
-          + (kind.rooted() ? " root=" + root : "") + (inPlace ? " in-place" : " out-of-place")
-          + (nullOnNonRoot() ? (kind == Kind.BROADCAST ? " (send" : " (recv") + "=null off root)"
+      return kind
+          + " "
+          + dtype
+          + (kind.reduces() ? " " + op : "")
+          + " count="
+          + count
+          + (kind.rooted() ? " root=" + root : "")
+          + (inPlace ? " in-place" : " out-of-place")
+          + (nullOnNonRoot()
+              ? (kind == Kind.BROADCAST ? " (send" : " (recv") + "=null off root)"
               : "");
     }
   }
@@ -95,7 +102,12 @@ final class CollectiveCase {
   private final ByteBuffer recvBefore; // what recv held before the call
 
   private CollectiveCase(
-      Spec spec, int rank, int n, DeviceBuffer send, DeviceBuffer recv, ByteBuffer sendBefore,
+      Spec spec,
+      int rank,
+      int n,
+      DeviceBuffer send,
+      DeviceBuffer recv,
+      ByteBuffer sendBefore,
       ByteBuffer recvBefore) {
     this.spec = spec;
     this.rank = rank;
@@ -233,14 +245,24 @@ final class CollectiveCase {
           same(p, "bytes after the result were overwritten", got, recvBefore, block, PAD);
         } else if (got != null) {
           same(
-              p, s.inPlace() ? "non-root buffer was modified" : "non-root recv was modified",
-              got, recvBefore, 0, recvBefore.capacity());
+              p,
+              s.inPlace() ? "non-root buffer was modified" : "non-root recv was modified",
+              got,
+              recvBefore,
+              0,
+              recvBefore.capacity());
         }
       }
       case ALL_GATHER -> {
         for (int k = 0; k < n; k++) {
-          sameAt(p, "block " + k + " differs from rank " + k + "'s input", got, k * block,
-              inputs[k], 0, block);
+          sameAt(
+              p,
+              "block " + k + " differs from rank " + k + "'s input",
+              got,
+              k * block,
+              inputs[k],
+              0,
+              block);
         }
         same(p, "bytes after the result were overwritten", got, recvBefore, n * block, PAD);
       }
@@ -286,7 +308,12 @@ final class CollectiveCase {
   }
 
   private static void sameAt(
-      StringBuilder p, String what, ByteBuffer got, int gotOff, ByteBuffer want, int wantOff,
+      StringBuilder p,
+      String what,
+      ByteBuffer got,
+      int gotOff,
+      ByteBuffer want,
+      int wantOff,
       int len) {
     int at = got.slice(gotOff, len).mismatch(want.slice(wantOff, len));
     if (at >= 0) {

@@ -18,7 +18,6 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.function.Executable;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
-import org.sparkccl.fifo.FifoLayout;
 import org.sparkccl.CollectiveCase.Kind;
 import org.sparkccl.CollectiveCase.Spec;
 import org.sparkccl.algorithm.ChannelSplit;
@@ -26,11 +25,12 @@ import org.sparkccl.config.CclConfig;
 import org.sparkccl.config.Key;
 import org.sparkccl.device.DeviceBuffer;
 import org.sparkccl.device.HostDevice;
+import org.sparkccl.fifo.FifoLayout;
 
 /**
- * broadcast, reduce, allGather and reduceScatter with ranks as threads of this JVM, every data
- * type and operator, in place and out of place, against {@link Reference}. One set of
- * communicators per setup; the cases run one after the other on it.
+ * broadcast, reduce, allGather and reduceScatter with ranks as threads of this JVM, every data type
+ * and operator, in place and out of place, against {@link Reference}. One set of communicators per
+ * setup; the cases run one after the other on it.
  */
 @DisplayName("broadcast, reduce, allGather, reduceScatter with ranks as threads")
 class CollectivesTest {
@@ -39,8 +39,13 @@ class CollectivesTest {
 
   /** One communicator setup; {@code reduced} runs a smaller dtype x op x count set. */
   record Setup(
-      int ranks, int channels, int buffSize, int socketThreads, int socksPerThread,
-      boolean reduced, String algo) {
+      int ranks,
+      int channels,
+      int buffSize,
+      int socketThreads,
+      int socksPerThread,
+      boolean reduced,
+      String algo) {
     Setup(int ranks, int channels, int buffSize, boolean reduced) {
       this(ranks, channels, buffSize, 0, 1, reduced, "auto");
     }
@@ -49,7 +54,12 @@ class CollectivesTest {
       this(ranks, channels, buffSize, 0, 1, reduced, algo);
     }
 
-    Setup(int ranks, int channels, int buffSize, int socketThreads, int socksPerThread,
+    Setup(
+        int ranks,
+        int channels,
+        int buffSize,
+        int socketThreads,
+        int socksPerThread,
         boolean reduced) {
       this(ranks, channels, buffSize, socketThreads, socksPerThread, reduced, "auto");
     }
@@ -67,11 +77,17 @@ class CollectivesTest {
 
     @Override
     public String toString() {
-      return ranks + " rank(s), " + channels + " channel(s), buffSize " + (buffSize >> 10) + "K"
+      return ranks
+          + " rank(s), "
+          + channels
+          + " channel(s), buffSize "
+          + (buffSize >> 10)
+          + "K"
           + (socketThreads > 0
               ? ", socket.nThreads " + socketThreads + " x nSocksPerThread " + socksPerThread
               : "")
-          + ", algo " + algo
+          + ", algo "
+          + algo
           + (reduced ? " (reduced set)" : "");
     }
   }
@@ -100,10 +116,10 @@ class CollectivesTest {
   }
 
   /**
-   * A per-rank count spanning many slots and several rounds of allGather/reduceScatter pieces
-   * (4 slots each) on every channel of the setup: at least 20_001 elements and at least 128 KiB
-   * per channel (a channel is only used from 128 KiB on) or two slots, whichever is more. Odd, so
-   * it divides by neither the ranks nor the channels.
+   * A per-rank count spanning many slots and several rounds of allGather/reduceScatter pieces (4
+   * slots each) on every channel of the setup: at least 20_001 elements and at least 128 KiB per
+   * channel (a channel is only used from 128 KiB on) or two slots, whichever is more. Odd, so it
+   * divides by neither the ranks nor the channels.
    */
   static int bigCount(Setup s, DataType t) {
     long bytes =
@@ -159,8 +175,8 @@ class CollectivesTest {
   }
 
   /**
-   * Runs one case on every rank of {@code comms} (launched asynchronously from this thread, in
-   * rank order) and checks every rank.
+   * Runs one case on every rank of {@code comms} (launched asynchronously from this thread, in rank
+   * order) and checks every rank.
    *
    * @return null when everything matches, otherwise what is wrong
    * @throws AssertionError when a rank fails or does not finish in time (the communicators are
@@ -182,7 +198,8 @@ class CollectivesTest {
       for (int r = 0; r < n; r++) {
         Throwable e =
             RankHarness.await(
-                futures.get(r), Duration.ofNanos(Math.max(1, end - System.nanoTime())),
+                futures.get(r),
+                Duration.ofNanos(Math.max(1, end - System.nanoTime())),
                 "rank " + r);
         if (e != null) {
           throw new AssertionError("rank " + r + " failed: " + e, e);
@@ -209,7 +226,8 @@ class CollectivesTest {
     }
   }
 
-  @ParameterizedTest(name = "every collective x dtype x op x count x root matches the reference: {0}")
+  @ParameterizedTest(
+      name = "every collective x dtype x op x count x root matches the reference: {0}")
   @MethodSource("setups")
   void everyCollectiveDtypeOpAndCountMatchesTheReference(Setup s) {
     Communicator[] comms = RankHarness.createAll(s.ranks(), s.config(), WAIT);
@@ -223,7 +241,11 @@ class CollectivesTest {
           m = runAndCheck(comms, spec, seed++);
         } catch (AssertionError e) {
           throw new AssertionError(
-              s + ": " + spec + ": " + e.getMessage()
+              s
+                  + ": "
+                  + spec
+                  + ": "
+                  + e.getMessage()
                   + (wrong.isEmpty() ? "" : "\nearlier wrong cases:\n" + list(wrong)),
               e);
         }
@@ -256,7 +278,11 @@ class CollectivesTest {
   void mixedAsyncCollectivesInFlight() {
     int n = 4;
     CclConfig config =
-        TestConfig.builder().buffSize(SMALL_BUFF).nChannels(2).timeout(Duration.ofSeconds(30)).build();
+        TestConfig.builder()
+            .buffSize(SMALL_BUFF)
+            .nChannels(2)
+            .timeout(Duration.ofSeconds(30))
+            .build();
     Communicator[] comms = RankHarness.createAll(n, config, WAIT);
     // several rounds of: allReduce, broadcast, allGather, reduceScatter, reduce, broadcast
     List<Spec> specs = new ArrayList<>();
@@ -291,8 +317,9 @@ class CollectivesTest {
                   for (int k = 0; k < specs.size(); k++) {
                     Spec s = specs.get(k);
                     if (s == null) {
-                      ByteBuffer[] in = new Spec(Kind.REDUCE, f32, ReduceOp.SUM, count, 0, false)
-                          .inputs(n, 900 + k);
+                      ByteBuffer[] in =
+                          new Spec(Kind.REDUCE, f32, ReduceOp.SUM, count, 0, false)
+                              .inputs(n, 900 + k);
                       DeviceBuffer b = HostDevice.INSTANCE.allocate(count * 4L);
                       b.copyFromHost(in[rank].duplicate(), 0);
                       arBufs.add(b);
@@ -361,7 +388,11 @@ class CollectivesTest {
   void badArgumentsAreRejected() {
     int n = 3;
     CclConfig config =
-        TestConfig.builder().buffSize(SMALL_BUFF).nChannels(2).timeout(Duration.ofSeconds(30)).build();
+        TestConfig.builder()
+            .buffSize(SMALL_BUFF)
+            .nChannels(2)
+            .timeout(Duration.ofSeconds(30))
+            .build();
     Communicator[] comms = RankHarness.createAll(n, config, WAIT);
     DeviceBuffer buf = HostDevice.INSTANCE.allocate(400); // 100 float32
     DeviceBuffer big = HostDevice.INSTANCE.allocate(4000);

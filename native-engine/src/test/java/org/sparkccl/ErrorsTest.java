@@ -19,11 +19,11 @@ import java.util.function.Consumer;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.function.Executable;
-import org.sparkccl.config.LogLevel;
-import org.sparkccl.config.Algorithm;
 import org.sparkccl.bootstrap.LocalBootstrap;
+import org.sparkccl.config.Algorithm;
 import org.sparkccl.config.CclConfig;
 import org.sparkccl.config.Key;
+import org.sparkccl.config.LogLevel;
 import org.sparkccl.device.DeviceBuffer;
 import org.sparkccl.device.HostDevice;
 
@@ -85,7 +85,9 @@ class ErrorsTest {
           if (!t.isFloatingPoint()) {
             expectIae(
                 () -> c.allReduceAsync(buf, buf, 10, t, ReduceOp.AVG),
-                "avg", t.wireName(), "floating-point");
+                "avg",
+                t.wireName(),
+                "floating-point");
           }
         }
         assertFalse(c.isAborted(), "a rejected call must not abort rank " + c.rank());
@@ -125,13 +127,18 @@ class ErrorsTest {
     assertTrue(abortedAt != 0, "abort() was never called; rank " + rank + ": " + error);
     assertTrue(
         failedAt - abortedAt >= 0,
-        "rank " + rank + " returned " + (abortedAt - failedAt) / 1_000_000
-            + " ms before abort(), with " + error);
+        "rank "
+            + rank
+            + " returned "
+            + (abortedAt - failedAt) / 1_000_000
+            + " ms before abort(), with "
+            + error);
     return (failedAt - abortedAt) / 1_000_000;
   }
 
   @Test
-  @DisplayName("abort() from another thread fails a blocked allReduce promptly, and later calls at once")
+  @DisplayName(
+      "abort() from another thread fails a blocked allReduce promptly, and later calls at once")
   void abortFromAnotherThreadFailsABlockedCallPromptly() {
     int n = 3;
     Communicator[] comms = RankHarness.createAll(n, config(Duration.ofSeconds(60)), WAIT);
@@ -238,21 +245,29 @@ class ErrorsTest {
       }
       boolean anyTimeout = false;
       for (int r = 0; r < 2; r++) {
-        assertTrue(e[r] instanceof CclException, "rank " + r + ": expected a CclException, got " + e[r]);
+        assertTrue(
+            e[r] instanceof CclException, "rank " + r + ": expected a CclException, got " + e[r]);
         assertTrue(
             ms[r] <= timeout.toMillis() + 8000,
             "rank " + r + " failed after " + ms[r] + " ms; expected about the 2 s timeout");
         assertTrue(
             ms[r] >= timeout.toMillis() * 9 / 10,
-            "rank " + r + " failed after " + ms[r] + " ms, before the 2 s timeout ran out: " + e[r]);
+            "rank "
+                + r
+                + " failed after "
+                + ms[r]
+                + " ms, before the 2 s timeout ran out: "
+                + e[r]);
         assertTrue(e[r].getMessage().contains("rank "), "message should name a rank: " + e[r]);
         assertTrue(e[r].getMessage().contains("allReduce"), "message should name the op: " + e[r]);
         anyTimeout |= mentionsTimeout(e[r]);
       }
       assertTrue(
           anyTimeout,
-          "no rank reported a timeout (CclTimeoutException or a message mentioning it): " + e[0]
-              + " / " + e[1]);
+          "no rank reported a timeout (CclTimeoutException or a message mentioning it): "
+              + e[0]
+              + " / "
+              + e[1]);
     } finally {
       RankHarness.closeQuietly(comms);
       for (DeviceBuffer b : bufs) {
@@ -262,7 +277,8 @@ class ErrorsTest {
   }
 
   @Test
-  @DisplayName("a rank that aborts in the middle of a collective makes the other ranks fail, not hang")
+  @DisplayName(
+      "a rank that aborts in the middle of a collective makes the other ranks fail, not hang")
   void rankThatAbortsMidCollectiveFailsTheOthers() {
     int n = 3;
     int count = 1 << 20;
@@ -316,8 +332,15 @@ class ErrorsTest {
           "rank " + r + " should fail with a CclException, got " + errors[r]);
       assertTrue(
           failedAfterAbortMs < timeout.toMillis() / 2,
-          "rank " + r + " failed " + failedAfterAbortMs + " ms after rank 1 aborted; expected"
-              + " well within the " + timeout.toSeconds() + " s timeout: " + errors[r]);
+          "rank "
+              + r
+              + " failed "
+              + failedAfterAbortMs
+              + " ms after rank 1 aborted; expected"
+              + " well within the "
+              + timeout.toSeconds()
+              + " s timeout: "
+              + errors[r]);
       assertTrue(errors[r].getMessage().contains("rank "), "message names a rank: " + errors[r]);
     }
     for (int r : new int[] {0, 2}) {
@@ -380,8 +403,20 @@ class ErrorsTest {
     CclConfig c =
         CclConfig.fromMap(
             Map.of(
-                "buffSize", "4M", "nChannels", " 3 ", "timeout", "30s", "socket.nThreads", "2",
-                "socket.nSocksPerThread", "4", "algo", "ring", "debug", "info"));
+                "buffSize",
+                "4M",
+                "nChannels",
+                " 3 ",
+                "timeout",
+                "30s",
+                "socket.nThreads",
+                "2",
+                "socket.nSocksPerThread",
+                "4",
+                "algo",
+                "ring",
+                "debug",
+                "info"));
     assertEquals(4 << 20, c.buffSize());
     assertEquals(512 << 10, c.stepSize());
     assertEquals(3, c.nChannels());

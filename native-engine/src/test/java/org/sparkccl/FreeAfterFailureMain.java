@@ -11,10 +11,10 @@ import org.sparkccl.device.HostDevice;
 
 /**
  * A child JVM for {@code ProcessAllReduceTest}: 3 ranks as threads run large allReduces; rank 1
- * aborts in the middle of one; every rank frees its buffer as soon as its call has returned, in
- * the order of the {@link Communicator} class example (buffer closed before the communicator).
- * Once a call has returned the engine must not touch the buffer again; if it does, the freed
- * memory faults and the JVM crashes. Prints {@code OK} and exits 0 after 10 rounds.
+ * aborts in the middle of one; every rank frees its buffer as soon as its call has returned, in the
+ * order of the {@link Communicator} class example (buffer closed before the communicator). Once a
+ * call has returned the engine must not touch the buffer again; if it does, the freed memory faults
+ * and the JVM crashes. Prints {@code OK} and exits 0 after 10 rounds.
  */
 public final class FreeAfterFailureMain {
   private FreeAfterFailureMain() {}
@@ -22,31 +22,32 @@ public final class FreeAfterFailureMain {
   public static void main(String[] args) {
     int code = 0;
     try {
-      CclConfig config =
-          TestConfig.builder().nChannels(2).timeout(Duration.ofSeconds(20)).build();
+      CclConfig config = TestConfig.builder().nChannels(2).timeout(Duration.ofSeconds(20)).build();
       int count = 4 << 20; // 16 MiB of floats: freed memory is unmapped, so a late touch faults
       for (int round = 0; round < 10; round++) {
         LocalBootstrap.Group group = LocalBootstrap.group(3);
         SplittableRandom rnd = new SplittableRandom(round);
         long abortAfterNanos = 1_000_000 + rnd.nextInt(30_000_000);
-        Throwable[] errors = RankHarness.runCollect(
-            3,
-            Duration.ofSeconds(60),
-            rank -> {
-              try (Communicator comm = Communicator.create(group.rank(rank), config);
-                  DeviceBuffer buf = HostDevice.INSTANCE.allocate(4L * count)) {
-                CompletableFuture<Void> f =
-                    comm.allReduceAsync(buf, buf, count, DataType.FLOAT32, ReduceOp.SUM);
-                if (rank == 1) {
-                  LockSupport.parkNanos(abortAfterNanos);
-                  comm.abort();
-                }
-                RankHarness.await(f, Duration.ofSeconds(30), "rank " + rank);
-              }
-            });
+        Throwable[] errors =
+            RankHarness.runCollect(
+                3,
+                Duration.ofSeconds(60),
+                rank -> {
+                  try (Communicator comm = Communicator.create(group.rank(rank), config);
+                      DeviceBuffer buf = HostDevice.INSTANCE.allocate(4L * count)) {
+                    CompletableFuture<Void> f =
+                        comm.allReduceAsync(buf, buf, count, DataType.FLOAT32, ReduceOp.SUM);
+                    if (rank == 1) {
+                      LockSupport.parkNanos(abortAfterNanos);
+                      comm.abort();
+                    }
+                    RankHarness.await(f, Duration.ofSeconds(30), "rank " + rank);
+                  }
+                });
         for (int r = 0; r < 3; r++) {
           if (errors[r] != null && !(errors[r] instanceof CclException)) {
-            throw new AssertionError("round " + round + ": rank " + r + ": " + errors[r], errors[r]);
+            throw new AssertionError(
+                "round " + round + ": rank " + r + ": " + errors[r], errors[r]);
           }
         }
       }

@@ -12,12 +12,12 @@ import org.sparkccl.device.DeviceBuffer;
 import org.sparkccl.device.cuda.CudaBackend;
 
 /**
- * The GPU suite, run on a machine with a GPU by {@code bench/gpu/run.sh}: every collective x
- * dtype x op on the CUDA backend with 1, 2, 4 and 8 ranks as threads sharing the GPU, counts 1,
- * 1003 and one spanning many FIFO slots on both channels (odd: divisible by neither the ranks
- * nor the channels), random inputs against the host {@link Reference}; then a collective that
- * times out, which must return and leave the GPU usable. Prints one line per rank count and a
- * summary; exits 1 when anything failed.
+ * The GPU suite, run on a machine with a GPU by {@code bench/gpu/run.sh}: every collective x dtype
+ * x op on the CUDA backend with 1, 2, 4 and 8 ranks as threads sharing the GPU, counts 1, 1003 and
+ * one spanning many FIFO slots on both channels (odd: divisible by neither the ranks nor the
+ * channels), random inputs against the host {@link Reference}; then a collective that times out,
+ * which must return and leave the GPU usable. Prints one line per rank count and a summary; exits 1
+ * when anything failed.
  *
  * <pre>
  * java -cp ... org.sparkccl.GpuSuiteMain [ranks,... [cases]]   (default 1,2,4,8 and all cases;
@@ -51,8 +51,12 @@ public final class GpuSuiteMain {
       int[] counts = runRanks(n, limit, failures);
       passed += counts[0];
       System.out.printf(
-          Locale.ROOT, "ranks=%d cases=%d failed=%d seconds=%.1f%n", n, counts[0] + counts[1],
-          counts[1], (System.nanoTime() - t0) / 1e9);
+          Locale.ROOT,
+          "ranks=%d cases=%d failed=%d seconds=%.1f%n",
+          n,
+          counts[0] + counts[1],
+          counts[1],
+          (System.nanoTime() - t0) / 1e9);
     }
     String timeout = timeoutReturnsAndGpuStaysUsable();
     if (timeout != null) {
@@ -68,8 +72,7 @@ public final class GpuSuiteMain {
 
   static CclConfig config(int channels, Duration timeout) {
     // from the environment first, so that SPARKCCL_TRANSPORT=local runs the suite over it
-    return CclConfig.fromEnvironment()
-        .toBuilder()
+    return CclConfig.fromEnvironment().toBuilder()
         .buffSize(BUFF)
         .nChannels(channels)
         .timeout(timeout)
@@ -118,7 +121,12 @@ public final class GpuSuiteMain {
   private record AllReduceCase(DataType dtype, ReduceOp op, int count, boolean inPlace) {
     @Override
     public String toString() {
-      return "allReduce " + dtype + " " + op + " count=" + count
+      return "allReduce "
+          + dtype
+          + " "
+          + op
+          + " count="
+          + count
           + (inPlace ? " in-place" : " out-of-place");
     }
   }
@@ -175,7 +183,8 @@ public final class GpuSuiteMain {
       Throwable e =
           RankHarness.await(
               comms[0].allReduceAsync(buf, buf, 1 << 18, DataType.FLOAT32, ReduceOp.SUM),
-              Duration.ofSeconds(30), "rank 0");
+              Duration.ofSeconds(30),
+              "rank 0");
       double seconds = (System.nanoTime() - t0) / 1e9;
       // the kernel's wait or the proxy's receive may notice first: either fails the call
       if (!(e instanceof CclException)) {

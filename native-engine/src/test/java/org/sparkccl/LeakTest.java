@@ -19,10 +19,10 @@ import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.sparkccl.bootstrap.LocalBootstrap;
 import org.sparkccl.config.CclConfig;
-import org.sparkccl.transport.ucx.UcxTransport;
 import org.sparkccl.device.DeviceBuffer;
 import org.sparkccl.device.DirectMemory;
 import org.sparkccl.device.HostDevice;
+import org.sparkccl.transport.ucx.UcxTransport;
 
 /** Communicators that are created, used, aborted and closed leave no threads and no memory. */
 @DisplayName("resources")
@@ -47,7 +47,9 @@ class LeakTest {
   }
 
   @Test
-  @DisplayName("30 communicators of 3 ranks, some aborted mid-collective, leave no threads or off-heap memory")
+  @DisplayName(
+      "30 communicators of 3 ranks, some aborted mid-collective, leave no threads or"
+          + " off-heap memory")
   void createUseAbortAndCloseLeavesNothingBehind() throws InterruptedException {
     Set<Thread> before = engineThreads();
     long bytesBefore = DirectMemory.outstandingBytes();
@@ -173,7 +175,9 @@ class LeakTest {
   void abortedCollectivesReleaseTheirBuffers() {
     Communicator[] comms =
         RankHarness.createAll(
-            3, TestConfig.builder().buffSize(64 << 10).timeout(Duration.ofSeconds(30)).build(), WAIT);
+            3,
+            TestConfig.builder().buffSize(64 << 10).timeout(Duration.ofSeconds(30)).build(),
+            WAIT);
     List<DeviceBuffer> bufs = new java.util.ArrayList<>();
     try {
       CompletableFuture<?>[] f = new CompletableFuture<?>[2];

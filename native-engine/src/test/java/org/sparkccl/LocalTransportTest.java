@@ -8,17 +8,16 @@ import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
-import org.sparkccl.config.Algorithm;
-import org.sparkccl.config.Transport;
 import org.sparkccl.CollectiveCase.Kind;
 import org.sparkccl.CollectiveCase.Spec;
 import org.sparkccl.bootstrap.Bootstrap;
+import org.sparkccl.config.Algorithm;
 import org.sparkccl.config.CclConfig;
+import org.sparkccl.config.Transport;
 
 /**
- * {@code transport=local}: ring channels of ranks that are threads of one JVM move slots by
- * memory copy. Every collective gives the reference's answer, and ranks of separate processes are
- * refused.
+ * {@code transport=local}: ring channels of ranks that are threads of one JVM move slots by memory
+ * copy. Every collective gives the reference's answer, and ranks of separate processes are refused.
  */
 @DisplayName("the in-process transport")
 class LocalTransportTest {
@@ -52,8 +51,7 @@ class LocalTransportTest {
             for (Kind kind : Kind.values()) {
               Spec spec =
                   new Spec(
-                      kind, t, kind.reduces() ? ReduceOp.MAX : null, count, n - 1,
-                      count % 2 == 0);
+                      kind, t, kind.reduces() ? ReduceOp.MAX : null, count, n - 1, count % 2 == 0);
               assertNull(CollectivesTest.runAndCheck(comms, spec, seed++), n + " ranks " + spec);
             }
           }

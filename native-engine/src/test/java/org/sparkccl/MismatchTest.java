@@ -22,24 +22,26 @@ import org.sparkccl.device.HostDevice;
 
 /**
  * Ranks that disagree on a call: another collective, another count, dtype, op or root, another
- * order, or a send and a recv of different sizes. Each must be detected from the call
- * descriptors in the messages, not end in the timeout: every rank must fail well before it,
- * with a message naming both sides.
+ * order, or a send and a recv of different sizes. Each must be detected from the call descriptors
+ * in the messages, not end in the timeout: every rank must fail well before it, with a message
+ * naming both sides.
  *
- * <p>A rank whose own part of the mismatched call could legitimately finish before anyone saw
- * the mismatch (the root of a broadcast, whose data has already left; a small send) may return
- * normally from it; its next call must then fail with the mismatch. So for every rank, the
- * mismatched call or the next one throws.
+ * <p>A rank whose own part of the mismatched call could legitimately finish before anyone saw the
+ * mismatch (the root of a broadcast, whose data has already left; a small send) may return normally
+ * from it; its next call must then fail with the mismatch. So for every rank, the mismatched call
+ * or the next one throws.
  */
 @DisplayName("mismatched calls")
 class MismatchTest {
   /** Long, so that detection, not the timeout, must be what ends every call. */
   private static final Duration TIMEOUT = Duration.ofSeconds(10);
+
   /** Every rank must have failed this soon after the ranks started calling. */
   private static final long DETECT_MS = 5_000;
 
   private static final Duration DEADLINE = Duration.ofSeconds(60);
   private static final int COUNT = 1024;
+
   /** Large enough for every call below: 2 x 1024 float64. */
   private static final int BUF_BYTES = 2 * COUNT * 8;
 
@@ -96,19 +98,28 @@ class MismatchTest {
    *
    * @param calls rank, n -> the rank's calls: the mismatched one first, then the next one
    * @param mustContain what every rank's error message must contain: both sides
-   * @param everyCallFails whether no rank's part of the mismatched call can complete (an
-   *     allReduce needs every rank's data), so that every rank must fail in that call
-   * @param warmUp whether the ranks first run a matching allReduce, so the mismatch is not at
-   *     the first operation
-   * @param algo the forced algorithm ({@code ring} or {@code tree}), since each detects
-   *     mismatches from the messages it exchanges
+   * @param everyCallFails whether no rank's part of the mismatched call can complete (an allReduce
+   *     needs every rank's data), so that every rank must fail in that call
+   * @param warmUp whether the ranks first run a matching allReduce, so the mismatch is not at the
+   *     first operation
+   * @param algo the forced algorithm ({@code ring} or {@code tree}), since each detects mismatches
+   *     from the messages it exchanges
    */
   record Case(
-      String name, int n, BiFunction<Integer, Integer, List<Call>> calls,
-      List<String> mustContain, boolean everyCallFails, boolean warmUp, String algo) {
+      String name,
+      int n,
+      BiFunction<Integer, Integer, List<Call>> calls,
+      List<String> mustContain,
+      boolean everyCallFails,
+      boolean warmUp,
+      String algo) {
     @Override
     public String toString() {
-      return name + ", " + n + " ranks, algo=" + algo
+      return name
+          + ", "
+          + n
+          + " ranks, algo="
+          + algo
           + (warmUp ? ", after a matching allReduce" : "");
     }
   }
@@ -138,41 +149,80 @@ class MismatchTest {
     Call bc0 = broadcast(COUNT, DataType.FLOAT32, 0);
     all.add(
         new Case(
-            "rank 1 calls broadcast while the others call allReduce", n, oneRank(1, bc0, AR),
-            sides(AR, bc0), false, warm, algo));
+            "rank 1 calls broadcast while the others call allReduce",
+            n,
+            oneRank(1, bc0, AR),
+            sides(AR, bc0),
+            false,
+            warm,
+            algo));
     all.add(
         new Case(
-            "rank 0 (the broadcast root) calls broadcast while the others call allReduce", n,
-            oneRank(0, bc0, AR), sides(AR, bc0), false, warm, algo));
+            "rank 0 (the broadcast root) calls broadcast while the others call allReduce",
+            n,
+            oneRank(0, bc0, AR),
+            sides(AR, bc0),
+            false,
+            warm,
+            algo));
     Call twice = allReduce(2 * COUNT, DataType.FLOAT32, ReduceOp.SUM);
     all.add(
         new Case(
-            "rank 1 calls allReduce with twice the count", n, oneRank(1, twice, AR),
-            sides(AR, twice), true, warm, algo));
+            "rank 1 calls allReduce with twice the count",
+            n,
+            oneRank(1, twice, AR),
+            sides(AR, twice),
+            true,
+            warm,
+            algo));
     Call f64 = allReduce(COUNT, DataType.FLOAT64, ReduceOp.SUM);
     all.add(
         new Case(
-            "the last rank calls allReduce with float64 instead of float32", n,
-            oneRank(n - 1, f64, AR), sides(AR, f64), true, warm, algo));
+            "the last rank calls allReduce with float64 instead of float32",
+            n,
+            oneRank(n - 1, f64, AR),
+            sides(AR, f64),
+            true,
+            warm,
+            algo));
     Call max = allReduce(COUNT, DataType.FLOAT32, ReduceOp.MAX);
     all.add(
         new Case(
-            "rank 0 calls allReduce with max instead of sum", n, oneRank(0, max, AR),
-            sides(AR, max), true, warm, algo));
+            "rank 0 calls allReduce with max instead of sum",
+            n,
+            oneRank(0, max, AR),
+            sides(AR, max),
+            true,
+            warm,
+            algo));
     Call bc1 = broadcast(COUNT, DataType.FLOAT32, 1);
     all.add(
         new Case(
-            "rank 1 calls broadcast with root 1, the others with root 0", n,
-            oneRank(1, bc1, bc0), sides(bc0, bc1), false, warm, algo));
+            "rank 1 calls broadcast with root 1, the others with root 0",
+            n,
+            oneRank(1, bc1, bc0),
+            sides(bc0, bc1),
+            false,
+            warm,
+            algo));
     all.add(
         new Case(
-            "the last rank calls broadcast with root 1, the others with root 0", n,
-            oneRank(n - 1, bc1, bc0), sides(bc0, bc1), false, warm, algo));
+            "the last rank calls broadcast with root 1, the others with root 0",
+            n,
+            oneRank(n - 1, bc1, bc0),
+            sides(bc0, bc1),
+            false,
+            warm,
+            algo));
     all.add(
         new Case(
-            "rank 1 calls allReduce then broadcast, the others broadcast then allReduce", n,
-            (rank, nr) -> rank == 1 ? List.of(AR, bc0) : List.of(bc0, AR), sides(AR, bc0),
-            false, warm, algo));
+            "rank 1 calls allReduce then broadcast, the others broadcast then allReduce",
+            n,
+            (rank, nr) -> rank == 1 ? List.of(AR, bc0) : List.of(bc0, AR),
+            sides(AR, bc0),
+            false,
+            warm,
+            algo));
     return all;
   }
 
@@ -187,12 +237,17 @@ class MismatchTest {
 
   /**
    * Runs {@code calls} on every rank from a common start, each rank stopping at its first
-   * exception, and checks that every rank failed in time, in the mismatched call or the next,
-   * with a CclException whose message contains every string of {@code mustContain}.
+   * exception, and checks that every rank failed in time, in the mismatched call or the next, with
+   * a CclException whose message contains every string of {@code mustContain}.
    */
   private static void runAndCheck(
-      String name, int n, BiFunction<Integer, Integer, List<Call>> calls,
-      List<String> mustContain, boolean everyCallFails, boolean warmUp, String algo) {
+      String name,
+      int n,
+      BiFunction<Integer, Integer, List<Call>> calls,
+      List<String> mustContain,
+      boolean everyCallFails,
+      boolean warmUp,
+      String algo) {
     Communicator[] comms = RankHarness.createAll(n, config(algo), DEADLINE);
     DeviceBuffer[] bufs = new DeviceBuffer[n];
     Outcome[] out = new Outcome[n];
@@ -249,17 +304,24 @@ class MismatchTest {
     for (int r = 0; r < n; r++) {
       Outcome o = out[r];
       RuntimeException e = o.error;
-      report.append("\n  rank ").append(r).append(" (").append(String.join(", then ", o.calls))
+      report
+          .append("\n  rank ")
+          .append(r)
+          .append(" (")
+          .append(String.join(", then ", o.calls))
           .append("): ")
           .append(e == null ? "no exception" : "call " + o.failedCall + " threw " + e)
-          .append(" after ").append(o.ms).append(" ms");
+          .append(" after ")
+          .append(o.ms)
+          .append(" ms");
       String who = "rank " + r + ": ";
       if (e == null) {
         problems.add(who + "neither the mismatched call nor the next one threw");
         continue;
       }
       if (o.failedCall > 1) {
-        problems.add(who + "only call " + o.failedCall + " threw, not the mismatched one or the next");
+        problems.add(
+            who + "only call " + o.failedCall + " threw, not the mismatched one or the next");
       }
       if (everyCallFails && o.failedCall != 0) {
         problems.add(who + "its part of the mismatched call completed, which it cannot");
@@ -268,8 +330,10 @@ class MismatchTest {
         problems.add(who + "expected a CclException, got " + e.getClass().getName());
       }
       if (o.failedCall == 1 && !(e instanceof CclAbortedException)) {
-        problems.add(who + "the call after the mismatch should throw CclAbortedException, got "
-            + e.getClass().getName());
+        problems.add(
+            who
+                + "the call after the mismatch should throw CclAbortedException, got "
+                + e.getClass().getName());
       }
       String msg = String.valueOf(e.getMessage());
       // A rank may first meet a later consequence of the mismatch (its next call against a
@@ -288,13 +352,23 @@ class MismatchTest {
         }
       }
       if (!causedBy(e, CclMismatchException.class) && !causedBy(e, CclRemoteException.class)) {
-        problems.add(who + "the cause should be a CclMismatchException (detected here) or a"
-            + " CclRemoteException (told by another rank): " + e);
+        problems.add(
+            who
+                + "the cause should be a CclMismatchException (detected here) or a"
+                + " CclRemoteException (told by another rank): "
+                + e);
       }
       anyMismatch |= causedBy(e, CclMismatchException.class);
       if (o.ms >= DETECT_MS) {
-        problems.add(who + "failed after " + o.ms + " ms; detection should take well under "
-            + DETECT_MS + " ms (timeout " + TIMEOUT.toMillis() + " ms)");
+        problems.add(
+            who
+                + "failed after "
+                + o.ms
+                + " ms; detection should take well under "
+                + DETECT_MS
+                + " ms (timeout "
+                + TIMEOUT.toMillis()
+                + " ms)");
       }
       if (!o.aborted) {
         problems.add(who + "isAborted() is false after the failure");
@@ -307,8 +381,10 @@ class MismatchTest {
     // #3 against rank 3's #2) is still a true one naming both sides; usually the engine reports
     // calls of the same number, so the cause itself.
     if (!anyPrimary) {
-      System.out.println(name + ": every rank reported a consequence of the mismatch, not the"
-          + " mismatch itself; accepted, each report names both sides");
+      System.out.println(
+          name
+              + ": every rank reported a consequence of the mismatch, not the"
+              + " mismatch itself; accepted, each report names both sides");
     }
     assertTrue(
         problems.isEmpty(),
@@ -328,21 +404,25 @@ class MismatchTest {
   @MethodSource("cases")
   void everyRankFailsFastNamingBothSides(Case c) {
     runAndCheck(
-        c.toString(), c.n(), c.calls(), c.mustContain(), c.everyCallFails(), c.warmUp(),
-        c.algo());
+        c.toString(), c.n(), c.calls(), c.mustContain(), c.everyCallFails(), c.warmUp(), c.algo());
   }
 
   @ParameterizedTest(
-      name = "a send of 100 floats met by a recv of 200 fails both ranks with a send/recv"
-          + " mismatch: {0} ranks")
+      name =
+          "a send of 100 floats met by a recv of 200 fails both ranks with a send/recv"
+              + " mismatch: {0} ranks")
   @ValueSource(ints = {2, 3})
   void sendAndRecvOfDifferentSizesFailBothRanks(int n) {
     Call s = send(100, DataType.FLOAT32, 1);
     Call r = recv(200, DataType.FLOAT32, 0);
     // a third rank takes part in nothing but the allReduce after, which must fail too
     runAndCheck(
-        "rank 0 sends 100 floats to rank 1, which receives 200, " + n + " ranks", n,
+        "rank 0 sends 100 floats to rank 1, which receives 200, " + n + " ranks",
+        n,
         (rank, nr) -> rank == 0 ? List.of(s, AR) : rank == 1 ? List.of(r, AR) : List.of(AR),
-        List.of("send/recv", "count=100", "count=200"), false, n == 3, "auto");
+        List.of("send/recv", "count=100", "count=200"),
+        false,
+        n == 3,
+        "auto");
   }
 }

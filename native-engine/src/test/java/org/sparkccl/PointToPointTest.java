@@ -29,16 +29,17 @@ import org.sparkccl.device.DeviceBuffer;
 import org.sparkccl.device.HostDevice;
 
 /**
- * Point-to-point send and receive with ranks as threads of this JVM: blocking pairs for every
- * data type, groups (ring exchange and all-to-all, both call orders, messages far larger than
- * the FIFOs), nested groups, p2p interleaved with collectives, argument errors and timeouts.
+ * Point-to-point send and receive with ranks as threads of this JVM: blocking pairs for every data
+ * type, groups (ring exchange and all-to-all, both call orders, messages far larger than the
+ * FIFOs), nested groups, p2p interleaved with collectives, argument errors and timeouts.
  *
- * <p>Every block is random and rebuilt by the receiver from its seed, so each check is against
- * an image made without the engine; the bytes after each received block must stay untouched.
+ * <p>Every block is random and rebuilt by the receiver from its seed, so each check is against an
+ * image made without the engine; the bytes after each received block must stay untouched.
  */
 @DisplayName("point-to-point send/recv")
 class PointToPointTest {
   private static final Duration WAIT = Duration.ofSeconds(60);
+
   /** 64 KiB buffers: 8 KiB slots, so large messages take many slices. */
   private static final int SMALL_BUFF = 64 << 10;
 
@@ -51,8 +52,8 @@ class PointToPointTest {
   // ------------------------------------------------------------------ block helpers
 
   /**
-   * The image a sender sends: {@code count} random elements of {@code t} (never zero) then
-   * {@link #PAD} random bytes. Both ends rebuild it from {@code seed}.
+   * The image a sender sends: {@code count} random elements of {@code t} (never zero) then {@link
+   * #PAD} random bytes. Both ends rebuild it from {@code seed}.
    */
   static ByteBuffer block(int count, DataType t, long seed) {
     SplittableRandom rnd = new SplittableRandom(seed);
@@ -91,13 +92,17 @@ class PointToPointTest {
     StringBuilder p = new StringBuilder();
     int at = got.slice(0, bytes).mismatch(sent.slice(0, bytes));
     if (at >= 0) {
-      p.append(" data differs from what was sent (first at byte ").append(at).append(" of ")
-          .append(bytes).append(");");
+      p.append(" data differs from what was sent (first at byte ")
+          .append(at)
+          .append(" of ")
+          .append(bytes)
+          .append(");");
     }
     int tail = got.capacity() - bytes;
     int t = got.slice(bytes, tail).mismatch(before.slice(bytes, tail));
     if (t >= 0) {
-      p.append(" bytes after count were overwritten (first at byte ").append(bytes + t)
+      p.append(" bytes after count were overwritten (first at byte ")
+          .append(bytes + t)
           .append(");");
     }
     return p.length() == 0 ? null : p.toString();
@@ -150,7 +155,12 @@ class PointToPointTest {
                       seed++;
                       int from = leg == 0 ? pair.a() : pair.b();
                       String name =
-                          t + " count=" + count + " rank " + from + " -> rank "
+                          t
+                              + " count="
+                              + count
+                              + " rank "
+                              + from
+                              + " -> rank "
                               + (leg == 0 ? pair.b() : pair.a());
                       int bytes = count * t.size();
                       ByteBuffer sent = block(count, t, seed);
@@ -295,15 +305,19 @@ class PointToPointTest {
       // whether each future is done the moment groupEnd returns has a test of its own below
       Throwable e = RankHarness.await(futures.get(i), WAIT, name + ": rank " + comm.rank() + what);
       if (e != null) {
-        p.append(what).append(": its future failed though the group ended normally: ")
-            .append(e).append(';');
+        p.append(what)
+            .append(": its future failed though the group ended normally: ")
+            .append(e)
+            .append(';');
         continue;
       }
       String m =
           x.send()
               ? checkUnchanged(bufs[i], images[i])
               : checkReceived(
-                  download(bufs[i]), block(x.count(), t, x.seed()), images[i],
+                  download(bufs[i]),
+                  block(x.count(), t, x.seed()),
+                  images[i],
                   x.count() * t.size());
       if (m != null) {
         p.append(what).append(':').append(m);
@@ -323,8 +337,9 @@ class PointToPointTest {
   }
 
   @ParameterizedTest(
-      name = "grouped ring exchanges and all-to-alls of large messages complete in either call"
-          + " order: {0} ranks")
+      name =
+          "grouped ring exchanges and all-to-alls of large messages complete in either call"
+              + " order: {0} ranks")
   @ValueSource(ints = {2, 3, 4, 5})
   void groupedExchangesOfLargeMessagesCompleteInEitherCallOrder(int n) {
     // 200_000 floats are 800 KB: about a hundred 8 KiB slices per message, far more than the
@@ -352,8 +367,11 @@ class PointToPointTest {
                       rank -> {
                         String m =
                             exchange(
-                                comms[rank], api,
-                                transfers(pattern, sendsFirst, rank, n, base, v), t, name);
+                                comms[rank],
+                                api,
+                                transfers(pattern, sendsFirst, rank, n, base, v),
+                                t,
+                                name);
                         if (m != null) {
                           wrong.add(m);
                         }
@@ -408,18 +426,30 @@ class PointToPointTest {
                 comm.groupEnd(); // outermost: launches both and waits
                 if (sendStartedEarly || recvStartedEarly) {
                   wrong.add(
-                      "rank " + rank + ": a transfer completed before the outermost groupEnd (send "
-                          + sendStartedEarly + ", recv " + recvStartedEarly + ")");
+                      "rank "
+                          + rank
+                          + ": a transfer completed before the outermost groupEnd (send "
+                          + sendStartedEarly
+                          + ", recv "
+                          + recvStartedEarly
+                          + ")");
                 }
                 Throwable se = RankHarness.await(s, WAIT, "rank " + rank + " send");
                 Throwable re = RankHarness.await(r, WAIT, "rank " + rank + " recv");
                 if (se != null || re != null) {
                   wrong.add(
-                      "rank " + rank + ": a transfer failed though groupEnd returned normally: "
-                          + se + " / " + re);
+                      "rank "
+                          + rank
+                          + ": a transfer failed though groupEnd returned normally: "
+                          + se
+                          + " / "
+                          + re);
                 }
                 String m =
-                    checkReceived(download(recvBuf), block(count, t, seedOf(7, prev, rank)), before,
+                    checkReceived(
+                        download(recvBuf),
+                        block(count, t, seedOf(7, prev, rank)),
+                        before,
                         count * 4);
                 if (m != null) {
                   wrong.add("rank " + rank + " recv from rank " + prev + ":" + m);
@@ -440,8 +470,8 @@ class PointToPointTest {
   /**
    * A user's callback on the first future of the group is slow (it runs on whichever thread
    * completes that future): the other future must still be done when groupEnd returns, since
-   * groupEnd "waits for its transfers". Without the callback the window is microseconds wide
-   * and only shows on a loaded machine (it did, in the exchange test above, on 4 and 5 ranks).
+   * groupEnd "waits for its transfers". Without the callback the window is microseconds wide and
+   * only shows on a loaded machine (it did, in the exchange test above, on 4 and 5 ranks).
    */
   @Test
   @DisplayName("when groupEnd returns, every send and recv future of the group is done")
@@ -490,7 +520,13 @@ class PointToPointTest {
                   }
                   if (late > 0) {
                     wrong.add(
-                        "rank " + rank + ": in " + late + " of " + rounds + " groups a send or recv"
+                        "rank "
+                            + rank
+                            + ": in "
+                            + late
+                            + " of "
+                            + rounds
+                            + " groups a send or recv"
                             + " future was not yet done when groupEnd returned");
                   }
                 }
@@ -543,15 +579,21 @@ class PointToPointTest {
                   if (rank == 1 || rank == 3) {
                     String m =
                         exchange(
-                            comm, Api.START_END,
+                            comm,
+                            Api.START_END,
                             List.of(
                                 new Transfer(
-                                    true, 4 - rank, countOf(70_000, rank, 4 - rank),
+                                    true,
+                                    4 - rank,
+                                    countOf(70_000, rank, 4 - rank),
                                     seedOf(s + 5, rank, 4 - rank)),
                                 new Transfer(
-                                    false, 4 - rank, countOf(70_000, 4 - rank, rank),
+                                    false,
+                                    4 - rank,
+                                    countOf(70_000, 4 - rank, rank),
                                     seedOf(s + 5, 4 - rank, rank))),
-                            DataType.FLOAT64, r + "exchange between ranks 1 and 3");
+                            DataType.FLOAT64,
+                            r + "exchange between ranks 1 and 3");
                     if (m != null) {
                       wrong.add(m);
                     }
@@ -577,7 +619,12 @@ class PointToPointTest {
   }
 
   private static void allReduceStep(
-      Communicator comm, int count, DataType t, ReduceOp op, long seed, String round,
+      Communicator comm,
+      int count,
+      DataType t,
+      ReduceOp op,
+      long seed,
+      String round,
       Queue<String> wrong) {
     ByteBuffer[] in = inputs(comm.nRanks(), count, t, seed);
     try (DeviceBuffer buf = HostDevice.INSTANCE.allocate((long) count * t.size())) {
@@ -585,14 +632,29 @@ class PointToPointTest {
       comm.allReduce(buf, buf, count, t, op);
       String m = Reference.allReduce(in, count, t, op).mismatches(download(buf));
       if (m != null) {
-        wrong.add(round + "allReduce " + t + " " + op + " count=" + count + ": rank "
-            + comm.rank() + ": " + m);
+        wrong.add(
+            round
+                + "allReduce "
+                + t
+                + " "
+                + op
+                + " count="
+                + count
+                + ": rank "
+                + comm.rank()
+                + ": "
+                + m);
       }
     }
   }
 
   private static void pairStep(
-      Communicator comm, int other, int count, DataType t, long seed, String round,
+      Communicator comm,
+      int other,
+      int count,
+      DataType t,
+      long seed,
+      String round,
       Queue<String> wrong) {
     int rank = comm.rank();
     int bytes = count * t.size();
@@ -617,7 +679,12 @@ class PointToPointTest {
   }
 
   private static void broadcastStep(
-      Communicator comm, int count, DataType t, int root, long seed, String round,
+      Communicator comm,
+      int count,
+      DataType t,
+      int root,
+      long seed,
+      String round,
       Queue<String> wrong) {
     int bytes = count * t.size();
     ByteBuffer rootData = block(count, t, seed);
@@ -626,8 +693,18 @@ class PointToPointTest {
       comm.broadcast(buf, count, t, root);
       String m = checkReceived(download(buf), rootData, before, bytes);
       if (m != null) {
-        wrong.add(round + "broadcast " + t + " count=" + count + " root=" + root + ": rank "
-            + comm.rank() + ":" + m);
+        wrong.add(
+            round
+                + "broadcast "
+                + t
+                + " count="
+                + count
+                + " root="
+                + root
+                + ": rank "
+                + comm.rank()
+                + ":"
+                + m);
       }
     }
   }
@@ -645,16 +722,28 @@ class PointToPointTest {
       for (int k = 0; k < n; k++) {
         int at = got.slice(k * block, block).mismatch(in[k].duplicate().clear());
         if (at >= 0) {
-          wrong.add(round + "allGather " + t + " count=" + count + ": rank " + comm.rank()
-              + ": block " + k + " differs from rank " + k + "'s input at byte " + at);
+          wrong.add(
+              round
+                  + "allGather "
+                  + t
+                  + " count="
+                  + count
+                  + ": rank "
+                  + comm.rank()
+                  + ": block "
+                  + k
+                  + " differs from rank "
+                  + k
+                  + "'s input at byte "
+                  + at);
         }
       }
     }
   }
 
   /**
-   * A ring exchange in a group with an allReduce started inside it: the allReduce runs as
-   * usual, the transfers at the group's end.
+   * A ring exchange in a group with an allReduce started inside it: the allReduce runs as usual,
+   * the transfers at the group's end.
    */
   private static void groupWithCollectiveStep(
       Communicator comm, int count, long seed, String round, Queue<String> wrong) {
@@ -785,8 +874,8 @@ class PointToPointTest {
   }
 
   /**
-   * Rank 1 starts one transfer with rank 0, which never calls anything; the transfer must fail
-   * with a timeout naming rank 0 about {@code timeout} later.
+   * Rank 1 starts one transfer with rank 0, which never calls anything; the transfer must fail with
+   * a timeout naming rank 0 about {@code timeout} later.
    */
   private static void expectTimeout(boolean send, int count) {
     Duration timeout = Duration.ofSeconds(2);

@@ -74,8 +74,14 @@ class ProcessAllReduceTest {
     List<Process> ps = new ArrayList<>();
     try (TcpBootstrapRoot root = TcpBootstrapRoot.start("127.0.0.1", N)) {
       for (int r = 0; r < N; r++) {
-        ps.add(start(root.address(), r, mode, "-Dsparkccl.timeout=30s",
-            "-Dsparkccl.buffSize=64K", "-Dsparkccl.nChannels=2"));
+        ps.add(
+            start(
+                root.address(),
+                r,
+                mode,
+                "-Dsparkccl.timeout=30s",
+                "-Dsparkccl.buffSize=64K",
+                "-Dsparkccl.nChannels=2"));
       }
       for (int r = 0; r < N; r++) {
         boolean exited = ps.get(r).waitFor(120, TimeUnit.SECONDS);
@@ -125,13 +131,23 @@ class ProcessAllReduceTest {
         long left = TimeUnit.SECONDS.toNanos(30) - (System.nanoTime() - killedAt);
         boolean exited = ps.get(r).waitFor(Math.max(1, left), TimeUnit.NANOSECONDS);
         long ms = (System.nanoTime() - killedAt) / 1_000_000;
-        assertTrue(exited, "rank " + r + " still running " + ms + " ms after rank 1 was killed:\n"
-            + tail(output(r)));
+        assertTrue(
+            exited,
+            "rank "
+                + r
+                + " still running "
+                + ms
+                + " ms after rank 1 was killed:\n"
+                + tail(output(r)));
         String out = output(r);
         assertFalse(
             out.contains("A fatal error has been detected by the Java Runtime"),
-            "rank " + r + " crashed its JVM (native memory touched after it was freed?) instead"
-                + " of failing cleanly:\n" + tail(out) + crashReport(r));
+            "rank "
+                + r
+                + " crashed its JVM (native memory touched after it was freed?) instead"
+                + " of failing cleanly:\n"
+                + tail(out)
+                + crashReport(r));
         assertNotEquals(0, ps.get(r).exitValue(), "rank " + r + " exited 0:\n" + tail(out));
         assertTrue(out.contains("FAILED"), "rank " + r + " printed no error:\n" + tail(out));
         String error = out.substring(out.indexOf("FAILED"));
@@ -158,7 +174,9 @@ class ProcessAllReduceTest {
       assertFalse(
           out.contains("A fatal error has been detected by the Java Runtime"),
           "the JVM crashed: the engine touched a buffer after the failed call had returned and the"
-              + " buffer was freed:\n" + tail(out) + crashReport(0));
+              + " buffer was freed:\n"
+              + tail(out)
+              + crashReport(0));
       assertEquals(0, p.exitValue(), "failed:\n" + tail(out));
       assertTrue(out.contains("OK"), "did not print OK:\n" + tail(out));
     } finally {

@@ -15,8 +15,8 @@ import org.sparkccl.device.DeviceBuffer;
 
 /**
  * Test-only helpers: ranks as threads of this JVM (each rank a lambda, all under one deadline,
- * failures collected per rank), and one allReduce driven over every rank of a set of
- * communicators through the asynchronous API, checked against {@link Reference}.
+ * failures collected per rank), and one allReduce driven over every rank of a set of communicators
+ * through the asynchronous API, checked against {@link Reference}.
  */
 public final class RankHarness {
   private RankHarness() {}
@@ -83,8 +83,8 @@ public final class RankHarness {
   }
 
   /**
-   * Fails when any rank threw, naming every failed rank and its error (a rank's own error, such
-   * as a NullPointerException, is often the cause of its peers' "connection closed").
+   * Fails when any rank threw, naming every failed rank and its error (a rank's own error, such as
+   * a NullPointerException, is often the cause of its peers' "connection closed").
    */
   public static void assertNoErrors(Throwable[] errors, String what) {
     StringBuilder msg = new StringBuilder();
@@ -93,7 +93,8 @@ public final class RankHarness {
       if (errors[r] != null) {
         msg.append("\n  rank ").append(r).append(" failed: ").append(errors[r]);
         // the cause shown is a rank's own error in preference to a peer's CclException
-        if (first == null || (first instanceof CclException && !(errors[r] instanceof CclException))) {
+        if (first == null
+            || (first instanceof CclException && !(errors[r] instanceof CclException))) {
           first = errors[r];
         }
       }
@@ -131,11 +132,10 @@ public final class RankHarness {
     return comms;
   }
 
-
   /**
    * Runs {@code body}, then closes {@code comms}: strictly ({@link #closeAll}, so a close that
-   * throws or hangs fails the test) after a body that passed, quietly after one that failed, so
-   * the body's own failure is the one reported.
+   * throws or hangs fails the test) after a body that passed, quietly after one that failed, so the
+   * body's own failure is the one reported.
    */
   public static void closingAfter(Communicator[] comms, Duration deadline, Runnable body) {
     boolean ok = false;
@@ -225,7 +225,12 @@ public final class RankHarness {
    * @throws AssertionError when the collective fails or does not finish within {@code wait}
    */
   public static String allReduceAndCheck(
-      Communicator[] comms, int count, DataType t, ReduceOp op, boolean inPlace, long seed,
+      Communicator[] comms,
+      int count,
+      DataType t,
+      ReduceOp op,
+      boolean inPlace,
+      long seed,
       Duration wait) {
     int n = comms.length;
     int bytes = count * t.size();
@@ -259,7 +264,8 @@ public final class RankHarness {
       for (int r = 0; r < n; r++) {
         Throwable e =
             await(
-                futures.get(r), Duration.ofNanos(Math.max(1, end - System.nanoTime())),
+                futures.get(r),
+                Duration.ofNanos(Math.max(1, end - System.nanoTime())),
                 "rank " + r);
         if (e != null) {
           throw new AssertionError("rank " + r + " failed: " + e, e);
@@ -279,7 +285,11 @@ public final class RankHarness {
           }
         } else if (got.slice(0, bytes).mismatch(first.slice(0, bytes)) >= 0) {
           int at = got.slice(0, bytes).mismatch(first.slice(0, bytes));
-          problems.append(" rank ").append(r).append(" differs from rank 0 at byte ").append(at)
+          problems
+              .append(" rank ")
+              .append(r)
+              .append(" differs from rank 0 at byte ")
+              .append(at)
               .append(';');
         }
         if (got.slice(bytes, PAD).mismatch(recvBefore[r].slice(bytes, PAD)) >= 0) {

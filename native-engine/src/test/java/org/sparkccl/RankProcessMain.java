@@ -74,7 +74,8 @@ public final class RankProcessMain {
       }
       boolean inPlace = k % 2 == 0;
       try (DeviceBuffer send = HostDevice.INSTANCE.allocate((long) count * t.size());
-          DeviceBuffer recvBuf = inPlace ? null : HostDevice.INSTANCE.allocate((long) count * t.size())) {
+          DeviceBuffer recvBuf =
+              inPlace ? null : HostDevice.INSTANCE.allocate((long) count * t.size())) {
         DeviceBuffer recv = inPlace ? send : recvBuf;
         send.copyFromHost(inputs[rank].duplicate(), 0);
         comm.allReduce(send, recv, count, t, op);

@@ -2,15 +2,14 @@ package org.sparkccl;
 
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
-import java.util.List;
 import java.util.Arrays;
+import java.util.List;
 import java.util.SplittableRandom;
 
 /**
  * Test-only inputs and references, written without any engine code: random inputs of every data
- * type, an independent float16/bfloat16 decoder and round-to-nearest-even encoder, and the
- * expected allReduce result (double precision for floating point, exact wrapping arithmetic for
- * integers).
+ * type, an independent float16/bfloat16 decoder and round-to-nearest-even encoder, and the expected
+ * allReduce result (double precision for floating point, exact wrapping arithmetic for integers).
  */
 public final class Reference {
   /** dtype x op pairs of the reduced set: every dtype and every op at least once. */
@@ -74,8 +73,8 @@ public final class Reference {
 
   /**
    * Positive values of a 16-bit format indexed by bit pattern, from +0 up to the pattern of
-   * +infinity, where the entry is the value the next binade would start at (2^16 for float16,
-   * 2^128 for bfloat16): IEEE rounds as if the exponent were unbounded and overflows to infinity.
+   * +infinity, where the entry is the value the next binade would start at (2^16 for float16, 2^128
+   * for bfloat16): IEEE rounds as if the exponent were unbounded and overflows to infinity.
    */
   private static final double[] HALF_TABLE = table(0x7c00, false);
 
@@ -125,9 +124,9 @@ public final class Reference {
   // ---------------------------------------------------------------- random inputs
 
   /**
-   * Fills {@code count} elements of a native-order buffer from index 0 with random inputs:
-   * floating point in [0.5, 1.5) (never zero), integers random in all their bits and non-zero
-   * (odd when {@code oddIntegers}, so that long products do not collapse to zero).
+   * Fills {@code count} elements of a native-order buffer from index 0 with random inputs: floating
+   * point in [0.5, 1.5) (never zero), integers random in all their bits and non-zero (odd when
+   * {@code oddIntegers}, so that long products do not collapse to zero).
    */
   public static void fill(
       ByteBuffer b, int count, DataType t, SplittableRandom rnd, boolean oddIntegers) {
@@ -137,9 +136,9 @@ public final class Reference {
         case INT8, UINT8 -> b.put(at, (byte) integer(rnd, oddIntegers));
         case INT32, UINT32 -> b.putInt(at, (int) integer(rnd, oddIntegers));
         case INT64, UINT64 -> b.putLong(at, integer(rnd, oddIntegers));
-          // [0.5, 1.5): 0x3800 is 0.5, 0x3c00 is 1.0, 0x3e00 is 1.5
+        // [0.5, 1.5): 0x3800 is 0.5, 0x3c00 is 1.0, 0x3e00 is 1.5
         case FLOAT16 -> b.putShort(at, (short) (0x3800 + rnd.nextInt(0x600)));
-          // [0.5, 1.5): 0x3f00 is 0.5, 0x3f80 is 1.0, 0x3fc0 is 1.5
+        // [0.5, 1.5): 0x3f00 is 0.5, 0x3f80 is 1.0, 0x3fc0 is 1.5
         case BFLOAT16 -> b.putShort(at, (short) (0x3f00 + rnd.nextInt(0xc0)));
         case FLOAT32 -> b.putFloat(at, 0.5f + (float) rnd.nextDouble());
         case FLOAT64 -> b.putDouble(at, 0.5 + rnd.nextDouble());
@@ -283,8 +282,8 @@ public final class Reference {
           long ref = ints[i];
           long g = truncate(intAt(got, i, type), type);
           if (g != ref) {
-            bad = "[" + i + "] expected 0x" + Long.toHexString(ref) + " got 0x"
-                + Long.toHexString(g);
+            bad =
+                "[" + i + "] expected 0x" + Long.toHexString(ref) + " got 0x" + Long.toHexString(g);
           }
         }
         if (bad != null) {

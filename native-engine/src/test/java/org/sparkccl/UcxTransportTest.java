@@ -6,8 +6,8 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import java.time.Duration;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
-import org.sparkccl.config.Transport;
 import org.sparkccl.config.CclConfig;
+import org.sparkccl.config.Transport;
 import org.sparkccl.transport.ucx.UcxTransport;
 
 /** What only the UCX transport has: its choice, its endpoints per connection, its release. */
@@ -15,7 +15,9 @@ class UcxTransportTest {
   private static final Duration WAIT = Duration.ofSeconds(60);
 
   @Test
-  @DisplayName("transport=ucx runs the ring over UCX with 4 endpoints per connection and releases every UCX object")
+  @DisplayName(
+      "transport=ucx runs the ring over UCX with 4 endpoints per connection and releases"
+          + " every UCX object")
   void ucxRingWithFourEndpointsPerConnection() {
     long before = UcxTransport.liveObjects();
     CclConfig config =

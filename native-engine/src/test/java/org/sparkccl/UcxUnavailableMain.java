@@ -6,8 +6,8 @@ import org.sparkccl.config.CclConfig;
 import org.sparkccl.config.Key;
 
 /**
- * A child JVM for {@code UcxUnavailableTest}, started where UCX cannot load (Jucx cannot unpack
- * its JNI library into an unusable {@code java.io.tmpdir}): two thread ranks ask for {@code
+ * A child JVM for {@code UcxUnavailableTest}, started where UCX cannot load (Jucx cannot unpack its
+ * JNI library into an unusable {@code java.io.tmpdir}): two thread ranks ask for {@code
  * transport=ucx}, then for {@code auto}, and print what each rank got.
  */
 public final class UcxUnavailableMain {
@@ -21,11 +21,18 @@ public final class UcxUnavailableMain {
       LocalBootstrap.Group group = LocalBootstrap.group(2);
       Throwable[] errors =
           RankHarness.runCollect(
-              2, Duration.ofSeconds(60), r -> comms[r] = Communicator.create(group.rank(r), config));
+              2,
+              Duration.ofSeconds(60),
+              r -> comms[r] = Communicator.create(group.rank(r), config));
       for (int r = 0; r < 2; r++) {
         System.out.println(
-            "transport=" + transport + " rank " + r + ": "
-                + (errors[r] != null ? "ERROR " + errors[r].getMessage()
+            "transport="
+                + transport
+                + " rank "
+                + r
+                + ": "
+                + (errors[r] != null
+                    ? "ERROR " + errors[r].getMessage()
                     : "RING " + comms[r].ringTransport()));
       }
       RankHarness.closeQuietly(comms);

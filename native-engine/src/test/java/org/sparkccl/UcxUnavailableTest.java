@@ -13,7 +13,8 @@ import org.junit.jupiter.api.Test;
 /** Where UCX does not load: {@code ucx} says how to install it, {@code auto} falls back. */
 class UcxUnavailableTest {
   @Test
-  @DisplayName("without UCX, transport=ucx fails on every rank with how to install it and auto uses sockets")
+  @DisplayName(
+      "without UCX, transport=ucx fails on every rank with how to install it and auto uses sockets")
   void withoutUcxAskingForItFailsAndAutoFallsBack() throws Exception {
     Process p =
         new ProcessBuilder(

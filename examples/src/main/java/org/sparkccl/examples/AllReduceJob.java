@@ -14,12 +14,13 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 /**
- * The main job: P partitions each hold a random float32 array of N elements; SparkCCL
- * all-reduces them, the result is checked against a reference, then Spark's own {@code
- * treeReduce} does the same reduction. The last line is the result contract:
+ * The main job: P partitions each hold a random float32 array of N elements; SparkCCL all-reduces
+ * them, the result is checked against a reference, then Spark's own {@code treeReduce} does the
+ * same reduction. The last line is the result contract:
  *
  * <pre>
- * RESULT job=allreduce partitions=P elements=N correct=true|false sparkccl_ms=X treereduce_ms=Y speedup=Z
+ * RESULT job=allreduce partitions=P elements=N correct=true|false sparkccl_ms=X
+ *     treereduce_ms=Y speedup=Z
  * </pre>
  *
  * Submit with {@code bin/sparkccl-example allreduce [--partitions P] [--elements N]}.
@@ -76,7 +77,12 @@ public final class AllReduceJob implements Runnable {
           Locale.ROOT,
           "RESULT job=allreduce partitions=%d elements=%d correct=%s sparkccl_ms=%.1f"
               + " treereduce_ms=%.1f speedup=%.2f%n",
-          partitions, n, correct, ccl, treeMs, treeMs / ccl);
+          partitions,
+          n,
+          correct,
+          ccl,
+          treeMs,
+          treeMs / ccl);
     }
   }
 
@@ -98,8 +104,8 @@ public final class AllReduceJob implements Runnable {
   }
 
   /**
-   * Every partition's result equals the double-precision sum of the inputs (rebuilt here from
-   * the seeds, independently of both reductions) within float rounding, and so does treeReduce's.
+   * Every partition's result equals the double-precision sum of the inputs (rebuilt here from the
+   * seeds, independently of both reductions) within float rounding, and so does treeReduce's.
    */
   private boolean check(List<float[]> reduced, float[] tree, int n) {
     if (reduced.size() != partitions) {

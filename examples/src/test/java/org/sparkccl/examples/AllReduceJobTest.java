@@ -22,8 +22,7 @@ class AllReduceJobTest {
     try {
       System.setOut(new PrintStream(captured, true, StandardCharsets.UTF_8));
       code =
-          new CommandLine(new AllReduceJob())
-              .execute("--partitions", "3", "--elements", "100003");
+          new CommandLine(new AllReduceJob()).execute("--partitions", "3", "--elements", "100003");
     } finally {
       System.setOut(original);
     }

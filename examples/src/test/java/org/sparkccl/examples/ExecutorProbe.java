@@ -8,9 +8,9 @@ import scala.jdk.javaapi.CollectionConverters;
 import scala.runtime.AbstractFunction1;
 
 /**
- * What a barrier task sees of its executor: its id, the engine threads still alive and the
- * engine's off-heap bytes still allocated (waiting up to 10 s for both to drain, since the last
- * stage's tasks close their communicators as they finish).
+ * What a barrier task sees of its executor: its id, the engine threads still alive and the engine's
+ * off-heap bytes still allocated (waiting up to 10 s for both to drain, since the last stage's
+ * tasks close their communicators as they finish).
  */
 final class ExecutorProbe
     extends AbstractFunction1<scala.collection.Iterator<Integer>, scala.collection.Iterator<String>>

@@ -14,12 +14,13 @@ import scala.runtime.AbstractFunction1;
 
 /**
  * A barrier task that all-reduces its partition's array through the in-task communicator, except
- * that on the stage's first attempt partition {@code failing} starts the collective and then
- * throws in the middle of it: the other ranks are left waiting on it, so the failure has to reach
- * them (and Spark has to retry the whole stage) for the job to finish.
+ * that on the stage's first attempt partition {@code failing} starts the collective and then throws
+ * in the middle of it: the other ranks are left waiting on it, so the failure has to reach them
+ * (and Spark has to retry the whole stage) for the job to finish.
  */
 final class FailOnceAllReduce
-    extends AbstractFunction1<scala.collection.Iterator<float[]>, scala.collection.Iterator<float[]>>
+    extends AbstractFunction1<
+        scala.collection.Iterator<float[]>, scala.collection.Iterator<float[]>>
     implements Serializable {
   private final int failing;
 

@@ -27,8 +27,8 @@ import scala.reflect.ClassTag$;
 /**
  * SparkCCL across executor JVMs: a {@code local-cluster[2,2,1024]} master (a real master, two
  * workers and two executor processes) with the Spark home of pip's {@code pyspark==4.2.0}, which
- * {@code bin/run-tests} puts in {@code SPARK_HOME}. Runs after {@code package}, since the
- * executors load the built jars.
+ * {@code bin/run-tests} puts in {@code SPARK_HOME}. Runs after {@code package}, since the executors
+ * load the built jars.
  */
 @DisplayName("SparkCCL on a local cluster of executor JVMs")
 @Timeout(600)
@@ -41,7 +41,9 @@ class LocalClusterIT {
     String home = System.getenv("SPARK_HOME");
     if (home == null || !new File(home, "jars").isDirectory()) {
       String why =
-          "SKIPPED: SPARK_HOME (" + home + ") is not a Spark home with jars/; bin/run-tests sets it"
+          "SKIPPED: SPARK_HOME ("
+              + home
+              + ") is not a Spark home with jars/; bin/run-tests sets it"
               + " from pip's pyspark==4.2.0";
       System.out.println(why);
       Assumptions.abort(why);
@@ -66,7 +68,9 @@ class LocalClusterIT {
       java.nio.file.Path work = java.nio.file.Path.of(System.getenv("SPARK_HOME"), "work", app);
       if (java.nio.file.Files.exists(work)) {
         try (var paths = java.nio.file.Files.walk(work)) {
-          paths.sorted(java.util.Comparator.reverseOrder()).map(java.nio.file.Path::toFile)
+          paths
+              .sorted(java.util.Comparator.reverseOrder())
+              .map(java.nio.file.Path::toFile)
               .forEach(File::delete);
         }
       }
@@ -111,7 +115,9 @@ class LocalClusterIT {
   /** One probe line per partition of a barrier stage that spans every slot. */
   private static List<String> probeExecutors() {
     List<Integer> ids = Arrays.asList(0, 1, 2, 3);
-    return sc.parallelize(ids, PARTITIONS).rdd().barrier()
+    return sc.parallelize(ids, PARTITIONS)
+        .rdd()
+        .barrier()
         .mapPartitions(new ExecutorProbe(), false, ClassTag$.MODULE$.apply(String.class))
         .toJavaRDD()
         .collect();
@@ -123,7 +129,9 @@ class LocalClusterIT {
     List<float[]> in = inputs(n);
     assertSums(in, SparkCCL.allReduce(sc.parallelize(in, PARTITIONS), ReduceOp.SUM).collect());
     Set<String> executors =
-        probeExecutors().stream().map(l -> l.split(" ")[0]).collect(Collectors.toCollection(TreeSet::new));
+        probeExecutors().stream()
+            .map(l -> l.split(" ")[0])
+            .collect(Collectors.toCollection(TreeSet::new));
     assertEquals(2, executors.size(), "the ranks ran on two executor JVMs: " + executors);
   }
 
@@ -135,7 +143,8 @@ class LocalClusterIT {
     // Spark retries a failed barrier stage only when it is a shuffle map stage (a result stage
     // may have committed output), so the results go through a shuffle before they are collected.
     List<float[]> out =
-        rdd.rdd().barrier()
+        rdd.rdd()
+            .barrier()
             .mapPartitions(new FailOnceAllReduce(1), false, ClassTag$.MODULE$.apply(float[].class))
             .toJavaRDD()
             .repartition(PARTITIONS)

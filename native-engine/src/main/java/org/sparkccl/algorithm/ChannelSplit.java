@@ -1,8 +1,8 @@
 package org.sparkccl.algorithm;
 
 /**
- * How a collective's elements are divided among channels. Small messages use fewer channels:
- * every extra channel adds its own latency to the collective for no bandwidth.
+ * How a collective's elements are divided among channels. Small messages use fewer channels: every
+ * extra channel adds its own latency to the collective for no bandwidth.
  */
 public final class ChannelSplit {
   /** Bytes each channel should carry at least before another channel is worth it. */

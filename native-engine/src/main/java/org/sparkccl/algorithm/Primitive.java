@@ -1,8 +1,8 @@
 package org.sparkccl.algorithm;
 
 /**
- * NCCL's kernel primitives, by what each does with its receive and send FIFOs and with
- * the collective's source and destination buffers.
+ * NCCL's kernel primitives, by what each does with its receive and send FIFOs and with the
+ * collective's source and destination buffers.
  */
 public enum Primitive {
   /** Send source. */

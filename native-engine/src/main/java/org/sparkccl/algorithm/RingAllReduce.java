@@ -4,14 +4,14 @@ package org.sparkccl.algorithm;
  * Ring allReduce: reduce-scatter then all-gather around the ring, pipelined through the FIFOs.
  *
  * <p>A channel's part of the buffer is cut into rounds of {@code n} chunks of at most {@link
- * RingPlanner#CHUNK_STEPS} slots, so the first send of a round always fits in the send FIFO and
- * the ring cannot deadlock. In round terms, rank {@code r}:
+ * RingPlanner#CHUNK_STEPS} slots, so the first send of a round always fits in the send FIFO and the
+ * ring cannot deadlock. In round terms, rank {@code r}:
  *
  * <ol>
  *   <li>sends chunk {@code r};
  *   <li>for {@code s = 1 .. n-2}: receives chunk {@code r-s}, adds its own, sends it on;
- *   <li>receives chunk {@code r+1}, adds its own: that chunk is now fully reduced; writes it to
- *       the output and sends it on (the all-gather starts);
+ *   <li>receives chunk {@code r+1}, adds its own: that chunk is now fully reduced; writes it to the
+ *       output and sends it on (the all-gather starts);
  *   <li>for {@code s = 1 .. n-2}: receives chunk {@code r+1-s}, copies it out, sends it on;
  *   <li>receives chunk {@code r+2} and copies it out.
  * </ol>

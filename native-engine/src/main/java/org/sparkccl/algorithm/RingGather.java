@@ -2,22 +2,29 @@ package org.sparkccl.algorithm;
 
 /**
  * allGather and reduceScatter around the ring, in rounds of pieces of at most {@link
- * RingPlanner#CHUNK_STEPS} slots per rank (every rank sends before it receives, so a larger
- * piece could fill every FIFO of the ring and deadlock it).
+ * RingPlanner#CHUNK_STEPS} slots per rank (every rank sends before it receives, so a larger piece
+ * could fill every FIFO of the ring and deadlock it).
  *
  * <p>Buffers follow NCCL: allGather's output holds {@code n} blocks of {@code count} elements,
- * block {@code k} from rank {@code k}; reduceScatter's input holds {@code n} blocks and rank
- * {@code r} gets the reduction of block {@code r}. {@code inPlaceOffset} is where this rank's own
- * block sits in the source: 0 normally, {@code rank * count} when source and destination are the
- * same buffer.
+ * block {@code k} from rank {@code k}; reduceScatter's input holds {@code n} blocks and rank {@code
+ * r} gets the reduction of block {@code r}. {@code inPlaceOffset} is where this rank's own block
+ * sits in the source: 0 normally, {@code rank * count} when source and destination are the same
+ * buffer.
  */
 public final class RingGather {
   private RingGather() {}
 
   /** allGather of elements {@code [start, start + len)} of each rank's block. */
   public static ChannelPlan allGather(
-      int channel, int rank, int nRanks, long blockCount, long start, long len, long srcBase,
-      int elemSize, int stepSize) {
+      int channel,
+      int rank,
+      int nRanks,
+      long blockCount,
+      long start,
+      long len,
+      long srcBase,
+      int elemSize,
+      int stepSize) {
     RingPlanner p = new RingPlanner(elemSize);
     long piece = RingPlanner.chunkElems(stepSize, elemSize);
     for (long off = start; off < start + len; off += piece) {
@@ -35,8 +42,15 @@ public final class RingGather {
 
   /** reduceScatter of elements {@code [start, start + len)} of each block. */
   public static ChannelPlan reduceScatter(
-      int channel, int rank, int nRanks, long blockCount, long start, long len, long dstBase,
-      int elemSize, int stepSize) {
+      int channel,
+      int rank,
+      int nRanks,
+      long blockCount,
+      long start,
+      long len,
+      long dstBase,
+      int elemSize,
+      int stepSize) {
     RingPlanner p = new RingPlanner(elemSize);
     long piece = RingPlanner.chunkElems(stepSize, elemSize);
     for (long off = start; off < start + len; off += piece) {

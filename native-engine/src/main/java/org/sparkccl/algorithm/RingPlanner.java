@@ -4,9 +4,9 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * Builds a channel's primitive calls for one ring collective. Positions are ring positions
- * ({@code 0 -> 1 -> ... -> n-1 -> 0}); element offsets become byte offsets here, and empty calls
- * are dropped on both ends of a connection alike, since every rank computes the same lengths.
+ * Builds a channel's primitive calls for one ring collective. Positions are ring positions ({@code
+ * 0 -> 1 -> ... -> n-1 -> 0}); element offsets become byte offsets here, and empty calls are
+ * dropped on both ends of a connection alike, since every rank computes the same lengths.
  */
 final class RingPlanner {
   /** Slots per chunk: NCCL's ALLREDUCE_CHUNKSTEPS (half of the FIFO), so rounds never deadlock. */
@@ -26,8 +26,7 @@ final class RingPlanner {
 
   void add(Primitive kind, long srcElem, long dstElem, long elems) {
     if (elems > 0) {
-      calls.add(
-          new PrimitiveCall(kind, srcElem * elemSize, dstElem * elemSize, elems * elemSize));
+      calls.add(new PrimitiveCall(kind, srcElem * elemSize, dstElem * elemSize, elems * elemSize));
     }
   }
 

@@ -1,10 +1,10 @@
 package org.sparkccl.algorithm;
 
 /**
- * A binary tree over the ranks, rooted at {@code root}: rank {@code r} sits at position {@code v
- * = (r - root) mod n}, with parent {@code (v-1)/2} and children {@code 2v+1}, {@code 2v+2}. Its
- * depth is {@code floor(log2 n)}, so a small message needs {@code 2 floor(log2 n)} hops for an
- * allReduce instead of the ring's {@code 2(n-1)}.
+ * A binary tree over the ranks, rooted at {@code root}: rank {@code r} sits at position {@code v =
+ * (r - root) mod n}, with parent {@code (v-1)/2} and children {@code 2v+1}, {@code 2v+2}. Its depth
+ * is {@code floor(log2 n)}, so a small message needs {@code 2 floor(log2 n)} hops for an allReduce
+ * instead of the ring's {@code 2(n-1)}.
  */
 public record Tree(int rank, int nRanks, int root) {
   /** This rank's parent, or -1 at the root. */
@@ -20,7 +20,9 @@ public record Tree(int rank, int nRanks, int root) {
     if (first >= nRanks) {
       return new int[0];
     }
-    return first + 1 < nRanks ? new int[] {toRank(first), toRank(first + 1)} : new int[] {toRank(first)};
+    return first + 1 < nRanks
+        ? new int[] {toRank(first), toRank(first + 1)}
+        : new int[] {toRank(first)};
   }
 
   public boolean isRoot() {

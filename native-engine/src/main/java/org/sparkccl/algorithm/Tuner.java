@@ -4,15 +4,15 @@ import org.sparkccl.comm.CollectiveCall;
 import org.sparkccl.config.Algorithm;
 
 /**
- * Picks ring or tree for a collective from a latency/bandwidth model, as NCCL's tuner does:
- * a hop costs {@code hopLatencyUs}, a byte over one link {@code 1 / linkGBps}. The constants
- * come from configuration; {@code bin/sparkccl-calibrate} measures them on a machine
- * (docs/benchmarks.md has the figures behind the defaults).
+ * Picks ring or tree for a collective from a latency/bandwidth model, as NCCL's tuner does: a hop
+ * costs {@code hopLatencyUs}, a byte over one link {@code 1 / linkGBps}. The constants come from
+ * configuration; {@code bin/sparkccl-calibrate} measures them on a machine (docs/benchmarks.md has
+ * the figures behind the defaults).
  *
  * <ul>
  *   <li>ring allReduce: {@code 2(n-1)} hops, {@code 2(n-1)/n} of the bytes per link;
- *   <li>tree allReduce: {@code 2 floor(log2 n)} hops, each interior rank sends every byte to
- *       two children and its parent: about {@code 2x} the bytes per link;
+ *   <li>tree allReduce: {@code 2 floor(log2 n)} hops, each interior rank sends every byte to two
+ *       children and its parent: about {@code 2x} the bytes per link;
  *   <li>ring broadcast/reduce: a chain of {@code n-1} hops, every byte once per link;
  *   <li>tree broadcast/reduce: {@code floor(log2 n)} hops, every byte twice (two children).
  * </ul>

@@ -3,8 +3,8 @@ package org.sparkccl.bootstrap;
 import java.time.Duration;
 
 /**
- * How ranks find each other before they have connections: a rank, a rank count and an allGather
- * of bytes. Inside Spark it is {@code BarrierTaskContext.allGather}; outside, {@link TcpBootstrap}
+ * How ranks find each other before they have connections: a rank, a rank count and an allGather of
+ * bytes. Inside Spark it is {@code BarrierTaskContext.allGather}; outside, {@link TcpBootstrap}
  * (like {@code ncclGetUniqueId} / {@code ncclCommInitRank}) or {@link LocalBootstrap} for ranks
  * that are threads of one JVM.
  */

@@ -36,7 +36,9 @@ public final class TcpBootstrap implements Bootstrap, AutoCloseable {
     this.nRanks = nRanks;
   }
 
-  /** Connects to the root at {@code rootAddress} ({@code host:port}), retrying until the timeout. */
+  /**
+   * Connects to the root at {@code rootAddress} ({@code host:port}), retrying until the timeout.
+   */
   public static TcpBootstrap connect(String rootAddress, int rank, int nRanks, Duration timeout) {
     if (nRanks < 1 || rank < 0 || rank >= nRanks) {
       throw new IllegalArgumentException(
@@ -76,8 +78,13 @@ public final class TcpBootstrap implements Bootstrap, AutoCloseable {
       }
     }
     throw new CclTimeoutException(
-        "rank " + rank + ": cannot reach the bootstrap root at " + rootAddress + " within "
-            + timeout + (last == null ? "" : ": " + last.getMessage()));
+        "rank "
+            + rank
+            + ": cannot reach the bootstrap root at "
+            + rootAddress
+            + " within "
+            + timeout
+            + (last == null ? "" : ": " + last.getMessage()));
   }
 
   @Override

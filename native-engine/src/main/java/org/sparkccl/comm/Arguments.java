@@ -1,7 +1,7 @@
 package org.sparkccl.comm;
 
-import org.sparkccl.ReduceOp;
 import org.sparkccl.DataType;
+import org.sparkccl.ReduceOp;
 import org.sparkccl.device.Device;
 import org.sparkccl.device.DeviceBuffer;
 
@@ -25,7 +25,10 @@ public final class Arguments {
     }
     if (!op.supports(dtype)) {
       throw new IllegalArgumentException(
-          "op=" + op + " is not defined for dtype=" + dtype
+          "op="
+              + op
+              + " is not defined for dtype="
+              + dtype
               + "; expected a floating-point dtype (float16, bfloat16, float32, float64)");
     }
   }
@@ -61,17 +64,31 @@ public final class Arguments {
     }
     if (b.device() != device) {
       throw new IllegalArgumentException(
-          name + " buffer is on " + b.device().name() + "; this communicator runs on "
-              + device.name() + " (setting device)");
+          name
+              + " buffer is on "
+              + b.device().name()
+              + "; this communicator runs on "
+              + device.name()
+              + " (setting device)");
     }
     if (count < 0) {
       throw new IllegalArgumentException("count=" + count + " is negative; expected count >= 0");
     }
     if (count > b.byteSize() / dtype.size()) {
       throw new IllegalArgumentException(
-          "count=" + count + " of " + dtype + " (" + dtype.size() + " bytes each) needs "
-              + count * dtype.size() + " bytes but the " + name + " buffer holds "
-              + b.byteSize() + " bytes");
+          "count="
+              + count
+              + " of "
+              + dtype
+              + " ("
+              + dtype.size()
+              + " bytes each) needs "
+              + count * dtype.size()
+              + " bytes but the "
+              + name
+              + " buffer holds "
+              + b.byteSize()
+              + " bytes");
     }
     return b;
   }

@@ -1,12 +1,12 @@
 package org.sparkccl.comm;
 
-import org.sparkccl.CclMismatchException;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
+import org.sparkccl.CclMismatchException;
 
 /**
  * Compares this rank's collective calls with what peers announce (see {@code
@@ -95,8 +95,17 @@ final class CallChecker {
 
   private CclMismatchException mismatch(int peer, CollectiveCall theirs, CollectiveCall mine) {
     return new CclMismatchException(
-        "rank " + peer + " called " + theirs.signature() + " as operation #" + theirs.seq()
-            + " but rank " + rank + " called " + mine.signature() + " as operation #"
+        "rank "
+            + peer
+            + " called "
+            + theirs.signature()
+            + " as operation #"
+            + theirs.seq()
+            + " but rank "
+            + rank
+            + " called "
+            + mine.signature()
+            + " as operation #"
             + mine.seq());
   }
 }

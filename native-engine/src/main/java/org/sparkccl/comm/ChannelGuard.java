@@ -32,7 +32,14 @@ final class ChannelGuard implements KernelGuard {
         sending
             ? "waiting for rank " + (ctx.rank + 1) % ctx.nRanks + " to take data"
             : "waiting for data from rank " + (ctx.rank - 1 + ctx.nRanks) % ctx.nRanks;
-    return "rank " + ctx.rank + ": " + ctx.channels[channel].currentOp() + ": " + peer
-        + " (channel " + channel + ")";
+    return "rank "
+        + ctx.rank
+        + ": "
+        + ctx.channels[channel].currentOp()
+        + ": "
+        + peer
+        + " (channel "
+        + channel
+        + ")";
   }
 }

@@ -4,9 +4,9 @@ import org.sparkccl.CclException;
 import org.sparkccl.kernel.KernelTask;
 
 /**
- * One channel's share of a collective on its kernel thread. It does not start once the
- * communicator has failed, and it always reports back to its {@link Collective}: after it ran,
- * after it failed, or (if the kernel thread stopped first) when cancelled.
+ * One channel's share of a collective on its kernel thread. It does not start once the communicator
+ * has failed, and it always reports back to its {@link Collective}: after it ran, after it failed,
+ * or (if the kernel thread stopped first) when cancelled.
  */
 final class ChannelTask implements KernelTask {
   private final CommContext ctx;

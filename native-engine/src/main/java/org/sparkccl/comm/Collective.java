@@ -1,19 +1,21 @@
 package org.sparkccl.comm;
 
-import org.sparkccl.CclException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
+import org.sparkccl.CclException;
 
 /**
- * One collective in flight: its future completes only when every channel's kernel has finished
- * with the user's buffers (successfully or not), so a caller that frees a buffer as soon as the
- * future fails can never pull memory from under a kernel.
+ * One collective in flight: its future completes only when every channel's kernel has finished with
+ * the user's buffers (successfully or not), so a caller that frees a buffer as soon as the future
+ * fails can never pull memory from under a kernel.
  */
 final class Collective {
   final String what;
+
   /** The call, or null for a group of sends and receives. */
   final CollectiveCall call;
+
   /** Whether a stalled kernel should announce the call to the ring predecessor. */
   final boolean announceOnStall;
 
@@ -23,6 +25,7 @@ final class Collective {
   private final Runnable releaseBuffers;
   private final long startNanos = System.nanoTime();
   private final int nRanks;
+
   /** Channels handed to kernel threads so far (under the launch lock); each reports back. */
   int submitted;
 
@@ -31,7 +34,11 @@ final class Collective {
   }
 
   Collective(
-      String what, CollectiveCall call, int nRanks, boolean announceOnStall, int channels,
+      String what,
+      CollectiveCall call,
+      int nRanks,
+      boolean announceOnStall,
+      int channels,
       Runnable releaseBuffers) {
     this.what = what;
     this.call = call;

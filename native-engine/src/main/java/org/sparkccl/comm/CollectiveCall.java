@@ -1,8 +1,8 @@
 package org.sparkccl.comm;
 
-import org.sparkccl.ReduceOp;
-import org.sparkccl.DataType;
 import java.nio.ByteBuffer;
+import org.sparkccl.DataType;
+import org.sparkccl.ReduceOp;
 
 /**
  * What a rank asked for, as every rank must agree on it: the kind of collective, its sequence
@@ -10,7 +10,8 @@ import java.nio.ByteBuffer;
  * message (24 bytes, no extra round trip), so that a receiver can tell at the first message of a
  * collective whether its neighbour called the same thing.
  */
-public record CollectiveCall(Kind kind, long seq, long count, DataType dtype, ReduceOp op, int root) {
+public record CollectiveCall(
+    Kind kind, long seq, long count, DataType dtype, ReduceOp op, int root) {
   /** Collective kinds, named as users call them. */
   public enum Kind {
     ALL_REDUCE("allReduce"),
@@ -35,8 +36,8 @@ public record CollectiveCall(Kind kind, long seq, long count, DataType dtype, Re
   public static final int BYTES = 24;
 
   /**
-   * {@code -Dsparkccl.mismatchCheck=false} turns off announcing and comparing calls; it exists
-   * only so the benchmark can show what the check costs.
+   * {@code -Dsparkccl.mismatchCheck=false} turns off announcing and comparing calls; it exists only
+   * so the benchmark can show what the check costs.
    */
   public static final boolean CHECKED =
       !"false".equals(System.getProperty("sparkccl.mismatchCheck"));
@@ -83,12 +84,20 @@ public record CollectiveCall(Kind kind, long seq, long count, DataType dtype, Re
     int k = in.get(at + 16);
     int t = in.get(at + 17);
     int o = in.get(at + 18);
-    if (k < 0 || k >= Kind.values().length || t < 0 || t >= DataType.values().length
-        || o < -1 || o >= ReduceOp.values().length) {
+    if (k < 0
+        || k >= Kind.values().length
+        || t < 0
+        || t >= DataType.values().length
+        || o < -1
+        || o >= ReduceOp.values().length) {
       return null;
     }
     return new CollectiveCall(
-        Kind.values()[k], in.getLong(at), in.getLong(at + 8), DataType.values()[t],
-        o < 0 ? null : ReduceOp.values()[o], in.getInt(at + 20));
+        Kind.values()[k],
+        in.getLong(at),
+        in.getLong(at + 8),
+        DataType.values()[t],
+        o < 0 ? null : ReduceOp.values()[o],
+        in.getInt(at + 20));
   }
 }

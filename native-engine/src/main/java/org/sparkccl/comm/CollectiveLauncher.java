@@ -20,9 +20,8 @@ import org.sparkccl.proxy.SendProxyOp;
 
 /**
  * Plans and launches collectives, in call order, like NCCL's enqueue: picks ring or tree, splits
- * the ring's work over the channels, queues each channel's send and receive operations on the
- * proxy and its share of the work on the channel's kernel thread. With one rank a collective is a
- * copy.
+ * the ring's work over the channels, queues each channel's send and receive operations on the proxy
+ * and its share of the work on the channel's kernel thread. With one rank a collective is a copy.
  */
 public final class CollectiveLauncher {
   /** Plans one channel's part, elements {@code [start, start + len)} of the per-rank count. */
@@ -40,7 +39,9 @@ public final class CollectiveLauncher {
     this.lifecycle = lifecycle;
     this.tuner =
         new Tuner(
-            ctx.config.hopLatencyUs(), ctx.config.treeHopLatencyUs(), ctx.config.linkGBps(),
+            ctx.config.hopLatencyUs(),
+            ctx.config.treeHopLatencyUs(),
+            ctx.config.linkGBps(),
             ctx.config.algo());
   }
 
@@ -49,13 +50,20 @@ public final class CollectiveLauncher {
    * from {@code localSrc} to {@code localDst} (element offsets).
    */
   public CompletableFuture<Void> launch(
-      CollectiveCall.Kind kind, long count, DataType dtype, ReduceOp op, int root,
-      DeviceBuffer src, DeviceBuffer dst, long localSrc, long localDst, Planner planner) {
+      CollectiveCall.Kind kind,
+      long count,
+      DataType dtype,
+      ReduceOp op,
+      int root,
+      DeviceBuffer src,
+      DeviceBuffer dst,
+      long localSrc,
+      long localDst,
+      Planner planner) {
     synchronized (ctx.launchLock) {
       ctx.failure.checkUsable();
       CollectiveCall call = new CollectiveCall(kind, ++seq, count, dtype, op, root);
-      CclMismatchException announcedMismatch =
-          ctx.nRanks > 1 ? ctx.calls.recordLaunch(call) : null;
+      CclMismatchException announcedMismatch = ctx.nRanks > 1 ? ctx.calls.recordLaunch(call) : null;
       if (announcedMismatch != null) {
         lifecycle.fail(announcedMismatch);
         ctx.failure.checkUsable();
@@ -84,7 +92,11 @@ public final class CollectiveLauncher {
       dst.retain();
       Collective coll =
           new Collective(
-              call.what(), call, ctx.nRanks, announce, used,
+              call.what(),
+              call,
+              ctx.nRanks,
+              announce,
+              used,
               () -> {
                 src.release();
                 dst.release();
@@ -170,9 +182,20 @@ public final class CollectiveLauncher {
     }
     HostTreeKernel.Work work =
         new HostTreeKernel.Work(
-            up, down, toParent, fromParent, fromChildren, toChildren,
-            ((HostBuffer) src).memory(), ((HostBuffer) dst).memory(),
-            bytes, call.dtype(), call.op(), ctx.nRanks, stepSize, where);
+            up,
+            down,
+            toParent,
+            fromParent,
+            fromChildren,
+            toChildren,
+            ((HostBuffer) src).memory(),
+            ((HostBuffer) dst).memory(),
+            bytes,
+            call.dtype(),
+            call.op(),
+            ctx.nRanks,
+            stepSize,
+            where);
     CommChannel ch = ctx.channels[0];
     ChannelGuard guard = new ChannelGuard(ctx, 0);
     runOn(ch, coll, () -> HostTreeKernel.run(work, ch.waiter, guard));
@@ -186,13 +209,25 @@ public final class CollectiveLauncher {
     if (send) {
       ctx.proxy.enqueue(
           new SendProxyOp(
-              link.send(), link.fifo, link.nextStep, slices, call, ctx.timeoutNanos,
+              link.send(),
+              link.fifo,
+              link.nextStep,
+              slices,
+              call,
+              ctx.timeoutNanos,
               where + ": sending to rank " + peer));
     } else {
       ctx.proxy.enqueue(
           new RecvProxyOp(
-              link.recv(), link.fifo, link.nextStep, slices, call, ctx.rank, ctx.calls::launched,
-              ctx.timeoutNanos, where + ": receiving from rank " + peer));
+              link.recv(),
+              link.fifo,
+              link.nextStep,
+              slices,
+              call,
+              ctx.rank,
+              ctx.calls::launched,
+              ctx.timeoutNanos,
+              where + ": receiving from rank " + peer));
     }
     HostTreeKernel.Edge edge = new HostTreeKernel.Edge(link.fifo, peer, link.nextStep);
     link.nextStep += slices;
@@ -200,26 +235,42 @@ public final class CollectiveLauncher {
   }
 
   private void launchRing(
-      DeviceBuffer src, DeviceBuffer dst, CollectiveCall call, int used, Planner planner,
+      DeviceBuffer src,
+      DeviceBuffer dst,
+      CollectiveCall call,
+      int used,
+      Planner planner,
       Collective coll) {
     String where = "rank " + ctx.rank + ": " + coll.what;
     for (int c = 0; c < used; c++) {
       CommChannel ch = ctx.channels[c];
       ChannelPlan plan =
           planner.plan(
-              c, ChannelSplit.start(call.count(), used, c),
+              c,
+              ChannelSplit.start(call.count(), used, c),
               ChannelSplit.length(call.count(), used, c));
       if (plan.sendSteps() > 0) {
         ctx.proxy.enqueue(
             new SendProxyOp(
-                ch.send, ch.sendFifo, ch.sendBase, plan.sendSteps(), call, ctx.timeoutNanos,
+                ch.send,
+                ch.sendFifo,
+                ch.sendBase,
+                plan.sendSteps(),
+                call,
+                ctx.timeoutNanos,
                 where + ": sending to rank " + ch.send.peer() + " (channel " + c + ")"));
       }
       if (plan.recvSteps() > 0) {
         ctx.proxy.enqueue(
             new RecvProxyOp(
-                ch.recv, ch.recvFifo, ch.recvBase, plan.recvSteps(), call, ctx.rank,
-                ctx.calls::launched, ctx.timeoutNanos,
+                ch.recv,
+                ch.recvFifo,
+                ch.recvBase,
+                plan.recvSteps(),
+                call,
+                ctx.rank,
+                ctx.calls::launched,
+                ctx.timeoutNanos,
                 where + ": receiving from rank " + ch.recv.peer() + " (channel " + c + ")"));
       }
       ch.sendBase += plan.sendSteps();
@@ -240,9 +291,9 @@ public final class CollectiveLauncher {
   }
 
   /**
-   * A kernel of {@code ch} has waited past the fast phase: if its collective is one that needs
-   * it, tell the ring predecessor what this rank called (once per collective). Matching calls
-   * rarely stall that long, so the normal path pays nothing.
+   * A kernel of {@code ch} has waited past the fast phase: if its collective is one that needs it,
+   * tell the ring predecessor what this rank called (once per collective). Matching calls rarely
+   * stall that long, so the normal path pays nothing.
    */
   void announceStalled(CommChannel ch) {
     Collective coll = ch.current;

@@ -13,9 +13,9 @@ import org.sparkccl.transport.RecvConnection;
 import org.sparkccl.transport.SendConnection;
 
 /**
- * One ring of a communicator: its connections to the next and previous rank, its two FIFOs, and
- * the kernel thread that runs its share of each collective: itself (host memory) or by launching
- * the device's kernel and driving the proxy while it runs.
+ * One ring of a communicator: its connections to the next and previous rank, its two FIFOs, and the
+ * kernel thread that runs its share of each collective: itself (host memory) or by launching the
+ * device's kernel and driving the proxy while it runs.
  */
 final class CommChannel {
   private static final Logger LOG = LogManager.getLogger(CommChannel.class);
@@ -28,10 +28,12 @@ final class CommChannel {
   final ChannelKernel kernel;
   SendConnection send;
   RecvConnection recv;
+
   /** Next FIFO steps the proxy will move; advanced under the communicator's launch lock. */
   long sendBase;
 
   long recvBase;
+
   /** The collective the kernel thread is running, for messages and announcements. */
   volatile Collective current;
 
@@ -42,8 +44,13 @@ final class CommChannel {
   }
 
   CommChannel(
-      int id, int rank, int stepSize, KernelGuard guard, BooleanSupplier assist,
-      Runnable wakeProxy, Device device) {
+      int id,
+      int rank,
+      int stepSize,
+      KernelGuard guard,
+      BooleanSupplier assist,
+      Runnable wakeProxy,
+      Device device) {
     this.id = id;
     this.waiter = new KernelWaiter(assist, wakeProxy);
     this.kernel = device.newChannelKernel(stepSize, waiter, guard, assist);

@@ -10,9 +10,8 @@ import org.sparkccl.proxy.ProxyThread;
 /**
  * What the parts of one communicator share: who this rank is, its configuration and device, the
  * channels with their kernel threads, the proxy thread, the collectives in flight and the sticky
- * failure. The parts ({@link CollectiveLauncher}, {@link PointToPoint}, {@link Lifecycle},
- * {@link TransportSelector}) each do one job on it; {@code org.sparkccl.Communicator} is the
- * public face.
+ * failure. The parts ({@link CollectiveLauncher}, {@link PointToPoint}, {@link Lifecycle}, {@link
+ * TransportSelector}) each do one job on it; {@code org.sparkccl.Communicator} is the public face.
  */
 final class CommContext {
   final int rank;
@@ -25,6 +24,7 @@ final class CommContext {
   final CallChecker calls;
   final FailureState failure;
   final Set<Collective> pending = ConcurrentHashMap.newKeySet();
+
   /** Orders launches: collectives and groups start in call order on every channel. */
   final Object launchLock = new Object();
 
@@ -51,13 +51,18 @@ final class CommContext {
   void openChannel(int c) {
     channels[c] =
         new CommChannel(
-            c, rank, config.stepSize(), new ChannelGuard(this, c), () -> assistProxy(c),
-            proxy::wake, device);
+            c,
+            rank,
+            config.stepSize(),
+            new ChannelGuard(this, c),
+            () -> assistProxy(c),
+            proxy::wake,
+            device);
   }
 
   /**
-   * A waiting kernel lends itself to the proxy, unless the proxy owns a transport's progress
-   * (UCX: every UCX call on the proxy thread); then it only wakes the proxy for what it queued.
+   * A waiting kernel lends itself to the proxy, unless the proxy owns a transport's progress (UCX:
+   * every UCX call on the proxy thread); then it only wakes the proxy for what it queued.
    */
   private boolean assistProxy(int channel) {
     if (proxy.ownsTransport()) {

@@ -24,8 +24,7 @@ public final class CommCore {
 
   private CommCore(Bootstrap bootstrap, CclConfig config) {
     Device device = Devices.resolve(config.device());
-    this.ctx =
-        new CommContext(bootstrap.rank(), bootstrap.nRanks(), config, device, this::fail);
+    this.ctx = new CommContext(bootstrap.rank(), bootstrap.nRanks(), config, device, this::fail);
     this.lifecycle = new Lifecycle(ctx);
     this.collectives = new CollectiveLauncher(ctx, lifecycle);
     this.pointToPoint = new PointToPoint(ctx, collectives);
@@ -48,11 +47,23 @@ public final class CommCore {
         "rank {}/{} ready: device={} channels={} transport={}(nThreads={}, nSocksPerThread={},"
             + " qps={}) algo={} (ring or tree by the tuner: hop {} us, link {} GB/s) buffSize={}"
             + " stepSize={} idle={} timeout={}ms next={} prev={} listen={}",
-        ctx.rank, ctx.nRanks, device, ctx.channels.length, ringTransport(),
-        config.socketThreads(), config.socketsPerThread(), config.qpsPerConnection(),
-        config.algo(), config.hopLatencyUs(), config.linkGBps(), config.buffSize(),
-        config.stepSize(), config.idle(), config.timeout().toMillis(),
-        (ctx.rank + 1) % ctx.nRanks, (ctx.rank - 1 + ctx.nRanks) % ctx.nRanks,
+        ctx.rank,
+        ctx.nRanks,
+        device,
+        ctx.channels.length,
+        ringTransport(),
+        config.socketThreads(),
+        config.socketsPerThread(),
+        config.qpsPerConnection(),
+        config.algo(),
+        config.hopLatencyUs(),
+        config.linkGBps(),
+        config.buffSize(),
+        config.stepSize(),
+        config.idle(),
+        config.timeout().toMillis(),
+        (ctx.rank + 1) % ctx.nRanks,
+        (ctx.rank - 1 + ctx.nRanks) % ctx.nRanks,
         links == null ? "none" : links.sockets().address());
   }
 

@@ -1,8 +1,8 @@
 package org.sparkccl.comm;
 
 import org.apache.logging.log4j.Level;
-import org.sparkccl.config.LogLevel;
 import org.apache.logging.log4j.core.config.Configurator;
+import org.sparkccl.config.LogLevel;
 
 /** The {@code debug} switch, like {@code NCCL_DEBUG}: sets the engine's log level. */
 final class EngineLogging {

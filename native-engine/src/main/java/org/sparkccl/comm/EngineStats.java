@@ -15,6 +15,7 @@ public final class EngineStats {
   private static final LongAdder FAILED = new LongAdder();
   private static final LongAdder BYTES = new LongAdder();
   private static final Map<String, LongAdder[]> PER_KIND = new ConcurrentHashMap<>();
+
   /** Both bandwidths of the last collective, written together so readers never mix two. */
   private record LastBandwidth(double algBwGBps, double busBwGBps) {}
 
@@ -23,8 +24,8 @@ public final class EngineStats {
   private EngineStats() {}
 
   /**
-   * Records one finished collective of {@code nRanks} ranks ({@code call} null for a group of
-   * sends and receives).
+   * Records one finished collective of {@code nRanks} ranks ({@code call} null for a group of sends
+   * and receives).
    */
   static void record(CollectiveCall call, int nRanks, long nanos, boolean ok) {
     if (!ok) {
@@ -33,7 +34,8 @@ public final class EngineStats {
     }
     COMPLETED.increment();
     String kind = call == null ? "sendRecv" : call.kind().label();
-    LongAdder[] k = PER_KIND.computeIfAbsent(kind, x -> new LongAdder[] {new LongAdder(), new LongAdder()});
+    LongAdder[] k =
+        PER_KIND.computeIfAbsent(kind, x -> new LongAdder[] {new LongAdder(), new LongAdder()});
     k[0].increment();
     k[1].add(nanos);
     if (call != null) {

@@ -4,8 +4,8 @@ import org.sparkccl.CclAbortedException;
 import org.sparkccl.CclException;
 
 /**
- * A communicator's sticky failure, like NCCL's async error: the first failure wins and every
- * later call sees it. Also whether the communicator was closed. Safe from any thread.
+ * A communicator's sticky failure, like NCCL's async error: the first failure wins and every later
+ * call sees it. Also whether the communicator was closed. Safe from any thread.
  */
 final class FailureState {
   private final int rank;

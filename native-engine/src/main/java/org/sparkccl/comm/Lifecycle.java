@@ -11,13 +11,14 @@ import org.sparkccl.CclException;
 import org.sparkccl.CclTimeoutException;
 
 /**
- * How a communicator fails and ends. A failure (a peer that dies, a closed connection, a stall
- * past the timeout, {@code abort()}) is sticky: everything pending is woken and fails, and the
+ * How a communicator fails and ends. A failure (a peer that dies, a closed connection, a stall past
+ * the timeout, {@code abort()}) is sticky: everything pending is woken and fails, and the
  * neighbours are told why, so the cause travels around the ring to every rank. Closing waits for
  * what is pending, then stops every thread, closes every connection and frees every FIFO.
  */
 final class Lifecycle {
   private static final Logger LOG = LogManager.getLogger(Lifecycle.class);
+
   /** How long a kernel thread may take to stop once its channel is aborted. */
   private static final long KERNEL_STOP_MILLIS = 10_000;
 
@@ -132,7 +133,8 @@ final class Lifecycle {
       LOG.error(
           "rank {}: {} collective(s) never finished because a kernel thread did not stop; their"
               + " buffers stay marked in use",
-          ctx.rank, ctx.pending.size());
+          ctx.rank,
+          ctx.pending.size());
     }
   }
 }

@@ -7,8 +7,8 @@ import org.sparkccl.transport.local.LocalPipe;
 
 /**
  * The ring between ranks that are threads of this JVM: in-memory pipes. Kernels that read the
- * previous rank's send slots in place (GPU kernels on one device) make the pipes copy nothing;
- * a barrier makes sure every rank has published its channels before any looks them up.
+ * previous rank's send slots in place (GPU kernels on one device) make the pipes copy nothing; a
+ * barrier makes sure every rank has published its channels before any looks them up.
  */
 final class LocalRing implements RingTransport {
   /** A channel of a rank of a communicator, for ranks of one JVM to find each other's. */
@@ -26,7 +26,8 @@ final class LocalRing implements RingTransport {
     if (!(bootstrap instanceof LocalBootstrap)) {
       throw new IllegalArgumentException(
           "transport=local needs ranks that are threads of one JVM (LocalBootstrap); this rank"
-              + " has " + bootstrap.getClass().getSimpleName());
+              + " has "
+              + bootstrap.getClass().getSimpleName());
     }
   }
 
@@ -53,7 +54,8 @@ final class LocalRing implements RingTransport {
     for (CommChannel ch : ctx.channels) {
       ch.send = LocalPipe.sender(token, rank, next, ch.id, ctx.proxy::wake);
       ch.recv =
-          LocalPipe.receiver(token, prev, rank, ch.id, ctx.proxy::wake, shared ? ch.recvFifo : null);
+          LocalPipe.receiver(
+              token, prev, rank, ch.id, ctx.proxy::wake, shared ? ch.recvFifo : null);
       CHANNELS.put(new ChannelId(token, rank, ch.id), ch);
     }
     try {

@@ -13,9 +13,9 @@ import org.sparkccl.transport.SendConnection;
 import org.sparkccl.transport.socket.PeerAcceptor;
 
 /**
- * Point-to-point links of a communicator, made on first use: per peer and direction a connection,
- * a FIFO and the step and operation counters. Only used under the communicator's launch lock
- * (and the FIFOs by the kernel thread and the proxy).
+ * Point-to-point links of a communicator, made on first use: per peer and direction a connection, a
+ * FIFO and the step and operation counters. Only used under the communicator's launch lock (and the
+ * FIFOs by the kernel thread and the proxy).
  */
 final class PeerLinks {
   /** One direction to or from one peer. */
@@ -55,7 +55,10 @@ final class PeerLinks {
   private final java.util.function.BiConsumer<Integer, CollectiveCall> announcements;
 
   PeerLinks(
-      int stepSize, KernelWaiter waiter, Connector connector, PeerAcceptor acceptor,
+      int stepSize,
+      KernelWaiter waiter,
+      Connector connector,
+      PeerAcceptor acceptor,
       java.util.function.BiConsumer<Integer, CollectiveCall> announcements) {
     this.announcements = announcements;
     this.stepSize = stepSize;

@@ -13,14 +13,18 @@ import org.sparkccl.proxy.RecvProxyOp;
 import org.sparkccl.proxy.SendProxyOp;
 
 /**
- * Sends, receives and groups of them, like NCCL's {@code ncclSend}/{@code ncclRecv} inside
- * {@code ncclGroupStart}/{@code ncclGroupEnd}: calls recorded in a group start together at its
- * outermost end, as one task on channel 0's kernel thread over the point-to-point links.
+ * Sends, receives and groups of them, like NCCL's {@code ncclSend}/{@code ncclRecv} inside {@code
+ * ncclGroupStart}/{@code ncclGroupEnd}: calls recorded in a group start together at its outermost
+ * end, as one task on channel 0's kernel thread over the point-to-point links.
  */
 public final class PointToPoint {
   /** One send or receive, as recorded. */
   private record PeerCall(
-      boolean send, DeviceBuffer buf, long count, DataType dtype, int peer,
+      boolean send,
+      DeviceBuffer buf,
+      long count,
+      DataType dtype,
+      int peer,
       CompletableFuture<Void> done) {}
 
   private final CommContext ctx;
@@ -63,8 +67,13 @@ public final class PointToPoint {
     Arguments.checkDtype(dtype);
     if (peer < 0 || peer >= ctx.nRanks || peer == ctx.rank) {
       throw new IllegalArgumentException(
-          "peer=" + peer + " is invalid; expected another rank in 0.." + (ctx.nRanks - 1)
-              + " (this is rank " + ctx.rank + ")");
+          "peer="
+              + peer
+              + " is invalid; expected another rank in 0.."
+              + (ctx.nRanks - 1)
+              + " (this is rank "
+              + ctx.rank
+              + ")");
     }
     DeviceBuffer b = Arguments.buffer(send ? "send" : "recv", buf, count, dtype, ctx.device);
     synchronized (ctx.launchLock) {
@@ -135,7 +144,10 @@ public final class PointToPoint {
 
   /** Queues the proxy operation of one transfer and describes it for the kernel. */
   private HostP2pKernel.Transfer transfer(
-      PeerCall c, String what, List<HostBuffer> staging, List<Runnable> copyIn,
+      PeerCall c,
+      String what,
+      List<HostBuffer> staging,
+      List<Runnable> copyIn,
       List<Runnable> copyOut) {
     PeerLinks peers = ctx.links().peers();
     PeerLinks.Link link = c.send() ? peers.sendTo(c.peer()) : peers.recvFrom(c.peer());
@@ -144,24 +156,43 @@ public final class PointToPoint {
     long steps = (bytes + stepSize - 1) / stepSize;
     CollectiveCall desc =
         new CollectiveCall(
-            CollectiveCall.Kind.SEND_RECV, link.nextSeq++, c.count(), c.dtype(), null,
+            CollectiveCall.Kind.SEND_RECV,
+            link.nextSeq++,
+            c.count(),
+            c.dtype(),
+            null,
             c.send() ? c.peer() : ctx.rank);
     String prefix = "rank " + ctx.rank + ": " + what + ": ";
     if (c.send()) {
       ctx.proxy.enqueue(
           new SendProxyOp(
-              link.send(), link.fifo, link.nextStep, steps, desc, ctx.timeoutNanos,
+              link.send(),
+              link.fifo,
+              link.nextStep,
+              steps,
+              desc,
+              ctx.timeoutNanos,
               prefix + "sending to rank " + c.peer()));
     } else {
       ctx.proxy.enqueue(
           new RecvProxyOp(
-              link.recv(), link.fifo, link.nextStep, steps, desc, ctx.rank, ctx.timeoutNanos,
+              link.recv(),
+              link.fifo,
+              link.nextStep,
+              steps,
+              desc,
+              ctx.rank,
+              ctx.timeoutNanos,
               prefix + "receiving from rank " + c.peer()));
     }
     HostP2pKernel.Transfer t =
         new HostP2pKernel.Transfer(
-            c.send(), link.fifo, link.nextStep,
-            hostSide(c, bytes, staging, copyIn, copyOut).memory(), 0, (int) bytes,
+            c.send(),
+            link.fifo,
+            link.nextStep,
+            hostSide(c, bytes, staging, copyIn, copyOut).memory(),
+            0,
+            (int) bytes,
             prefix
                 + (c.send()
                     ? "waiting for rank " + c.peer() + " to take data"
@@ -176,7 +207,10 @@ public final class PointToPoint {
    * Collectives have device kernels; sends and receives are staged through the host.
    */
   private static HostBuffer hostSide(
-      PeerCall c, long bytes, List<HostBuffer> staging, List<Runnable> copyIn,
+      PeerCall c,
+      long bytes,
+      List<HostBuffer> staging,
+      List<Runnable> copyIn,
       List<Runnable> copyOut) {
     if (c.buf() instanceof HostBuffer h) {
       return h;

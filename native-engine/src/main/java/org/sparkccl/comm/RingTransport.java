@@ -3,18 +3,18 @@ package org.sparkccl.comm;
 import org.sparkccl.bootstrap.Bootstrap;
 
 /**
- * One way to connect the ring channels of a communicator, like an NCCL transport ({@code
- * p2p}, {@code shm}, {@code net}). {@link TransportSelector} opens the candidates, publishes each
- * one's {@link #localInfo()} through the bootstrap, and connects the first that every rank has.
- * Adding a transport means implementing this and listing it in {@link TransportSelector}.
+ * One way to connect the ring channels of a communicator, like an NCCL transport ({@code p2p},
+ * {@code shm}, {@code net}). {@link TransportSelector} opens the candidates, publishes each one's
+ * {@link #localInfo()} through the bootstrap, and connects the first that every rank has. Adding a
+ * transport means implementing this and listing it in {@link TransportSelector}.
  */
 interface RingTransport {
   /** The name that logs and {@code Communicator.ringTransport()} show: {@code ucx}, ... */
   String name();
 
   /**
-   * What this rank tells the others (addresses, keys); {@code null} when the transport cannot
-   * run on this rank, with the reason in {@link #unavailableReason()}.
+   * What this rank tells the others (addresses, keys); {@code null} when the transport cannot run
+   * on this rank, with the reason in {@link #unavailableReason()}.
    */
   byte[] localInfo();
 
@@ -37,17 +37,17 @@ interface RingTransport {
       CommContext ctx, Bootstrap bootstrap, long token, int next, int prev, byte[][] infos);
 
   /**
-   * Whether the ranks must confirm to each other that {@link #connect} worked before the ring
-   * may use it: true where one rank can fail alone (a remote key that does not unpack), so every
-   * rank reaches the same decision instead of a timeout.
+   * Whether the ranks must confirm to each other that {@link #connect} worked before the ring may
+   * use it: true where one rank can fail alone (a remote key that does not unpack), so every rank
+   * reaches the same decision instead of a timeout.
    */
   default boolean confirmsConnect() {
     return false;
   }
 
   /**
-   * Whether the tuner's cost model (measured over sockets, which trees use) describes this ring:
-   * if not, trees run only when asked for ({@code algo=tree}).
+   * Whether the tuner's cost model (measured over sockets, which trees use) describes this ring: if
+   * not, trees run only when asked for ({@code algo=tree}).
    */
   default boolean tunerDescribes() {
     return true;

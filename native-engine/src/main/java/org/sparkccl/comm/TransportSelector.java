@@ -13,10 +13,10 @@ import org.sparkccl.config.Transport;
 import org.sparkccl.transport.socket.SocketTransport;
 
 /**
- * Connects the ranks of a communicator, as NCCL's {@code initTransportsRank} does: opens the
- * socket listener (point-to-point links always use it) and the candidate ring transports, lets
- * every rank publish its addresses through the bootstrap, then connects the ring over the first
- * candidate that every rank has. Every rank reaches the same decision from the same exchange.
+ * Connects the ranks of a communicator, as NCCL's {@code initTransportsRank} does: opens the socket
+ * listener (point-to-point links always use it) and the candidate ring transports, lets every rank
+ * publish its addresses through the bootstrap, then connects the ring over the first candidate that
+ * every rank has. Every rank reaches the same decision from the same exchange.
  *
  * <p>{@code transport=auto} tries UCX, then sockets. An explicit transport that some rank lacks
  * fails on every rank with the reason and how to fix it.
@@ -41,7 +41,9 @@ final class TransportSelector {
     String host = ctx.config.socketHost() != null ? ctx.config.socketHost() : bootstrap.localHost();
     SocketTransport sockets =
         SocketTransport.listen(
-            host == null ? "127.0.0.1" : host, ctx.rank, ctx.config.socketThreads(),
+            host == null ? "127.0.0.1" : host,
+            ctx.rank,
+            ctx.config.socketThreads(),
             ctx.config.socketsPerThread());
     List<RingTransport> candidates = new ArrayList<>();
     try {
@@ -105,8 +107,15 @@ final class TransportSelector {
       int n = in.getInt();
       if (n != candidates.size()) {
         throw new CclException(
-            "rank " + ctx.rank + ": rank " + r + " offers " + n + " ring transports, this rank "
-                + candidates.size() + "; expected every rank to have the same transport setting");
+            "rank "
+                + ctx.rank
+                + ": rank "
+                + r
+                + " offers "
+                + n
+                + " ring transports, this rank "
+                + candidates.size()
+                + "; expected every rank to have the same transport setting");
       }
       for (int i = 0; i < n; i++) {
         if (in.getInt(in.position()) < 0) {
@@ -124,8 +133,15 @@ final class TransportSelector {
     int len = in.getInt();
     if (len < 0 || len > in.remaining()) {
       throw new CclException(
-          "rank " + ctx.rank + ": rank " + fromRank + " sent a field of " + len + " bytes with "
-              + in.remaining() + " left; expected a well-formed address exchange");
+          "rank "
+              + ctx.rank
+              + ": rank "
+              + fromRank
+              + " sent a field of "
+              + len
+              + " bytes with "
+              + in.remaining()
+              + " left; expected a well-formed address exchange");
     }
     return len;
   }
@@ -148,8 +164,12 @@ final class TransportSelector {
       }
       if (why == null) {
         LOG.info(
-            "rank {}: ring transport {} (transport={}{}){}", ctx.rank, c.name(),
-            ctx.config.transport(), skipped, detail(c.describe(ctx)));
+            "rank {}: ring transport {} (transport={}{}){}",
+            ctx.rank,
+            c.name(),
+            ctx.config.transport(),
+            skipped,
+            detail(c.describe(ctx)));
         c.start(ctx);
         return c;
       }
@@ -175,7 +195,9 @@ final class TransportSelector {
       return null;
     }
     String here = c.unavailableReason();
-    return c.name().toUpperCase(java.util.Locale.ROOT) + " did not load on rank(s) " + without
+    return c.name().toUpperCase(java.util.Locale.ROOT)
+        + " did not load on rank(s) "
+        + without
         + (here != null ? " (here: " + here + ")" : "");
   }
 
@@ -206,8 +228,12 @@ final class TransportSelector {
           ch.send = null;
           ch.recv = null;
         }
-        return "setting up " + c.name().toUpperCase(java.util.Locale.ROOT) + " failed on rank " + r
-            + ": " + new String(outcomes[r], StandardCharsets.UTF_8);
+        return "setting up "
+            + c.name().toUpperCase(java.util.Locale.ROOT)
+            + " failed on rank "
+            + r
+            + ": "
+            + new String(outcomes[r], StandardCharsets.UTF_8);
       }
     }
     return null;
@@ -224,8 +250,13 @@ final class TransportSelector {
             ctx.channels[0].waiter,
             peer ->
                 sockets.connect(
-                    ex.addresses[peer], peer, SocketTransport.P2P_CHANNEL, ex.token,
-                    ctx.proxy.selector(), ctx.proxy::wake, System.nanoTime() + ctx.timeoutNanos),
+                    ex.addresses[peer],
+                    peer,
+                    SocketTransport.P2P_CHANNEL,
+                    ex.token,
+                    ctx.proxy.selector(),
+                    ctx.proxy::wake,
+                    System.nanoTime() + ctx.timeoutNanos),
             sockets.acceptPeers(ex.token, ctx.nRanks, ctx.proxy.selector(), ctx.proxy::wake),
             ctx.calls::onAnnounce);
     for (CommChannel ch : ctx.channels) {

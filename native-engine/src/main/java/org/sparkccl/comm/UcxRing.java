@@ -7,8 +7,8 @@ import org.sparkccl.transport.ucx.UcxTransport;
 import org.sparkccl.transport.ucx.UcxUnavailableException;
 
 /**
- * The ring over UCX (NCCL's IB {@code net}): one-sided puts into the next rank's registered
- * receive FIFO. Once the ring runs on it, the proxy thread owns the UCX worker.
+ * The ring over UCX (NCCL's IB {@code net}): one-sided puts into the next rank's registered receive
+ * FIFO. Once the ring runs on it, the proxy thread owns the UCX worker.
  */
 final class UcxRing implements RingTransport {
   private UcxTransport ucx;
@@ -93,8 +93,11 @@ final class UcxRing implements RingTransport {
   @Override
   public String describe(CommContext ctx) {
     String tls = System.getenv("UCX_TLS");
-    return "UCX_TLS=" + (tls == null ? "unset (UCX default)" : tls) + ", ib.qpsPerConnection="
-        + ctx.config.qpsPerConnection() + "; flush after receive skipped: receive slots are host"
+    return "UCX_TLS="
+        + (tls == null ? "unset (UCX default)" : tls)
+        + ", ib.qpsPerConnection="
+        + ctx.config.qpsPerConnection()
+        + "; flush after receive skipped: receive slots are host"
         + " memory; point-to-point on sockets";
   }
 }

@@ -9,9 +9,9 @@ import org.sparkccl.device.DeviceSpec;
 import org.sparkccl.fifo.FifoLayout;
 
 /**
- * Every tunable of the engine, typed and immutable once built. {@link Key} names each key with
- * its default and meaning; {@link Values} parses text; this class holds the values and checks
- * them together in {@link Builder#build()}.
+ * Every tunable of the engine, typed and immutable once built. {@link Key} names each key with its
+ * default and meaning; {@link Values} parses text; this class holds the values and checks them
+ * together in {@link Builder#build()}.
  *
  * <p>Where values come from: {@link #fromEnvironment()} reads the system property {@code
  * sparkccl.<key>}, then the environment variable {@code SPARKCCL_<KEY>}; {@link #fromMap} reads a
@@ -72,8 +72,8 @@ public final class CclConfig {
   }
 
   /**
-   * The defaults, overridden by entries of {@code values} keyed by {@link Key#key()}; other
-   * entries are ignored.
+   * The defaults, overridden by entries of {@code values} keyed by {@link Key#key()}; other entries
+   * are ignored.
    *
    * @throws IllegalArgumentException naming the key for a bad value
    */
@@ -279,7 +279,8 @@ public final class CclConfig {
         case BUFF_SIZE:
           long bytes = Values.bytes(k, text);
           if (bytes > Integer.MAX_VALUE) {
-            throw new IllegalArgumentException(k + "=" + text + " is too large; expected at most 1G");
+            throw new IllegalArgumentException(
+                k + "=" + text + " is too large; expected at most 1G");
           }
           return buffSize((int) bytes);
         case N_CHANNELS:
@@ -396,8 +397,8 @@ public final class CclConfig {
       int steps = FifoLayout.STEPS;
       int minBuff = steps * Key.MIN_STEP_SIZE;
       if (buffSize < minBuff || buffSize % (steps * 64) != 0) {
-        throw invalid(Key.BUFF_SIZE, buffSize,
-            "at least " + minBuff + " and a multiple of " + (steps * 64));
+        throw invalid(
+            Key.BUFF_SIZE, buffSize, "at least " + minBuff + " and a multiple of " + (steps * 64));
       }
       if (nChannels < 1 || nChannels > Key.MAX_CHANNELS) {
         throw invalid(Key.N_CHANNELS, nChannels, "1.." + Key.MAX_CHANNELS);
@@ -406,13 +407,19 @@ public final class CclConfig {
         throw invalid(Key.SOCKET_N_THREADS, socketThreads, "0.." + Key.MAX_SOCKET_THREADS);
       }
       if (socketsPerThread < 1 || socketThreads * socketsPerThread > Key.MAX_SOCKETS) {
-        throw invalid(Key.SOCKET_N_SOCKS_PER_THREAD, socketsPerThread,
-            "at least 1 and " + Key.SOCKET_N_THREADS + " x " + Key.SOCKET_N_SOCKS_PER_THREAD
-                + " <= " + Key.MAX_SOCKETS);
+        throw invalid(
+            Key.SOCKET_N_SOCKS_PER_THREAD,
+            socketsPerThread,
+            "at least 1 and "
+                + Key.SOCKET_N_THREADS
+                + " x "
+                + Key.SOCKET_N_SOCKS_PER_THREAD
+                + " <= "
+                + Key.MAX_SOCKETS);
       }
       if (qpsPerConnection < 1 || qpsPerConnection > Key.MAX_QPS_PER_CONNECTION) {
-        throw invalid(Key.IB_QPS_PER_CONNECTION, qpsPerConnection,
-            "1.." + Key.MAX_QPS_PER_CONNECTION);
+        throw invalid(
+            Key.IB_QPS_PER_CONNECTION, qpsPerConnection, "1.." + Key.MAX_QPS_PER_CONNECTION);
       }
       if (timeout == null || timeout.isZero() || timeout.isNegative()) {
         throw invalid(Key.TIMEOUT, timeout, "a positive duration");
@@ -434,8 +441,7 @@ public final class CclConfig {
     }
 
     private static IllegalArgumentException invalid(Key key, Object value, String expected) {
-      return new IllegalArgumentException(
-          key + "=" + value + " is invalid; expected " + expected);
+      return new IllegalArgumentException(key + "=" + value + " is invalid; expected " + expected);
     }
   }
 }

@@ -1,8 +1,7 @@
 package org.sparkccl.config;
 
 /**
- * What a waiting thread (kernel, proxy, helper) does while it has nothing to do (key {@code
- * idle}).
+ * What a waiting thread (kernel, proxy, helper) does while it has nothing to do (key {@code idle}).
  */
 public enum IdleMode {
   /** Busy-poll: lowest latency, one core per waiting thread. */

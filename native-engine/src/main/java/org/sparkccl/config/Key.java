@@ -3,8 +3,8 @@ package org.sparkccl.config;
 import java.util.Locale;
 
 /**
- * Every configuration key of the engine with its default, in one place. A key has three forms:
- * the Spark conf key {@code spark.ccl.<key>}, the system property {@code sparkccl.<key>} and the
+ * Every configuration key of the engine with its default, in one place. A key has three forms: the
+ * Spark conf key {@code spark.ccl.<key>}, the system property {@code sparkccl.<key>} and the
  * environment variable {@code SPARKCCL_<KEY>} (upper case, dots as underscores: {@code
  * socket.nThreads} is {@code SPARKCCL_SOCKET_NTHREADS}). Limits that values must respect are the
  * constants below; {@link CclConfig.Builder#build()} checks them.

@@ -4,10 +4,10 @@ import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
 
 /**
- * Whether a buffer is closed, and how many collectives still use it: the bookkeeping every
- * {@link DeviceBuffer} shares. A buffer closed while a collective still uses it (a caller that
- * gave up after a failure, say) closes at once to new work, but its memory is freed only when
- * the last collective lets go: no kernel ever touches freed memory, and nothing is left behind.
+ * Whether a buffer is closed, and how many collectives still use it: the bookkeeping every {@link
+ * DeviceBuffer} shares. A buffer closed while a collective still uses it (a caller that gave up
+ * after a failure, say) closes at once to new work, but its memory is freed only when the last
+ * collective lets go: no kernel ever touches freed memory, and nothing is left behind.
  */
 public final class BufferUse {
   private static final Logger LOG = LogManager.getLogger(BufferUse.class);
@@ -21,7 +21,9 @@ public final class BufferUse {
     return closed;
   }
 
-  /** @throws IllegalStateException when the buffer is closed (for new work and user copies) */
+  /**
+   * @throws IllegalStateException when the buffer is closed (for new work and user copies)
+   */
   public void checkOpen() {
     if (closed) {
       throw new IllegalStateException("buffer is closed");
@@ -48,8 +50,8 @@ public final class BufferUse {
 
   /**
    * {@link DeviceBuffer#release()}: frees the memory if {@code close()} came in the meantime. The
-   * free runs outside the lock (freeing GPU memory can wait for kernels) and its failure is
-   * logged, not thrown into the collective that happened to finish last.
+   * free runs outside the lock (freeing GPU memory can wait for kernels) and its failure is logged,
+   * not thrown into the collective that happened to finish last.
    */
   public void release() {
     Runnable free;

@@ -51,8 +51,8 @@ public interface DeviceBuffer extends AutoCloseable {
   void release();
 
   /**
-   * Releases the memory; idempotent. A buffer closed while a collective still uses it is freed
-   * when that collective lets go, so closing after a failure never pulls memory from a kernel.
+   * Releases the memory; idempotent. A buffer closed while a collective still uses it is freed when
+   * that collective lets go, so closing after a failure never pulls memory from a kernel.
    */
   @Override
   void close();

@@ -4,8 +4,8 @@ import java.util.Locale;
 
 /**
  * The {@code device} setting: {@code host}, {@code auto} (the first GPU when the CUDA backend is
- * available, the host otherwise), {@code cuda} (GPU 0) or {@code cuda:N}. {@link Devices} turns
- * it into a {@link Device}.
+ * available, the host otherwise), {@code cuda} (GPU 0) or {@code cuda:N}. {@link Devices} turns it
+ * into a {@link Device}.
  *
  * <pre>{@code
  * DeviceSpec gpu = DeviceSpec.parse("cuda:1"); // kind CUDA, ordinal 1

@@ -56,11 +56,23 @@ public final class HostBuffer implements DeviceBuffer {
     }
     ByteBuffer from = h.memory();
     ByteBuffer to = memory();
-    if (srcOffset < 0 || offset < 0 || length < 0 || srcOffset + length > from.capacity()
+    if (srcOffset < 0
+        || offset < 0
+        || length < 0
+        || srcOffset + length > from.capacity()
         || offset + length > to.capacity()) {
       throw new IndexOutOfBoundsException(
-          "copying " + length + " bytes from offset " + srcOffset + " of " + from.capacity()
-              + " to offset " + offset + " of " + to.capacity() + " bytes is out of range");
+          "copying "
+              + length
+              + " bytes from offset "
+              + srcOffset
+              + " of "
+              + from.capacity()
+              + " to offset "
+              + offset
+              + " of "
+              + to.capacity()
+              + " bytes is out of range");
     }
     to.put((int) offset, from, (int) srcOffset, (int) length);
   }
@@ -69,8 +81,13 @@ public final class HostBuffer implements DeviceBuffer {
     use.checkOpen();
     if (offset < 0 || offset + length > memory.capacity()) {
       throw new IndexOutOfBoundsException(
-          "offset=" + offset + " length=" + length + " is outside a buffer of "
-              + memory.capacity() + " bytes");
+          "offset="
+              + offset
+              + " length="
+              + length
+              + " is outside a buffer of "
+              + memory.capacity()
+              + " bytes");
     }
   }
 
@@ -85,8 +102,8 @@ public final class HostBuffer implements DeviceBuffer {
   }
 
   /**
-   * Releases the memory; idempotent. While a collective still uses the buffer, the memory is
-   * freed when it lets go ({@link BufferUse}).
+   * Releases the memory; idempotent. While a collective still uses the buffer, the memory is freed
+   * when it lets go ({@link BufferUse}).
    */
   @Override
   public void close() {

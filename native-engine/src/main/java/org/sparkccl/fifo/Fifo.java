@@ -8,9 +8,9 @@ import org.sparkccl.device.DirectMemory;
 
 /**
  * One connection's FIFO in host memory, laid out as {@link FifoLayout} says. Producer and consumer
- * may be on different threads (kernel and proxy); ordering is acquire/release on the counters,
- * and counter stores are volatile so that a waiter that registers and then re-reads a counter
- * never misses a wake-up (see {@code kernel.KernelWaiter}).
+ * may be on different threads (kernel and proxy); ordering is acquire/release on the counters, and
+ * counter stores are volatile so that a waiter that registers and then re-reads a counter never
+ * misses a wake-up (see {@code kernel.KernelWaiter}).
  */
 public final class Fifo implements AutoCloseable {
   private static final VarHandle LONGS =
@@ -47,8 +47,13 @@ public final class Fifo implements AutoCloseable {
     if (control.capacity() < FifoLayout.CONTROL_BYTES
         || data.capacity() < (long) FifoLayout.STEPS * stepSize) {
       throw new IllegalArgumentException(
-          "control=" + control.capacity() + " data=" + data.capacity() + " bytes are too small"
-              + " for stepSize=" + stepSize);
+          "control="
+              + control.capacity()
+              + " data="
+              + data.capacity()
+              + " bytes are too small"
+              + " for stepSize="
+              + stepSize);
     }
     this.stepSize = stepSize;
     this.control = control.order(ByteOrder.nativeOrder());

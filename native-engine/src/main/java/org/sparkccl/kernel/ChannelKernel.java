@@ -4,10 +4,10 @@ import org.sparkccl.fifo.Fifo;
 
 /**
  * The kernel side of one channel: runs a plan's primitives over the channel's send FIFO (to the
- * next rank) and receive FIFO (from the previous rank). {@link HostChannelKernel} does it on a
- * Java thread over host memory; a device's kernel (made by {@code Device.newChannelKernel}) runs
- * on the device over its memory. The FIFOs have the same layout either way, so the proxy cannot
- * tell them apart.
+ * next rank) and receive FIFO (from the previous rank). {@link HostChannelKernel} does it on a Java
+ * thread over host memory; a device's kernel (made by {@code Device.newChannelKernel}) runs on the
+ * device over its memory. The FIFOs have the same layout either way, so the proxy cannot tell them
+ * apart.
  */
 public interface ChannelKernel extends AutoCloseable {
   Fifo sendFifo();

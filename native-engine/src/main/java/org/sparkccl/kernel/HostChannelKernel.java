@@ -1,7 +1,6 @@
 package org.sparkccl.kernel;
 
 import java.nio.ByteBuffer;
-import org.sparkccl.CclTimeoutException;
 import org.sparkccl.DataType;
 import org.sparkccl.ReduceOp;
 import org.sparkccl.algorithm.ChannelPlan;
@@ -50,8 +49,12 @@ public final class HostChannelKernel implements ChannelKernel {
   public void run(ChannelWork cw) {
     Work w =
         new Work(
-            cw.plan(), ((HostBuffer) cw.src()).memory(), ((HostBuffer) cw.dst()).memory(),
-            cw.type(), cw.op(), cw.nRanks());
+            cw.plan(),
+            ((HostBuffer) cw.src()).memory(),
+            ((HostBuffer) cw.dst()).memory(),
+            cw.type(),
+            cw.op(),
+            cw.nRanks());
     for (PrimitiveCall call : w.plan().calls()) {
       long done = 0;
       while (done < call.bytes()) {
@@ -135,8 +138,15 @@ public final class HostChannelKernel implements ChannelKernel {
     int got = recvFifo.size(step);
     if (got != expected) {
       throw new IllegalStateException(
-          guard.describe(false) + ": received a slice of " + got + " bytes where this rank"
-              + " expected " + expected + " (step " + step + "); the ranks disagree on the call");
+          guard.describe(false)
+              + ": received a slice of "
+              + got
+              + " bytes where this rank"
+              + " expected "
+              + expected
+              + " (step "
+              + step
+              + "); the ranks disagree on the call");
     }
     return recvFifo.slot(step);
   }
@@ -149,5 +159,4 @@ public final class HostChannelKernel implements ChannelKernel {
   private void check(long waitedNanos, boolean sending) {
     guard.checkWait(waitedNanos, guard.describe(sending));
   }
-
 }

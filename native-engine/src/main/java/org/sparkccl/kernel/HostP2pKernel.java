@@ -6,9 +6,9 @@ import org.sparkccl.fifo.Fifo;
 
 /**
  * Runs a group of point-to-point transfers on a kernel thread, all at once: it moves whichever
- * transfer's next slice is ready and waits only when none is. So a group that sends to and
- * receives from the same peers cannot deadlock on full FIFOs, whatever the order of its calls
- * (the role of {@code ncclGroupStart/End} for sends and receives).
+ * transfer's next slice is ready and waits only when none is. So a group that sends to and receives
+ * from the same peers cannot deadlock on full FIFOs, whatever the order of its calls (the role of
+ * {@code ncclGroupStart/End} for sends and receives).
  */
 public final class HostP2pKernel {
   private HostP2pKernel() {}
@@ -29,7 +29,12 @@ public final class HostP2pKernel {
      * @param describe what a stalled wait says ("waiting for data from rank 3")
      */
     public Transfer(
-        boolean send, Fifo fifo, long firstStep, ByteBuffer buffer, int offset, int bytes,
+        boolean send,
+        Fifo fifo,
+        long firstStep,
+        ByteBuffer buffer,
+        int offset,
+        int bytes,
         String describe) {
       this.send = send;
       this.fifo = fifo;
@@ -57,8 +62,15 @@ public final class HostP2pKernel {
         int got = fifo.size(step);
         if (got != len) {
           throw new IllegalStateException(
-              describe + ": received a slice of " + got + " bytes where " + len + " were"
-                  + " expected (step " + step + "); the ranks disagree on the call");
+              describe
+                  + ": received a slice of "
+                  + got
+                  + " bytes where "
+                  + len
+                  + " were"
+                  + " expected (step "
+                  + step
+                  + "); the ranks disagree on the call");
         }
         buffer.put(offset + done, fifo.slot(step), 0, len);
         fifo.release(step);
@@ -69,8 +81,7 @@ public final class HostP2pKernel {
   }
 
   /** Moves every transfer to its end. */
-  public static void run(
-      List<Transfer> transfers, KernelWaiter waiter, KernelGuard guard) {
+  public static void run(List<Transfer> transfers, KernelWaiter waiter, KernelGuard guard) {
     while (true) {
       boolean moved = false;
       boolean left = false;

@@ -6,11 +6,11 @@ import org.sparkccl.ReduceOp;
 import org.sparkccl.fifo.Fifo;
 
 /**
- * Tree collectives on host memory, slice by slice: reduce up (each rank adds its children's
- * slices to its own and sends the sum to its parent; the root completes it) and broadcast down
- * (each rank copies its parent's slice out and forwards it to its children). An allReduce does
- * both with the broadcast {@link #LAG} slices behind the reduction, so the two directions overlap
- * without either running far enough ahead to fill a FIFO.
+ * Tree collectives on host memory, slice by slice: reduce up (each rank adds its children's slices
+ * to its own and sends the sum to its parent; the root completes it) and broadcast down (each rank
+ * copies its parent's slice out and forwards it to its children). An allReduce does both with the
+ * broadcast {@link #LAG} slices behind the reduction, so the two directions overlap without either
+ * running far enough ahead to fill a FIFO.
  */
 public final class HostTreeKernel {
   /** Slices the broadcast runs behind the reduction (well under the FIFO's 8 slots). */
@@ -36,9 +36,20 @@ public final class HostTreeKernel {
    * Edges not used by the directions asked for may be null or empty.
    */
   public record Work(
-      boolean up, boolean down, Edge toParent, Edge fromParent, Edge[] fromChildren,
-      Edge[] toChildren, ByteBuffer src, ByteBuffer dst, long bytes, DataType type, ReduceOp op,
-      int nRanks, int stepSize, String what) {}
+      boolean up,
+      boolean down,
+      Edge toParent,
+      Edge fromParent,
+      Edge[] fromChildren,
+      Edge[] toChildren,
+      ByteBuffer src,
+      ByteBuffer dst,
+      long bytes,
+      DataType type,
+      ReduceOp op,
+      int nRanks,
+      int stepSize,
+      String what) {}
 
   public static void run(Work w, KernelWaiter waiter, KernelGuard guard) {
     long slices = (w.bytes() + w.stepSize() - 1) / w.stepSize();
@@ -113,8 +124,7 @@ public final class HostTreeKernel {
     }
   }
 
-  private static ByteBuffer awaitRoom(
-      Edge e, KernelWaiter waiter, KernelGuard guard, String what) {
+  private static ByteBuffer awaitRoom(Edge e, KernelWaiter waiter, KernelGuard guard, String what) {
     long step = e.step;
     waiter.await(
         () -> e.fifo.hasRoomFor(step),
@@ -131,8 +141,14 @@ public final class HostTreeKernel {
     int got = e.fifo.size(step);
     if (got != expected) {
       throw new IllegalStateException(
-          what + ": received a slice of " + got + " bytes from rank " + e.peer + " where "
-              + expected + " were expected; the ranks disagree on the call");
+          what
+              + ": received a slice of "
+              + got
+              + " bytes from rank "
+              + e.peer
+              + " where "
+              + expected
+              + " were expected; the ranks disagree on the call");
     }
     return e.fifo.slot(step);
   }

@@ -18,8 +18,12 @@ public interface KernelGuard {
     checkAbort();
     if (waitedNanos > timeoutNanos()) {
       throw new CclTimeoutException(
-          what + " for " + waitedNanos / 1_000_000 + " ms (timeout "
-              + timeoutNanos() / 1_000_000 + " ms)");
+          what
+              + " for "
+              + waitedNanos / 1_000_000
+              + " ms (timeout "
+              + timeoutNanos() / 1_000_000
+              + " ms)");
     }
   }
 }

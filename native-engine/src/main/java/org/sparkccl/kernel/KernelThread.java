@@ -3,9 +3,9 @@ package org.sparkccl.kernel;
 import java.util.concurrent.ConcurrentLinkedQueue;
 
 /**
- * The persistent thread of one channel's kernel: runs submitted work in order. Between
- * collectives it waits like any kernel wait ({@link KernelWaiter}), so back-to-back collectives
- * do not pay a thread wake-up each.
+ * The persistent thread of one channel's kernel: runs submitted work in order. Between collectives
+ * it waits like any kernel wait ({@link KernelWaiter}), so back-to-back collectives do not pay a
+ * thread wake-up each.
  */
 public final class KernelThread {
   private final Thread thread;
@@ -38,8 +38,8 @@ public final class KernelThread {
   }
 
   /**
-   * Stops after the current task. Once the thread has ended, tasks still queued are cancelled:
-   * only then is it certain that no kernel touches their buffers. Returns whether it ended.
+   * Stops after the current task. Once the thread has ended, tasks still queued are cancelled: only
+   * then is it certain that no kernel touches their buffers. Returns whether it ended.
    */
   public boolean stop(long timeoutMillis) {
     stopping = true;

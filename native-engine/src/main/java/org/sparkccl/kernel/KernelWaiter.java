@@ -5,13 +5,13 @@ import java.util.function.BooleanSupplier;
 import org.sparkccl.util.Backoff;
 
 /**
- * How a kernel thread waits, for its FIFOs or for new work: {@link Backoff} (spin, then yield for
- * a bounded time), then park until woken. One waiter per kernel thread; FIFOs and the work queue
- * call {@link #run()} after they change.
+ * How a kernel thread waits, for its FIFOs or for new work: {@link Backoff} (spin, then yield for a
+ * bounded time), then park until woken. One waiter per kernel thread; FIFOs and the work queue call
+ * {@link #run()} after they change.
  *
- * <p>No lost wake-up: the waiter publishes itself (volatile) before it re-checks the condition,
- * and wakers store their change (volatile) before reading the waiter, so either the waiter sees
- * the change or the waker sees the waiter and unparks it. A bounded park is a second guard.
+ * <p>No lost wake-up: the waiter publishes itself (volatile) before it re-checks the condition, and
+ * wakers store their change (volatile) before reading the waiter, so either the waiter sees the
+ * change or the waker sees the waiter and unparks it. A bounded park is a second guard.
  */
 public final class KernelWaiter implements Runnable {
   private static final long MAX_PARK_NANOS = 2_000_000;
@@ -24,8 +24,8 @@ public final class KernelWaiter implements Runnable {
 
   /**
    * Called on the waiting thread when a wait outlasts the spin-and-yield phase, before it first
-   * parks: work that only a stalled collective needs (announcing the call to a peer) goes here,
-   * off the fast path.
+   * parks: work that only a stalled collective needs (announcing the call to a peer) goes here, off
+   * the fast path.
    */
   public void onStall(Runnable hook) {
     this.onStall = hook;
@@ -47,8 +47,8 @@ public final class KernelWaiter implements Runnable {
   }
 
   /**
-   * The proxy has something new to do (operations queued for this kernel, a published send
-   * slot, a freed receive slot). While this thread assists it will do it itself; the proxy thread is woken
+   * The proxy has something new to do (operations queued for this kernel, a published send slot, a
+   * freed receive slot). While this thread assists it will do it itself; the proxy thread is woken
    * only by {@link #flushProxyWake()}, before this thread parks or when its task ends. Waking a
    * thread per slice would cost more than the slice.
    */

@@ -4,9 +4,9 @@ import org.sparkccl.algorithm.ChannelPlan;
 import org.sparkccl.algorithm.PrimitiveCall;
 
 /**
- * A channel plan as the CUDA channel kernel reads it: per call four int64 words, {@code kind}
- * (the {@link org.sparkccl.algorithm.Primitive} ordinal), source byte offset, destination byte
- * offset and byte count ({@code struct Call} in {@code sparkccl_kernels.cu}).
+ * A channel plan as the CUDA channel kernel reads it: per call four int64 words, {@code kind} (the
+ * {@link org.sparkccl.algorithm.Primitive} ordinal), source byte offset, destination byte offset
+ * and byte count ({@code struct Call} in {@code sparkccl_kernels.cu}).
  */
 public final class PlanEncoding {
   /** int64 words per call. */

@@ -10,16 +10,23 @@ import org.sparkccl.ReduceOp;
 
 /**
  * Element-wise reductions over host memory: {@code out[i] = a[i] op b[i]} for every data type and
- * operator. Offsets are in bytes, counts in elements; buffers are native order. {@code AVG}
- * reduces as {@code SUM}; the final division is {@link #divide}. Half-precision types are
- * computed in float32 and rounded once per operation, as a GPU's half adds do.
+ * operator. Offsets are in bytes, counts in elements; buffers are native order. {@code AVG} reduces
+ * as {@code SUM}; the final division is {@link #divide}. Half-precision types are computed in
+ * float32 and rounded once per operation, as a GPU's half adds do.
  */
 public final class Reducer {
   private Reducer() {}
 
   public static void reduce(
-      DataType type, ReduceOp op, ByteBuffer a, int ao, ByteBuffer b, int bo, ByteBuffer out,
-      int oo, int count) {
+      DataType type,
+      ReduceOp op,
+      ByteBuffer a,
+      int ao,
+      ByteBuffer b,
+      int bo,
+      ByteBuffer out,
+      int oo,
+      int count) {
     switch (type) {
       case FLOAT32 -> float32(op, a, ao, b, bo, out, oo, count);
       case FLOAT64 -> float64(op, a, ao, b, bo, out, oo, count);
@@ -117,8 +124,15 @@ public final class Reducer {
   }
 
   private static void half(
-      DataType type, ReduceOp op, ByteBuffer a, int ao, ByteBuffer b, int bo, ByteBuffer o,
-      int oo, int n) {
+      DataType type,
+      ReduceOp op,
+      ByteBuffer a,
+      int ao,
+      ByteBuffer b,
+      int bo,
+      ByteBuffer o,
+      int oo,
+      int n) {
     boolean bf = type == DataType.BFLOAT16;
     for (int i = 0; i < 2 * n; i += 2) {
       float x = toFloat(bf, a.getShort(ao + i));
@@ -144,8 +158,15 @@ public final class Reducer {
 
   /** Integer types computed in 64 bits, extended by signedness, truncated on store. */
   private static void integer(
-      DataType type, ReduceOp op, ByteBuffer a, int ao, ByteBuffer b, int bo, ByteBuffer o,
-      int oo, int n) {
+      DataType type,
+      ReduceOp op,
+      ByteBuffer a,
+      int ao,
+      ByteBuffer b,
+      int bo,
+      ByteBuffer o,
+      int oo,
+      int n) {
     LongBinaryOperator f = integerOp(type, op);
     boolean signed = type.isSigned();
     switch (type.size()) {

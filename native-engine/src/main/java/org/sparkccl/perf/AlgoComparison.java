@@ -27,7 +27,8 @@ final class AlgoComparison {
   static int run(PerfOptions o) {
     DataType type = DataType.fromName(o.dtype);
     ReduceOp op = ReduceOp.fromName(o.redop);
-    CclConfig base = CclConfig.fromEnvironment().toBuilder().set(Key.TRANSPORT, o.transport).build();
+    CclConfig base =
+        CclConfig.fromEnvironment().toBuilder().set(Key.TRANSPORT, o.transport).build();
     List<List<PerfRank.Row>> rows = new ArrayList<>();
     ALGOS.forEach(a -> rows.add(new ArrayList<>()));
     Communicator[] comms = new Communicator[ALGOS.size()];
@@ -59,7 +60,9 @@ final class AlgoComparison {
     for (int a = 0; a < ALGOS.size(); a++) {
       if (o.rank == 0 && !rows.get(a).isEmpty()) {
         PerfRank.printHeader(
-            o, PerfOp.fromName(rows.get(a).get(0).operation()), ALGOS.get(a),
+            o,
+            PerfOp.fromName(rows.get(a).get(0).operation()),
+            ALGOS.get(a),
             base.toBuilder().set(Key.ALGO, ALGOS.get(a)).build(),
             HostDevice.INSTANCE);
         rows.get(a).forEach(PerfRank::printRow);
@@ -99,7 +102,8 @@ final class AlgoComparison {
     for (int a = 0; a < ctx.length; a++) {
       Arrays.sort(times[a]);
       long wrong = o.check == 1 ? PerfRank.check(ctx[a], perfOp, perRank, size) : 0;
-      rows.get(a).add(PerfRank.row(ctx[a], perfOp, ALGOS.get(a), bytes, times[a][ROUNDS / 2], wrong));
+      rows.get(a)
+          .add(PerfRank.row(ctx[a], perfOp, ALGOS.get(a), bytes, times[a][ROUNDS / 2], wrong));
     }
   }
 

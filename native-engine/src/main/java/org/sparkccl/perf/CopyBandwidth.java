@@ -26,7 +26,10 @@ final class CopyBandwidth {
           Locale.ROOT,
           "# pinned copy bandwidth, %d bytes: H2D %.1f GB/s, D2H %.1f GB/s (bound of the"
               + " host-staged path: min %.1f GB/s)%n",
-          size, h2d, d2h, Math.min(h2d, d2h));
+          size,
+          h2d,
+          d2h,
+          Math.min(h2d, d2h));
     }
   }
 

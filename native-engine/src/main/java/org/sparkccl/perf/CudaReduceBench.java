@@ -25,11 +25,11 @@ import org.sparkccl.device.cuda.MappedMemory;
 import org.sparkccl.kernel.HalfFloats;
 
 /**
- * The reduce kernel alone against {@code cuMemcpyDtoD} of the same size, on one GPU: {@code out =
- * a + b} over {@code bytes} per buffer, bandwidth counted as bytes read plus written (3x for the
+ * The reduce kernel alone against {@code cuMemcpyDtoD} of the same size, on one GPU: {@code out = a
+ * + b} over {@code bytes} per buffer, bandwidth counted as bytes read plus written (3x for the
  * reduction, 2x for the copy), median of timed runs with CUDA events, for several launch shapes
- * (the best one counts). The kernel is the channel kernel's own reduction pass over the whole
- * grid. Checks a sample of the sum.
+ * (the best one counts). The kernel is the channel kernel's own reduction pass over the whole grid.
+ * Checks a sample of the sum.
  *
  * <pre>
  * java -cp ... org.sparkccl.perf.CudaReduceBench [bytes, default 1G] [device ordinal]
@@ -62,7 +62,11 @@ public final class CudaReduceBench {
             int blocks = gpu.multiprocessors() * perSm;
             double s = time(gpu, () -> launch(gpu, a, b, out, bytes, t, blocks, threads));
             System.out.printf(
-                Locale.ROOT, "#   %s %d blocks x %d threads: %.1f GB/s%n", t, blocks, threads,
+                Locale.ROOT,
+                "#   %s %d blocks x %d threads: %.1f GB/s%n",
+                t,
+                blocks,
+                threads,
                 3.0 * bytes / s / 1e9);
             if (s < reduce) {
               reduce = s;
@@ -78,14 +82,27 @@ public final class CudaReduceBench {
         System.out.printf(
             Locale.ROOT,
             "%-9s reduce %8.3f ms %8.1f GB/s (%s)   copy %8.3f ms %8.1f GB/s   ratio %.3f   %s%n",
-            t, reduce * 1e3, reduceBw, shape, copy * 1e3, copyBw, reduceBw / copyBw, check);
+            t,
+            reduce * 1e3,
+            reduceBw,
+            shape,
+            copy * 1e3,
+            copyBw,
+            reduceBw / copyBw,
+            check);
       }
     }
   }
 
   private static void launch(
-      CudaDevice gpu, CudaBuffer a, CudaBuffer b, CudaBuffer out, long bytes, DataType t,
-      int blocks, int threads) {
+      CudaDevice gpu,
+      CudaBuffer a,
+      CudaBuffer b,
+      CudaBuffer out,
+      long bytes,
+      DataType t,
+      int blocks,
+      int threads) {
     Pointer params =
         Pointer.to(
             Pointer.to(a.pointer(0)),

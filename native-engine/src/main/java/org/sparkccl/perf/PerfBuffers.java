@@ -20,7 +20,10 @@ final class PerfBuffers implements AutoCloseable {
   private final MappedMemory[] staging;
 
   private PerfBuffers(
-      DeviceBuffer send, DeviceBuffer recv, ByteBuffer sendHost, ByteBuffer recvHost,
+      DeviceBuffer send,
+      DeviceBuffer recv,
+      ByteBuffer sendHost,
+      ByteBuffer recvHost,
       MappedMemory... staging) {
     this.send = send;
     this.recv = recv;

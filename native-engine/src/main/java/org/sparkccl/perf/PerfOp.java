@@ -8,9 +8,9 @@ import org.sparkccl.ReduceOp;
 import org.sparkccl.device.DeviceBuffer;
 
 /**
- * The operations of the perf tool, with nccl-tests' conventions: {@code size} is the larger
- * buffer (allGather's output, reduceScatter's input), and busbw is algbw times {@code 2(n-1)/n}
- * for allReduce, {@code (n-1)/n} for allGather and reduceScatter, 1 for broadcast and reduce.
+ * The operations of the perf tool, with nccl-tests' conventions: {@code size} is the larger buffer
+ * (allGather's output, reduceScatter's input), and busbw is algbw times {@code 2(n-1)/n} for
+ * allReduce, {@code (n-1)/n} for allGather and reduceScatter, 1 for broadcast and reduce.
  */
 enum PerfOp {
   ALLREDUCE(true, false),
@@ -49,7 +49,9 @@ enum PerfOp {
       }
     }
     throw new IllegalArgumentException(
-        "-o " + name + " is not an operation; expected allreduce, broadcast, reduce, allgather,"
+        "-o "
+            + name
+            + " is not an operation; expected allreduce, broadcast, reduce, allgather,"
             + " reducescatter, sendrecv or all");
   }
 
@@ -83,8 +85,13 @@ enum PerfOp {
   }
 
   void run(
-      Communicator comm, DeviceBuffer send, DeviceBuffer recv, long perRank, DataType type,
-      ReduceOp op, int root) {
+      Communicator comm,
+      DeviceBuffer send,
+      DeviceBuffer recv,
+      long perRank,
+      DataType type,
+      ReduceOp op,
+      int root) {
     switch (this) {
       case ALLREDUCE -> comm.allReduce(send, recv, perRank, type, op);
       case BROADCAST -> comm.broadcast(send, recv, perRank, type, root);
@@ -106,11 +113,16 @@ enum PerfOp {
   }
 
   /**
-   * Counts wrong elements of this rank's result, given every rank's send buffer contents
-   * ({@code inputs[r]}, regenerated independently by this rank).
+   * Counts wrong elements of this rank's result, given every rank's send buffer contents ({@code
+   * inputs[r]}, regenerated independently by this rank).
    */
   long countWrong(
-      ByteBuffer result, ByteBuffer[] inputs, long perRank, DataType type, ReduceOp op, int rank,
+      ByteBuffer result,
+      ByteBuffer[] inputs,
+      long perRank,
+      DataType type,
+      ReduceOp op,
+      int rank,
       int root) {
     int n = inputs.length;
     int bytes = (int) (perRank * type.size());

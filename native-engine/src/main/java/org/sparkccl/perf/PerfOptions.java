@@ -21,13 +21,21 @@ final class PerfOptions {
     }
   }
 
-  @Option(names = "-n", description = "ranks: separate JVMs on this machine (default ${DEFAULT-VALUE})")
+  @Option(
+      names = "-n",
+      description = "ranks: separate JVMs on this machine (default ${DEFAULT-VALUE})")
   int ranks = 2;
 
-  @Option(names = "-b", converter = Bytes.class, description = "smallest size in bytes (default ${DEFAULT-VALUE})")
+  @Option(
+      names = "-b",
+      converter = Bytes.class,
+      description = "smallest size in bytes (default ${DEFAULT-VALUE})")
   long minBytes = 8;
 
-  @Option(names = "-e", converter = Bytes.class, description = "largest size in bytes (default ${DEFAULT-VALUE})")
+  @Option(
+      names = "-e",
+      converter = Bytes.class,
+      description = "largest size in bytes (default ${DEFAULT-VALUE})")
   long maxBytes = 32 << 20;
 
   @Option(names = "-f", description = "size factor between steps (default ${DEFAULT-VALUE})")
@@ -35,17 +43,26 @@ final class PerfOptions {
 
   @Option(
       names = "-o",
-      description = "operation: allreduce, broadcast, reduce, allgather, reducescatter, sendrecv or all"
-          + " (default ${DEFAULT-VALUE})")
+      description =
+          "operation: allreduce, broadcast, reduce, allgather, reducescatter, sendrecv or all"
+              + " (default ${DEFAULT-VALUE})")
   String operation = "allreduce";
 
-  @Option(names = "--root", description = "root rank of broadcast and reduce (default ${DEFAULT-VALUE})")
+  @Option(
+      names = "--root",
+      description = "root rank of broadcast and reduce (default ${DEFAULT-VALUE})")
   int root = 0;
 
-  @Option(names = {"-a", "--algo"}, description = "algorithm: ring, tree or auto (default ${DEFAULT-VALUE})")
+  @Option(
+      names = {"-a", "--algo"},
+      description = "algorithm: ring, tree or auto (default ${DEFAULT-VALUE})")
   String algo = "auto";
 
-  @Option(names = "-d", description = "dtype: int8 uint8 int32 uint32 int64 uint64 float16 bfloat16 float32 float64 (default ${DEFAULT-VALUE})")
+  @Option(
+      names = "-d",
+      description =
+          "dtype: int8 uint8 int32 uint32 int64 uint64 float16 bfloat16 float32 float64"
+              + " (default ${DEFAULT-VALUE})")
   String dtype = "float32";
 
   @Option(names = "-r", description = "reduction: sum prod min max avg (default ${DEFAULT-VALUE})")
@@ -53,20 +70,23 @@ final class PerfOptions {
 
   @Option(
       names = {"-t", "--transport"},
-      description = "ring transport: socket, ucx, local (ring slots copied in memory; needs"
-          + " --threads) or auto (default ${DEFAULT-VALUE})")
+      description =
+          "ring transport: socket, ucx, local (ring slots copied in memory; needs"
+              + " --threads) or auto (default ${DEFAULT-VALUE})")
   String transport = "auto";
 
   @Option(
       names = "--device",
-      description = "where collectives run: host, cuda, cuda:N or auto (the GPU if the CUDA"
-          + " backend is available, else the host) (default ${DEFAULT-VALUE})")
+      description =
+          "where collectives run: host, cuda, cuda:N or auto (the GPU if the CUDA"
+              + " backend is available, else the host) (default ${DEFAULT-VALUE})")
   String device = "auto";
 
   @Option(
       names = "--threads",
-      description = "ranks as threads of this JVM instead of one JVM each (several ranks on one"
-          + " GPU must share a process: kernels of separate processes time-slice)")
+      description =
+          "ranks as threads of this JVM instead of one JVM each (several ranks on one"
+              + " GPU must share a process: kernels of separate processes time-slice)")
   boolean threads;
 
   @Option(names = "-w", description = "warm-up iterations (default ${DEFAULT-VALUE})")
@@ -77,8 +97,9 @@ final class PerfOptions {
 
   @Option(
       names = "--jit-warmup",
-      description = "untimed iterations before the first size, so that the JIT has compiled the"
-          + " engine (default ${DEFAULT-VALUE})")
+      description =
+          "untimed iterations before the first size, so that the JIT has compiled the"
+              + " engine (default ${DEFAULT-VALUE})")
   int jitWarmup = 1000;
 
   @Option(names = "-c", description = "check results: 0 or 1 (default ${DEFAULT-VALUE})")
@@ -87,7 +108,9 @@ final class PerfOptions {
   @Option(names = "--json", description = "also write the rows as JSON to this file")
   String json;
 
-  @Option(names = "--timeout", description = "seconds a rank process may run in all (default ${DEFAULT-VALUE})")
+  @Option(
+      names = "--timeout",
+      description = "seconds a rank process may run in all (default ${DEFAULT-VALUE})")
   int processTimeoutSeconds = 600;
 
   @Option(names = "--rank", hidden = true, description = "internal: this process's rank")
@@ -104,7 +127,8 @@ final class PerfOptions {
   /** Arguments to hand a rank process: everything but the internal options. */
   List<String> forRank(int r, String rootAddress) {
     List<String> a = new ArrayList<>();
-    a.addAll(List.of("-n", "" + ranks, "-b", "" + minBytes, "-e", "" + maxBytes, "-f", "" + factor));
+    a.addAll(
+        List.of("-n", "" + ranks, "-b", "" + minBytes, "-e", "" + maxBytes, "-f", "" + factor));
     a.addAll(List.of("-o", operation, "-d", dtype, "-r", redop, "-t", transport));
     a.addAll(List.of("--root", "" + root, "-a", algo));
     a.addAll(List.of("-w", "" + warmup, "-i", "" + iters, "-c", "" + check));

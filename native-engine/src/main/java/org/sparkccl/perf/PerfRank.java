@@ -42,8 +42,13 @@ final class PerfRank {
 
   /** What a rank process needs besides the options. */
   record Context(
-      PerfOptions o, Bootstrap boot, CclConfig config, Communicator comm, PerfBuffers buffers,
-      DataType type, ReduceOp op) {
+      PerfOptions o,
+      Bootstrap boot,
+      CclConfig config,
+      Communicator comm,
+      PerfBuffers buffers,
+      DataType type,
+      ReduceOp op) {
     DeviceBuffer send() {
       return buffers.send();
     }
@@ -54,7 +59,9 @@ final class PerfRank {
   }
 
   static List<PerfOp> operations(PerfOptions o) {
-    return o.operation.equals("all") ? List.of(PerfOp.values()) : List.of(PerfOp.fromName(o.operation));
+    return o.operation.equals("all")
+        ? List.of(PerfOp.values())
+        : List.of(PerfOp.fromName(o.operation));
   }
 
   static void validate(PerfOptions o) {
@@ -77,8 +84,13 @@ final class PerfRank {
       throw new IllegalArgumentException(
           "-r " + op + " is not defined for -d " + type + "; expected a floating-point dtype");
     }
-    if (o.ranks < 1 || o.minBytes < 1 || o.maxBytes < o.minBytes || o.factor < 2 || o.iters < 1
-        || o.warmup < 0 || (o.check != 0 && o.check != 1)) {
+    if (o.ranks < 1
+        || o.minBytes < 1
+        || o.maxBytes < o.minBytes
+        || o.factor < 2
+        || o.iters < 1
+        || o.warmup < 0
+        || (o.check != 0 && o.check != 1)) {
       throw new IllegalArgumentException(
           "expected -n >= 1, 1 <= -b <= -e, -f >= 2, -i >= 1, -w >= 0, -c 0|1");
     }
@@ -108,8 +120,7 @@ final class PerfRank {
 
   /** The engine settings of a rank: the environment's, with the tool's algorithm and device. */
   static CclConfig config(PerfOptions o) {
-    return CclConfig.fromEnvironment()
-        .toBuilder()
+    return CclConfig.fromEnvironment().toBuilder()
         .set(Key.ALGO, o.algo)
         .set(Key.DEVICE, o.device)
         .set(Key.TRANSPORT, o.transport)
@@ -153,18 +164,31 @@ final class PerfRank {
       PerfOptions o, PerfOp perfOp, String algo, CclConfig config, Device device) {
     System.out.printf(
         "# sparkccl-perf: %s, %d ranks (%s), transport %s, algo %s, device %s%n",
-        perfOp.label(), o.ranks, o.threads ? "threads of one JVM" : "one JVM each", o.transport,
-        algo, device);
+        perfOp.label(),
+        o.ranks,
+        o.threads ? "threads of one JVM" : "one JVM each",
+        o.transport,
+        algo,
+        device);
     System.out.println("# config: " + config);
     System.out.printf(
-        "#%11s %12s %9s %6s %5s %11s %11s %11s %8s%n", "size", "count", "type", "redop", "root",
-        "time_us", "algbw_GBps", "busbw_GBps", "wrong");
+        "#%11s %12s %9s %6s %5s %11s %11s %11s %8s%n",
+        "size", "count", "type", "redop", "root", "time_us", "algbw_GBps", "busbw_GBps", "wrong");
   }
 
   static void printRow(Row row) {
     System.out.printf(
-        Locale.ROOT, "%12d %12d %9s %6s %5d %11.2f %11.4f %11.4f %8d%n", row.size(), row.count(),
-        row.type(), row.redop(), row.root(), row.timeUs(), row.algbw(), row.busbw(), row.wrong());
+        Locale.ROOT,
+        "%12d %12d %9s %6s %5d %11.2f %11.4f %11.4f %8d%n",
+        row.size(),
+        row.count(),
+        row.type(),
+        row.redop(),
+        row.root(),
+        row.timeUs(),
+        row.algbw(),
+        row.busbw(),
+        row.wrong());
     System.out.flush();
   }
 
@@ -175,7 +199,9 @@ final class PerfRank {
     if (lead) {
       double avg = rows.stream().mapToDouble(Row::busbw).average().orElse(0);
       System.out.printf(
-          Locale.ROOT, "# Out of bounds values : %d %s%n", wrongTotal,
+          Locale.ROOT,
+          "# Out of bounds values : %d %s%n",
+          wrongTotal,
           wrongTotal == 0 ? "OK" : "FAILED");
       System.out.printf(Locale.ROOT, "# Avg bus bandwidth : %.4f%n", avg);
       if (o.json != null) {
@@ -212,15 +238,23 @@ final class PerfRank {
     int n = c.o().ranks;
     double algbw = bytes / timeUs / 1e3;
     return new Row(
-        perfOp.label(), algo, bytes, bytes / c.type().size(), c.type().wireName(),
-        perfOp.reduces() ? c.op().wireName() : "none", perfOp.rootColumn(c.o().root), timeUs,
-        algbw, algbw * perfOp.busFactor(n), wrong);
+        perfOp.label(),
+        algo,
+        bytes,
+        bytes / c.type().size(),
+        c.type().wireName(),
+        perfOp.reduces() ? c.op().wireName() : "none",
+        perfOp.rootColumn(c.o().root),
+        timeUs,
+        algbw,
+        algbw * perfOp.busFactor(n),
+        wrong);
   }
 
   /**
-   * Runs the engine's code paths until the JIT has compiled them: four JVMs compiling on two
-   * cores would otherwise make the first sizes measure the interpreter (5 ms instead of 0.5 ms at
-   * 8 B). Takes about a second; {@code --jit-warmup 0} skips it.
+   * Runs the engine's code paths until the JIT has compiled them: four JVMs compiling on two cores
+   * would otherwise make the first sizes measure the interpreter (5 ms instead of 0.5 ms at 8 B).
+   * Takes about a second; {@code --jit-warmup 0} skips it.
    */
   static void jitWarmup(Context c) {
     long small = Math.max(1, Math.min(c.o().maxBytes, 4096) / c.type().size());
@@ -243,8 +277,13 @@ final class PerfRank {
     }
     long wrong =
         perfOp.countWrong(
-            c.buffers().recvOnHost(perfOp.recvCount(perRank, n) * c.type().size()), inputs,
-            perRank, c.type(), c.op(), c.o().rank, c.o().root);
+            c.buffers().recvOnHost(perfOp.recvCount(perRank, n) * c.type().size()),
+            inputs,
+            perRank,
+            c.type(),
+            c.op(),
+            c.o().rank,
+            c.o().root);
     long total = 0;
     for (byte[] b :
         c.boot().allGather(ByteBuffer.allocate(8).putLong(wrong).array(), c.config().timeout())) {
@@ -275,7 +314,9 @@ final class PerfRank {
     doc.put("rows", rows);
     doc.put("avgBusBandwidth", avg);
     try {
-      new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValue(new File(o.json), doc);
+      new ObjectMapper()
+          .enable(SerializationFeature.INDENT_OUTPUT)
+          .writeValue(new File(o.json), doc);
     } catch (IOException e) {
       System.err.println("sparkccl-perf: cannot write " + o.json + ": " + e.getMessage());
     }

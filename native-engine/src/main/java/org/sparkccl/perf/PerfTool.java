@@ -16,8 +16,8 @@ import org.sparkccl.device.cuda.CudaUnavailableException;
 import picocli.CommandLine;
 
 /**
- * {@code bin/sparkccl-perf}: starts {@code -n} rank JVMs that meet through a TCP bootstrap root
- * and measure a collective over a range of sizes; rank 0 prints nccl-tests style rows.
+ * {@code bin/sparkccl-perf}: starts {@code -n} rank JVMs that meet through a TCP bootstrap root and
+ * measure a collective over a range of sizes; rank 0 prints nccl-tests style rows.
  *
  * <pre>
  * bin/sparkccl-perf -n 4 -b 8 -e 64M -f 2 -o allreduce -d float32 -r sum -t socket
@@ -59,11 +59,10 @@ public final class PerfTool {
     }
   }
 
-
   /**
-   * Ranks of one GPU must be threads of one process: blocks of separate processes time-slice
-   * and would starve each other while they spin. So several rank processes run on the host
-   * when the device was {@code auto}, and are refused for an explicit GPU.
+   * Ranks of one GPU must be threads of one process: blocks of separate processes time-slice and
+   * would starve each other while they spin. So several rank processes run on the host when the
+   * device was {@code auto}, and are refused for an explicit GPU.
    */
   private static Device gpuNeedsThreads(PerfOptions o, Device device) {
     if (!(device instanceof CudaDevice) || o.threads || o.ranks == 1) {
@@ -73,13 +72,18 @@ public final class PerfTool {
       return HostDevice.INSTANCE;
     }
     throw new IllegalArgumentException(
-        "--device " + o.device + " with -n " + o.ranks + " needs --threads: ranks on one GPU"
+        "--device "
+            + o.device
+            + " with -n "
+            + o.ranks
+            + " needs --threads: ranks on one GPU"
             + " must be threads of one process");
   }
 
   /** Starts the root and the rank processes; returns the exit code. */
   private static int launch(PerfOptions o) {
-    String java = System.getProperty("java.home") + File.separator + "bin" + File.separator + "java";
+    String java =
+        System.getProperty("java.home") + File.separator + "bin" + File.separator + "java";
     List<Process> procs = new ArrayList<>();
     try (TcpBootstrapRoot root = TcpBootstrapRoot.start("127.0.0.1", o.ranks)) {
       for (int r = 0; r < o.ranks; r++) {
@@ -115,8 +119,12 @@ public final class PerfTool {
       try {
         long left = deadline - System.nanoTime();
         if (!p.waitFor(Math.max(0, left), TimeUnit.NANOSECONDS)) {
-          System.err.println("sparkccl-perf: rank " + r + " still running after " + timeoutSeconds
-              + " s; stopping all ranks");
+          System.err.println(
+              "sparkccl-perf: rank "
+                  + r
+                  + " still running after "
+                  + timeoutSeconds
+                  + " s; stopping all ranks");
           return 1;
         }
         int code = p.exitValue();

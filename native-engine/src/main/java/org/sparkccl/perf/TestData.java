@@ -12,8 +12,8 @@ import org.sparkccl.kernel.HalfFloats;
  *
  * <p>Every rank's input is a pure function of {@code (seed, rank)}, so any rank can rebuild all
  * inputs and compute the expected result itself. Floating-point inputs are in [0.5, 1.5) (never
- * zero, no cancellation) and the reference is computed in double precision; integers use all
- * their bits and the reference wraps exactly as the type does.
+ * zero, no cancellation) and the reference is computed in double precision; integers use all their
+ * bits and the reference wraps exactly as the type does.
  */
 public final class TestData {
   private TestData() {}
@@ -147,10 +147,10 @@ public final class TestData {
     return switch (op) {
       case SUM, AVG -> a + b;
       case PROD -> a * b;
-      case MIN -> type == DataType.UINT64 ? (Long.compareUnsigned(a, b) <= 0 ? a : b) : Math.min(
-          a, b);
-      case MAX -> type == DataType.UINT64 ? (Long.compareUnsigned(a, b) >= 0 ? a : b) : Math.max(
-          a, b);
+      case MIN ->
+          type == DataType.UINT64 ? (Long.compareUnsigned(a, b) <= 0 ? a : b) : Math.min(a, b);
+      case MAX ->
+          type == DataType.UINT64 ? (Long.compareUnsigned(a, b) >= 0 ? a : b) : Math.max(a, b);
     };
   }
 

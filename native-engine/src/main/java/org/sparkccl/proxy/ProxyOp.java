@@ -1,9 +1,9 @@
 package org.sparkccl.proxy;
 
 /**
- * A unit of proxy work, as the seed's {@code ncclProxyArgs}: the proxy thread calls
- * {@link #progress} until {@link #isDone}. Operations on the same connection run one after the
- * other through {@link #nextPeer}, in the order they were submitted.
+ * A unit of proxy work, as the seed's {@code ncclProxyArgs}: the proxy thread calls {@link
+ * #progress} until {@link #isDone}. Operations on the same connection run one after the other
+ * through {@link #nextPeer}, in the order they were submitted.
  */
 public abstract class ProxyOp {
   ProxyOp next;
@@ -23,6 +23,8 @@ public abstract class ProxyOp {
 
   public abstract boolean isDone();
 
-  /** What the operation does, for error messages ("rank 1: allReduce #3 ...: sending to rank 2"). */
+  /**
+   * What the operation does, for error messages ("rank 1: allReduce #3 ...: sending to rank 2").
+   */
   public abstract String what();
 }

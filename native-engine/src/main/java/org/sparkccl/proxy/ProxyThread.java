@@ -24,25 +24,27 @@ import org.sparkccl.util.Backoff;
  * each by its {@code nextPeer} when it has one.
  *
  * <p>Waiting: with no operations it blocks in {@link Selector#select()}, which costs no CPU. With
- * operations that cannot move it spins a little, yields, then waits in the selector on the
- * sockets its connections registered, with a short timeout as a guard. Every wake-up source
- * (submission, a kernel publishing or freeing a slot, a helper thread finishing a chunk) calls
- * {@link #wake()}, i.e. {@link Selector#wakeup()}, whose contract makes the next or current
- * select return: a wake-up can never be lost.
+ * operations that cannot move it spins a little, yields, then waits in the selector on the sockets
+ * its connections registered, with a short timeout as a guard. Every wake-up source (submission, a
+ * kernel publishing or freeing a slot, a helper thread finishing a chunk) calls {@link #wake()},
+ * i.e. {@link Selector#wakeup()}, whose contract makes the next or current select return: a wake-up
+ * can never be lost.
  *
  * <p>A transport that needs its own progress (UCX: the worker) installs a {@link #setOwnedPoller
- * poller}. The proxy thread then owns every call into that transport: it polls once per pass,
- * runs the tasks other threads {@link #execute} to it, and lends no progress passes to kernels
- * ({@link #assist()} declines). Incoming one-sided puts raise no event, so while operations are
- * linked the thread spins, yields, then sleeps 20 us at a time; with none it waits in the selector
- * with a {@value #OWNED_IDLE_POLL_MS} ms timeout, so a peer's notice still reaches an idle rank.
+ * poller}. The proxy thread then owns every call into that transport: it polls once per pass, runs
+ * the tasks other threads {@link #execute} to it, and lends no progress passes to kernels ({@link
+ * #assist()} declines). Incoming one-sided puts raise no event, so while operations are linked the
+ * thread spins, yields, then sleeps 20 us at a time; with none it waits in the selector with a
+ * {@value #OWNED_IDLE_POLL_MS} ms timeout, so a peer's notice still reaches an idle rank.
  */
 public final class ProxyThread implements AutoCloseable {
   private static final Logger LOG = LogManager.getLogger(ProxyThread.class);
   private static final int SPINS = 32;
   private static final long BUSY_SELECT_MS = 1;
+
   /** Idle wait of a proxy that owns a transport's progress (Jucx 1.12 exposes no event fd). */
   static final long OWNED_IDLE_POLL_MS = 20;
+
   /** Back-off sleep of a proxy that owns a transport and has operations in flight. */
   private static final long OWNED_BUSY_PARK_NANOS = 20_000;
 
@@ -111,8 +113,8 @@ public final class ProxyThread implements AutoCloseable {
   }
 
   /**
-   * Queues an operation without waking the proxy thread: for callers whose kernel will pick it
-   * up through {@link #assist()} or wake the proxy itself when it stops assisting.
+   * Queues an operation without waking the proxy thread: for callers whose kernel will pick it up
+   * through {@link #assist()} or wake the proxy itself when it stops assisting.
    */
   public void enqueue(ProxyOp op) {
     idle = false;
@@ -270,11 +272,11 @@ public final class ProxyThread implements AutoCloseable {
 
   /**
    * Lends the calling thread to the proxy: one progress pass if no other thread is in one (never
-   * when the proxy owns a transport's progress, see {@link #setOwnedPoller}). Host
-   * kernels call this while they wait, so that on a busy ring the data moves without waking the
-   * proxy thread (a thread wake-up costs more than a small message's whole hop); the proxy
-   * thread still owns progress whenever no kernel is waiting. Passes are mutually exclusive, so
-   * operations and connections only ever see one thread at a time.
+   * when the proxy owns a transport's progress, see {@link #setOwnedPoller}). Host kernels call
+   * this while they wait, so that on a busy ring the data moves without waking the proxy thread (a
+   * thread wake-up costs more than a small message's whole hop); the proxy thread still owns
+   * progress whenever no kernel is waiting. Passes are mutually exclusive, so operations and
+   * connections only ever see one thread at a time.
    *
    * @return whether anything moved
    */

@@ -22,20 +22,33 @@ public final class RecvProxyOp extends FifoProxyOp {
    * @param rank this rank, for messages
    */
   public RecvProxyOp(
-      RecvConnection connection, Fifo fifo, long base, long nSteps, CollectiveCall expected,
-      int rank, long timeoutNanos, String what) {
+      RecvConnection connection,
+      Fifo fifo,
+      long base,
+      long nSteps,
+      CollectiveCall expected,
+      int rank,
+      long timeoutNanos,
+      String what) {
     this(connection, fifo, base, nSteps, expected, rank, seq -> null, timeoutNanos, what);
   }
 
   /**
    * @param myCalls this rank's call of a given number, if it still knows it: when a message of
-   *     another number arrives, the report compares calls of the same number, which names the
-   *     cause (rank 0's broadcast #2 against rank 3's allReduce #2) rather than its consequence
-   *     (#3 against #2)
+   *     another number arrives, the report compares calls of the same number, which names the cause
+   *     (rank 0's broadcast #2 against rank 3's allReduce #2) rather than its consequence (#3
+   *     against #2)
    */
   public RecvProxyOp(
-      RecvConnection connection, Fifo fifo, long base, long nSteps, CollectiveCall expected,
-      int rank, LongFunction<CollectiveCall> myCalls, long timeoutNanos, String what) {
+      RecvConnection connection,
+      Fifo fifo,
+      long base,
+      long nSteps,
+      CollectiveCall expected,
+      int rank,
+      LongFunction<CollectiveCall> myCalls,
+      long timeoutNanos,
+      String what) {
     super(connection, fifo, base, nSteps, timeoutNanos, what);
     this.connection = connection;
     this.expected = expected;
@@ -63,9 +76,18 @@ public final class RecvProxyOp extends FifoProxyOp {
         mine = sameNumber;
       }
       throw new CclMismatchException(
-          "rank " + rank + " called " + mine.signature() + " as operation #" + mine.seq()
-              + " but rank " + connection.peer() + " called " + got.signature()
-              + " as operation #" + got.seq());
+          "rank "
+              + rank
+              + " called "
+              + mine.signature()
+              + " as operation #"
+              + mine.seq()
+              + " but rank "
+              + connection.peer()
+              + " called "
+              + got.signature()
+              + " as operation #"
+              + got.seq());
     }
     fifo.publish(step, request.size());
   }

@@ -14,8 +14,13 @@ public final class SendProxyOp extends FifoProxyOp {
   private final CollectiveCall call;
 
   public SendProxyOp(
-      SendConnection connection, Fifo fifo, long base, long nSteps, CollectiveCall call,
-      long timeoutNanos, String what) {
+      SendConnection connection,
+      Fifo fifo,
+      long base,
+      long nSteps,
+      CollectiveCall call,
+      long timeoutNanos,
+      String what) {
     super(connection, fifo, base, nSteps, timeoutNanos, what);
     this.connection = connection;
     this.call = call;

@@ -21,8 +21,11 @@ final class StallClock {
       lastMove = now;
     } else if (now - lastMove > timeoutNanos) {
       throw new CclTimeoutException(
-          "no progress for " + (now - lastMove) / 1_000_000 + " ms (timeout "
-              + timeoutNanos / 1_000_000 + " ms)");
+          "no progress for "
+              + (now - lastMove) / 1_000_000
+              + " ms (timeout "
+              + timeoutNanos / 1_000_000
+              + " ms)");
     }
   }
 }

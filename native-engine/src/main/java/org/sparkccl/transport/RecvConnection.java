@@ -15,17 +15,17 @@ public interface RecvConnection extends AutoCloseable {
   }
 
   /**
-   * Tells the sending rank, against the data's direction, that this rank failed and why, or
-   * (with {@code failed == false}) that it is closing normally. Best effort, never blocks; any
-   * thread. Failures travel backwards around the ring this way, each rank passing them on, so
-   * every rank learns the first cause rather than just "connection closed".
+   * Tells the sending rank, against the data's direction, that this rank failed and why, or (with
+   * {@code failed == false}) that it is closing normally. Best effort, never blocks; any thread.
+   * Failures travel backwards around the ring this way, each rank passing them on, so every rank
+   * learns the first cause rather than just "connection closed".
    */
   void notifyPeer(boolean failed, String message);
 
   /**
    * Tells the sending rank which collective this rank is about to receive for, against the data's
-   * direction, without waiting for anything: the sender compares it with its own call, so two
-   * ranks that both wait to receive still find out they called different things.
+   * direction, without waiting for anything: the sender compares it with its own call, so two ranks
+   * that both wait to receive still find out they called different things.
    */
   default void announce(org.sparkccl.comm.CollectiveCall call) {}
 

@@ -6,15 +6,15 @@ import org.sparkccl.comm.CollectiveCall;
 /** The sending end of one channel's connection to the next rank. Proxy thread only. */
 public interface SendConnection extends AutoCloseable {
   /**
-   * Starts sending bytes {@code [0, size)} of {@code data} as FIFO step {@code step} of
-   * collective {@code call}, whose description travels with the data.
+   * Starts sending bytes {@code [0, size)} of {@code data} as FIFO step {@code step} of collective
+   * {@code call}, whose description travels with the data.
    */
   NetRequest postSend(ByteBuffer data, int size, long step, CollectiveCall call);
 
   /**
-   * Tells the receiving rank that this rank failed and why, if the control stream is between
-   * two messages (otherwise the peer learns it another way). Best effort, never blocks; call
-   * inside a proxy progress pass ({@code ProxyThread.runExclusive}).
+   * Tells the receiving rank that this rank failed and why, if the control stream is between two
+   * messages (otherwise the peer learns it another way). Best effort, never blocks; call inside a
+   * proxy progress pass ({@code ProxyThread.runExclusive}).
    */
   void notifyFailure(String message);
 

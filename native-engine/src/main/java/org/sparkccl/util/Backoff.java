@@ -5,10 +5,10 @@ import java.util.function.BooleanSupplier;
 /**
  * The first, cheap phase of every wait in the engine: spin a few times, then yield the CPU for a
  * bounded time. Waking a parked thread can cost 30 us on the 2-core machines we measured (a
- * park/unpark round trip takes 2 us or 57 us: bench/micro/WakeUpCost.java), more than a whole
- * hop of a small collective, so
- * threads that expect an answer soon yield instead of parking. Yielding, unlike spinning, lets
- * the thread they wait for run on a shared core. After the window the caller parks.
+ * park/unpark round trip takes 2 us or 57 us: bench/micro/WakeUpCost.java), more than a whole hop
+ * of a small collective, so threads that expect an answer soon yield instead of parking. Yielding,
+ * unlike spinning, lets the thread they wait for run on a shared core. After the window the caller
+ * parks.
  *
  * <p>The window is {@code sparkccl.yieldNanos} (default 200 us).
  */

@@ -49,13 +49,15 @@ class FifoTest {
   }
 
   @Test
-  @DisplayName("a new FIFO is empty: sizes -1, counters 0, room for exactly 8 steps; close frees it")
+  @DisplayName(
+      "a new FIFO is empty: sizes -1, counters 0, room for exactly 8 steps; close frees it")
   void newFifoIsEmpty() {
     long before = DirectMemory.outstandingBytes();
     Fifo f = new Fifo(1024);
     try {
       assertEquals(
-          FifoLayout.CONTROL_BYTES + 8 * 1024L, DirectMemory.outstandingBytes() - before,
+          FifoLayout.CONTROL_BYTES + 8 * 1024L,
+          DirectMemory.outstandingBytes() - before,
           "a FIFO allocates its control block and 8 slots");
       assertEquals(0, f.head());
       assertEquals(0, f.tail());

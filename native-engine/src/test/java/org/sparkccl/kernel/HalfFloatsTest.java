@@ -134,14 +134,18 @@ class HalfFloatsTest {
       float f = (Float) c[0];
       int expected = (Integer) c[1];
       assertEquals(
-          hex(expected), hex(HalfFloats.floatToBfloat16(f)), "floatToBfloat16(" + floatHex(f) + ")");
+          hex(expected),
+          hex(HalfFloats.floatToBfloat16(f)),
+          "floatToBfloat16(" + floatHex(f) + ")");
       assertEquals(hex(expected), hex(Reference.roundToBf16Bits(f)), "the reference itself, " + f);
     }
     assertTrue(Float.isNaN(HalfFloats.bfloat16ToFloat(HalfFloats.floatToBfloat16(Float.NaN))));
   }
 
   @Test
-  @DisplayName("every midpoint between neighbouring values rounds to the even one, and its neighbours to the nearer")
+  @DisplayName(
+      "every midpoint between neighbouring values rounds to the even one, and its"
+          + " neighbours to the nearer")
   void midpointsRoundToEven() {
     for (boolean bf : new boolean[] {false, true}) {
       int inf = bf ? 0x7f80 : 0x7c00;
@@ -169,8 +173,15 @@ class HalfFloatsTest {
     int got = (bf ? HalfFloats.floatToBfloat16(f) : HalfFloats.floatToHalf(f)) & 0xffff;
     if (got != expected) {
       fail(
-          (bf ? "bfloat16" : "float16") + ": " + what + ": " + floatHex(f) + " encodes to "
-              + hex(got) + ", expected " + hex(expected));
+          (bf ? "bfloat16" : "float16")
+              + ": "
+              + what
+              + ": "
+              + floatHex(f)
+              + " encodes to "
+              + hex(got)
+              + ", expected "
+              + hex(expected));
     }
   }
 

@@ -14,9 +14,9 @@ import org.sparkccl.ReduceOp;
 import org.sparkccl.Reference;
 
 /**
- * Element-wise reductions against a scalar reference written in the test. Half-precision types
- * are specified as "computed in float32 and rounded once per operation"; the reference does the
- * float32 operation in Java and rounds with {@link Reference}'s exhaustive encoder.
+ * Element-wise reductions against a scalar reference written in the test. Half-precision types are
+ * specified as "computed in float32 and rounded once per operation"; the reference does the float32
+ * operation in Java and rounds with {@link Reference}'s exhaustive encoder.
  */
 @DisplayName("Reducer")
 class ReducerTest {
@@ -35,20 +35,23 @@ class ReducerTest {
         case INT8, UINT8 -> b.put(at, (byte) (rnd.nextInt() | 1));
         case INT32, UINT32 -> b.putInt(at, rnd.nextInt() | 1);
         case INT64, UINT64 -> b.putLong(at, rnd.nextLong() | 1);
-          // finite float16 of any magnitude (products may underflow or overflow: also checked)
+        // finite float16 of any magnitude (products may underflow or overflow: also checked)
         case FLOAT16 -> b.putShort(at, (short) (rnd.nextInt(0x7c00) | (rnd.nextInt(2) << 15)));
         case BFLOAT16 ->
             b.putShort(at, (short) (0x3000 + rnd.nextInt(0x1800) | (rnd.nextInt(2) << 15)));
-        case FLOAT32 -> b.putFloat(at, sign * (float) Math.scalb(0.5 + rnd.nextDouble(), rnd.nextInt(-20, 20)));
-        case FLOAT64 -> b.putDouble(at, sign * Math.scalb(0.5 + rnd.nextDouble(), rnd.nextInt(-40, 40)));
+        case FLOAT32 ->
+            b.putFloat(at, sign * (float) Math.scalb(0.5 + rnd.nextDouble(), rnd.nextInt(-20, 20)));
+        case FLOAT64 ->
+            b.putDouble(at, sign * Math.scalb(0.5 + rnd.nextDouble(), rnd.nextInt(-40, 40)));
       }
     }
   }
 
   private static float halfValue(DataType t, short s) {
-    return (float) (t == DataType.BFLOAT16
-        ? Reference.bf16BitsToDouble(s & 0xffff)
-        : Reference.halfBitsToDouble(s & 0xffff));
+    return (float)
+        (t == DataType.BFLOAT16
+            ? Reference.bf16BitsToDouble(s & 0xffff)
+            : Reference.halfBitsToDouble(s & 0xffff));
   }
 
   private static float floatOp(ReduceOp op, float x, float y) {
@@ -61,7 +64,8 @@ class ReducerTest {
   }
 
   /** Expected bits of {@code a[i] op b[i]}, zero-extended to a long. */
-  private static long expectedBits(DataType t, ReduceOp op, ByteBuffer a, int ao, ByteBuffer b, int bo, int i) {
+  private static long expectedBits(
+      DataType t, ReduceOp op, ByteBuffer a, int ao, ByteBuffer b, int bo, int i) {
     int sz = t.size();
     switch (t) {
       case FLOAT32 -> {
@@ -75,7 +79,8 @@ class ReducerTest {
         return Double.doubleToRawLongBits(r);
       }
       case FLOAT16, BFLOAT16 -> {
-        float r = floatOp(op, halfValue(t, a.getShort(ao + i * 2)), halfValue(t, b.getShort(bo + i * 2)));
+        float r =
+            floatOp(op, halfValue(t, a.getShort(ao + i * 2)), halfValue(t, b.getShort(bo + i * 2)));
         return t == DataType.BFLOAT16 ? Reference.roundToBf16Bits(r) : Reference.roundToHalfBits(r);
       }
       default -> {
@@ -106,7 +111,8 @@ class ReducerTest {
   }
 
   @Test
-  @DisplayName("every dtype and op matches a scalar reference, at odd offsets, out of place and in place")
+  @DisplayName(
+      "every dtype and op matches a scalar reference, at odd offsets, out of place and in place")
   void everyDtypeAndOpMatchesTheScalarReference() {
     SplittableRandom rnd = new SplittableRandom(11);
     for (DataType t : DataType.values()) {
@@ -136,10 +142,19 @@ class ReducerTest {
         for (int i = 0; i < COUNT; i++) {
           long got = bitsAt(out, oo + i * sz, t);
           if (got != expected[i]) {
-            fail(c + ": element " + i + ": expected bits 0x" + Long.toHexString(expected[i])
-                + " got 0x" + Long.toHexString(got) + " (inputs 0x"
-                + Long.toHexString(bitsAt(a, ao + i * sz, t)) + ", 0x"
-                + Long.toHexString(bitsAt(b, bo + i * sz, t)) + ")");
+            fail(
+                c
+                    + ": element "
+                    + i
+                    + ": expected bits 0x"
+                    + Long.toHexString(expected[i])
+                    + " got 0x"
+                    + Long.toHexString(got)
+                    + " (inputs 0x"
+                    + Long.toHexString(bitsAt(a, ao + i * sz, t))
+                    + ", 0x"
+                    + Long.toHexString(bitsAt(b, bo + i * sz, t))
+                    + ")");
           }
         }
         for (int i = 0; i < bytes; i++) {
@@ -152,8 +167,14 @@ class ReducerTest {
         for (int i = 0; i < COUNT; i++) {
           long got = bitsAt(b, bo + i * sz, t);
           if (got != expected[i]) {
-            fail(c + " in place: element " + i + ": expected bits 0x"
-                + Long.toHexString(expected[i]) + " got 0x" + Long.toHexString(got));
+            fail(
+                c
+                    + " in place: element "
+                    + i
+                    + ": expected bits 0x"
+                    + Long.toHexString(expected[i])
+                    + " got 0x"
+                    + Long.toHexString(got));
           }
         }
       }
@@ -161,7 +182,8 @@ class ReducerTest {
   }
 
   @Test
-  @DisplayName("divide, the last step of avg, divides every floating-point element and rejects integers")
+  @DisplayName(
+      "divide, the last step of avg, divides every floating-point element and rejects integers")
   void divideMatchesTheScalarReference() {
     SplittableRandom rnd = new SplittableRandom(12);
     for (DataType t : DataType.values()) {
@@ -192,8 +214,16 @@ class ReducerTest {
         for (int i = 0; i < COUNT; i++) {
           long got = bitsAt(buf, off + i * sz, t);
           if (got != expected[i]) {
-            fail(t + " / " + divisor + ": element " + i + ": expected bits 0x"
-                + Long.toHexString(expected[i]) + " got 0x" + Long.toHexString(got));
+            fail(
+                t
+                    + " / "
+                    + divisor
+                    + ": element "
+                    + i
+                    + ": expected bits 0x"
+                    + Long.toHexString(expected[i])
+                    + " got 0x"
+                    + Long.toHexString(got));
           }
         }
       }

@@ -76,7 +76,8 @@ class ProxyWakeupTest {
   }
 
   @Test
-  @DisplayName("20,000 ops submitted one at a time, with the proxy going idle in between, all complete")
+  @DisplayName(
+      "20,000 ops submitted one at a time, with the proxy going idle in between, all complete")
   void noWakeUpIsLostAcrossIdleTransitions() {
     AtomicReference<RuntimeException> error = new AtomicReference<>();
     ProxyThread proxy = startProxy(error);
@@ -86,9 +87,11 @@ class ProxyWakeupTest {
       for (int i = 0; i < 20_000; i++) {
         int kind = rnd.nextInt(100);
         long pauseNanos =
-            kind < 60 ? 0 // straight back-to-back: the proxy is still spinning
-                : kind < 90 ? 1_000 + rnd.nextInt(20_000) // a few microseconds: yielding
-                : 200_000 + rnd.nextInt(300_000); // past the yield window: blocked in select
+            kind < 60
+                ? 0 // straight back-to-back: the proxy is still spinning
+                : kind < 90
+                    ? 1_000 + rnd.nextInt(20_000) // a few microseconds: yielding
+                    : 200_000 + rnd.nextInt(300_000); // past the yield window: blocked in select
         if (pauseNanos > 0) {
           LockSupport.parkNanos(pauseNanos);
         }
@@ -103,9 +106,13 @@ class ProxyWakeupTest {
         }
         if (!completed) {
           fail(
-              "op #" + i + " was not progressed within 5 s of submit() after a pause of "
-                  + pauseNanos / 1000 + " us: a lost wake-up (proxy thread state "
-                  + proxy.thread().getState() + ")");
+              "op #"
+                  + i
+                  + " was not progressed within 5 s of submit() after a pause of "
+                  + pauseNanos / 1000
+                  + " us: a lost wake-up (proxy thread state "
+                  + proxy.thread().getState()
+                  + ")");
         }
       }
       assertNull(error.get(), "proxy reported an error");
@@ -175,7 +182,8 @@ class ProxyWakeupTest {
     CountDownLatch firstStarted = new CountDownLatch(1);
     CountDownLatch secondDone = new CountDownLatch(1);
     List<String> order = java.util.Collections.synchronizedList(new ArrayList<>());
-    java.util.concurrent.atomic.AtomicBoolean release = new java.util.concurrent.atomic.AtomicBoolean();
+    java.util.concurrent.atomic.AtomicBoolean release =
+        new java.util.concurrent.atomic.AtomicBoolean();
     ProxyOp first =
         new ProxyOp() {
           boolean done;

@@ -5,9 +5,9 @@ import org.apache.spark.BarrierTaskContext;
 import org.sparkccl.bootstrap.Bootstrap;
 
 /**
- * The engine's bootstrap inside a barrier task: rank = partition id, ranks = partitions, and
- * {@link TaskAllGather} for the exchange (the driver plugin's rendezvous, bounded by the engine's
- * timeout, or {@code BarrierTaskContext.allGather} without the plugin).
+ * The engine's bootstrap inside a barrier task: rank = partition id, ranks = partitions, and {@link
+ * TaskAllGather} for the exchange (the driver plugin's rendezvous, bounded by the engine's timeout,
+ * or {@code BarrierTaskContext.allGather} without the plugin).
  */
 final class BarrierBootstrap implements Bootstrap {
   private final BarrierTaskContext context;

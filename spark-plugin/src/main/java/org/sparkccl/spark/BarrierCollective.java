@@ -14,8 +14,8 @@ import scala.jdk.javaapi.CollectionConverters;
 import scala.runtime.AbstractFunction1;
 
 /**
- * One barrier task's part of an RDD collective: check that every partition brings the same
- * buffers, join the communicator, run the collective on each buffer in turn.
+ * One barrier task's part of an RDD collective: check that every partition brings the same buffers,
+ * join the communicator, run the collective on each buffer in turn.
  */
 final class BarrierCollective {
   private static final Logger LOG = LogManager.getLogger(BarrierCollective.class);
@@ -23,16 +23,18 @@ final class BarrierCollective {
   private BarrierCollective() {}
 
   /**
-   * Runs {@code spec} on this task's {@code inputs} and returns the result buffers: new buffers
-   * on the same device (closed again if the collective fails), or with {@code inPlace} the
-   * inputs themselves where the result has their size (allReduce, broadcast).
+   * Runs {@code spec} on this task's {@code inputs} and returns the result buffers: new buffers on
+   * the same device (closed again if the collective fails), or with {@code inPlace} the inputs
+   * themselves where the result has their size (allReduce, broadcast).
    */
   static List<DeviceBuffer> run(CollectiveSpec spec, List<DeviceBuffer> inputs, boolean inPlace) {
     BarrierTaskContext context = BarrierTaskContext.get();
     int ranks = context.numPartitions();
     long t0 = System.nanoTime();
     PartitionShapes.checkAgree(
-        context, PartitionShapes.describe(inputs), spec.kind().apiName,
+        context,
+        PartitionShapes.describe(inputs),
+        spec.kind().apiName,
         ExecutorEngine.get().config().timeout());
     // The partitions agree, so each finds the same unusable buffer and fails alike.
     for (DeviceBuffer in : inputs) {
@@ -57,13 +59,19 @@ final class BarrierCollective {
           case ALL_REDUCE -> comm.allReduce(in, out, count, spec.dtype(), spec.op());
           case BROADCAST -> comm.broadcast(in, out, count, spec.dtype(), spec.root());
           case ALL_GATHER -> comm.allGather(in, out, count, spec.dtype());
-          case REDUCE_SCATTER -> comm.reduceScatter(in, out, count / ranks, spec.dtype(), spec.op());
+          case REDUCE_SCATTER ->
+              comm.reduceScatter(in, out, count / ranks, spec.dtype(), spec.op());
         }
       }
       LOG.info(
           "rank {}/{} {}: {} buffer(s), agreement {} ms, communicator {} ms, collectives {} ms",
-          comm.rank(), ranks, spec.kind().apiName, inputs.size(), (t1 - t0) / 1_000_000,
-          (t2 - t1) / 1_000_000, (System.nanoTime() - t2) / 1_000_000);
+          comm.rank(),
+          ranks,
+          spec.kind().apiName,
+          inputs.size(),
+          (t1 - t0) / 1_000_000,
+          (t2 - t1) / 1_000_000,
+          (System.nanoTime() - t2) / 1_000_000);
       return outputs;
     } catch (RuntimeException e) {
       outputs.stream().filter(out -> !inputs.contains(out)).forEach(DeviceBuffer::close);
@@ -108,8 +116,8 @@ final class BarrierCollective {
 
   /**
    * The stage function on arrays (Java {@code float[]}, or Python's arrays as bytes): copies them
-   * into buffers on the task's device, runs the collective and copies the results back,
-   * releasing every buffer before it returns, whatever fails.
+   * into buffers on the task's device, runs the collective and copies the results back, releasing
+   * every buffer before it returns, whatever fails.
    */
   static final class OnArrays<T>
       extends AbstractFunction1<scala.collection.Iterator<T>, scala.collection.Iterator<T>>

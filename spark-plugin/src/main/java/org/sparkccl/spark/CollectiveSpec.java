@@ -29,16 +29,21 @@ record CollectiveSpec(Kind kind, DataType dtype, ReduceOp op, int root) implemen
   }
 
   /**
-   * Why a buffer of {@code bytes} cannot take part, or {@code null} when it can: a whole number
-   * of elements, and for reduceScatter a whole number of elements per rank.
+   * Why a buffer of {@code bytes} cannot take part, or {@code null} when it can: a whole number of
+   * elements, and for reduceScatter a whole number of elements per rank.
    */
   String unfit(long bytes, int ranks) {
     if (bytes % dtype.size() != 0) {
       return bytes + " bytes is not a whole number of " + dtype + " elements";
     }
     if (kind == Kind.REDUCE_SCATTER && (bytes / dtype.size()) % ranks != 0) {
-      return bytes + " bytes holds " + (bytes / dtype.size()) + " elements; reduceScatter"
-          + " expects a multiple of the " + ranks + " partitions";
+      return bytes
+          + " bytes holds "
+          + (bytes / dtype.size())
+          + " elements; reduceScatter"
+          + " expects a multiple of the "
+          + ranks
+          + " partitions";
     }
     return null;
   }

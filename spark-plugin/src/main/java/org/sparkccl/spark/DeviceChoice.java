@@ -8,9 +8,9 @@ import org.sparkccl.device.HostDevice;
  * Which device an executor's (or a task's) collectives use, and why: the {@code gpu} resource
  * address Spark assigned, when there is one and a GPU backend can open it, else host memory.
  *
- * <p>{@code spark.ccl.device}: {@code auto} [default] takes the GPU when it can and says why
- * not otherwise; {@code host} always uses host memory; {@code cuda} insists on the GPU and fails
- * with the reason when there is none.
+ * <p>{@code spark.ccl.device}: {@code auto} [default] takes the GPU when it can and says why not
+ * otherwise; {@code host} always uses host memory; {@code cuda} insists on the GPU and fails with
+ * the reason when there is none.
  */
 public record DeviceChoice(Device device, String reason) {
   public static final String AUTO = "auto";
@@ -26,7 +26,8 @@ public record DeviceChoice(Device device, String reason) {
   /** A backend that has no GPU to give, for builds and tests without one. */
   public static final GpuBackend NO_GPU_BACKEND =
       ordinal -> {
-        throw new IllegalStateException("no CUDA backend here, so GPU " + ordinal + " cannot be used");
+        throw new IllegalStateException(
+            "no CUDA backend here, so GPU " + ordinal + " cannot be used");
       };
 
   /**
@@ -55,8 +56,11 @@ public record DeviceChoice(Device device, String reason) {
     } catch (RuntimeException | LinkageError e) {
       if (m.equals(CUDA)) {
         throw new IllegalArgumentException(
-            "spark.ccl.device=cuda but GPU " + gpuAddresses[0] + " cannot be used: "
-                + e.getMessage(), e);
+            "spark.ccl.device=cuda but GPU "
+                + gpuAddresses[0]
+                + " cannot be used: "
+                + e.getMessage(),
+            e);
       }
       return new DeviceChoice(
           HostDevice.INSTANCE, "gpu " + gpuAddresses[0] + " not usable (" + e.getMessage() + ")");
@@ -72,7 +76,10 @@ public record DeviceChoice(Device device, String reason) {
     String m = text == null ? AUTO : text.trim().toLowerCase(Locale.ROOT);
     if (!m.equals(AUTO) && !m.equals(HOST) && !m.equals(CUDA)) {
       throw new IllegalArgumentException(
-          SparkConfKeys.DEVICE + "=" + text + " is not a device mode; expected auto, host or cuda"
+          SparkConfKeys.DEVICE
+              + "="
+              + text
+              + " is not a device mode; expected auto, host or cuda"
               + " (in Spark the GPU ordinal comes from the task's gpu resource)");
     }
     return m;
@@ -83,7 +90,9 @@ public record DeviceChoice(Device device, String reason) {
       return Integer.parseInt(address.trim());
     } catch (NumberFormatException e) {
       throw new IllegalArgumentException(
-          "gpu resource address '" + address + "' is not a device ordinal; the discovery script"
+          "gpu resource address '"
+              + address
+              + "' is not a device ordinal; the discovery script"
               + " should list CUDA ordinals such as 0, 1");
     }
   }

@@ -9,14 +9,14 @@ import org.apache.spark.api.plugin.PluginContext;
 import org.apache.spark.resource.ResourceInformation;
 import org.sparkccl.config.CclConfig;
 import org.sparkccl.config.Transport;
-import org.sparkccl.device.DeviceSpec;
 import org.sparkccl.device.Device;
+import org.sparkccl.device.DeviceSpec;
 import org.sparkccl.transport.ucx.UcxTransport;
 
 /**
  * What the executor plugin boots once per executor JVM and every barrier task of it shares: the
- * engine configuration read from {@code spark.ccl.*} and the chosen device. Without the plugin
- * (it is optional for local tests) the first task boots it from the executor's conf instead.
+ * engine configuration read from {@code spark.ccl.*} and the chosen device. Without the plugin (it
+ * is optional for local tests) the first task boots it from the executor's conf instead.
  */
 public final class ExecutorEngine {
   private static final Logger LOG = LogManager.getLogger(ExecutorEngine.class);
@@ -36,25 +36,32 @@ public final class ExecutorEngine {
   }
 
   /**
-   * Boots the engine of this executor from its conf and resources (Spark's {@code gpu} entry,
-   * when present, names the GPU); logs one line saying which device and why.
+   * Boots the engine of this executor from its conf and resources (Spark's {@code gpu} entry, when
+   * present, names the GPU); logs one line saying which device and why.
    */
   static synchronized ExecutorEngine boot(
-      SparkConf conf, Map<String, ResourceInformation> resources, String executorId,
+      SparkConf conf,
+      Map<String, ResourceInformation> resources,
+      String executorId,
       PluginContext plugin) {
     CclConfig config = SparkConfKeys.engineConfig(conf);
     String mode = conf.get(SparkConfKeys.DEVICE, DeviceChoice.AUTO);
-    DeviceChoice choice = DeviceChoice.choose(mode, gpuAddresses(resources), SparkConfKeys.gpuBackend());
+    DeviceChoice choice =
+        DeviceChoice.choose(mode, gpuAddresses(resources), SparkConfKeys.gpuBackend());
     current = new ExecutorEngine(config, mode, choice, plugin);
     LOG.info(
         "SparkCCL engine on executor {}: device {} ({}), transport {}, config {}",
-        executorId, choice.device().name(), choice.reason(), startTransport(config), config);
+        executorId,
+        choice.device().name(),
+        choice.reason(),
+        startTransport(config),
+        config);
     return current;
   }
 
   /**
-   * Starts UCX once for the executor when the configuration may use it, so its one-time
-   * start-up is not paid inside the first barrier task; says what the rings will use.
+   * Starts UCX once for the executor when the configuration may use it, so its one-time start-up is
+   * not paid inside the first barrier task; says what the rings will use.
    */
   private static String startTransport(CclConfig config) {
     Transport transport = config.transport();
@@ -71,8 +78,12 @@ public final class ExecutorEngine {
     if (missing == null) {
       return transport + " (UCX started in " + (System.nanoTime() - t0) / 1_000_000 + " ms)";
     }
-    return transport + " (UCX unavailable: " + missing + "; rings use sockets"
-        + (transport.equals("ucx") ? ", or fail, since transport=ucx" : "") + ")";
+    return transport
+        + " (UCX unavailable: "
+        + missing
+        + "; rings use sockets"
+        + (transport.equals("ucx") ? ", or fail, since transport=ucx" : "")
+        + ")";
   }
 
   /** The booted engine; boots it from {@code SparkEnv}'s conf when the plugin did not. */

@@ -7,9 +7,9 @@ import org.sparkccl.device.DeviceBuffer;
 import org.sparkccl.device.HostBuffer;
 
 /**
- * Copies Java arrays into device buffers and back, through a small native-order window, so the
- * same code serves host memory and GPU memory (whose buffers only copy to and from host). Float
- * arrays and host buffers, the main job's case, take one direct copy instead.
+ * Copies Java arrays into device buffers and back, through a small native-order window, so the same
+ * code serves host memory and GPU memory (whose buffers only copy to and from host). Float arrays
+ * and host buffers, the main job's case, take one direct copy instead.
  */
 final class HostArrays {
   private static final int WINDOW_BYTES = 1 << 20;
@@ -104,7 +104,10 @@ final class HostArrays {
     long bytes = buf.byteSize();
     if (bytes % elementBytes != 0 || bytes / elementBytes > Integer.MAX_VALUE - 8) {
       throw new IllegalArgumentException(
-          "a buffer of " + bytes + " bytes does not fit a Java array of " + elementBytes
+          "a buffer of "
+              + bytes
+              + " bytes does not fit a Java array of "
+              + elementBytes
               + "-byte elements");
     }
     return (int) (bytes / elementBytes);

@@ -19,8 +19,11 @@ final class PartitionShapes {
 
   /** This partition's buffers as {@code n x [b0, b1, ...] bytes}. */
   static String describe(List<DeviceBuffer> buffers) {
-    return buffers.size() + " buffer(s) of "
-        + buffers.stream().map(b -> Long.toString(b.byteSize())).collect(Collectors.joining(", ", "[", "]"))
+    return buffers.size()
+        + " buffer(s) of "
+        + buffers.stream()
+            .map(b -> Long.toString(b.byteSize()))
+            .collect(Collectors.joining(", ", "[", "]"))
         + " bytes";
   }
 
@@ -46,7 +49,11 @@ final class PartitionShapes {
               .map(e -> "partition(s) " + e.getValue() + " hold " + e.getKey())
               .collect(Collectors.joining("; "));
       throw new IllegalArgumentException(
-          "SparkCCL " + collective + ": the partitions disagree: " + groups + ". Every partition"
+          "SparkCCL "
+              + collective
+              + ": the partitions disagree: "
+              + groups
+              + ". Every partition"
               + " must hold the same number of buffers with the same sizes.");
     }
   }

@@ -1,9 +1,9 @@
 package org.sparkccl.spark;
 
 import org.apache.spark.api.java.JavaRDD;
-import scala.reflect.ClassTag$;
 import org.sparkccl.DataType;
 import org.sparkccl.ReduceOp;
+import scala.reflect.ClassTag$;
 
 /**
  * The entry points of the PySpark shim ({@code python-shim/sparkccl}). Python arrays travel as
@@ -17,8 +17,8 @@ public final class PythonBridge {
 
   /**
    * Runs {@code collective} ({@code allReduce}, {@code broadcast}, {@code allGather} or {@code
-   * reduceScatter}) on an RDD of {@code byte[]} holding arrays of {@code dtype} ({@code float32}
-   * or {@code float64}); {@code op} names the reduction, {@code root} the broadcast's partition.
+   * reduceScatter}) on an RDD of {@code byte[]} holding arrays of {@code dtype} ({@code float32} or
+   * {@code float64}); {@code op} names the reduction, {@code root} the broadcast's partition.
    */
   public static JavaRDD<byte[]> run(
       JavaRDD<byte[]> arrays, String collective, String dtype, String op, int root) {
@@ -35,7 +35,9 @@ public final class PythonBridge {
           case "reduceScatter" -> CollectiveSpec.Kind.REDUCE_SCATTER;
           default ->
               throw new IllegalArgumentException(
-                  "collective=" + collective + " is not one; expected allReduce, broadcast,"
+                  "collective="
+                      + collective
+                      + " is not one; expected allReduce, broadcast,"
                       + " allGather or reduceScatter");
         };
     ReduceOp reduce =
@@ -44,8 +46,11 @@ public final class PythonBridge {
             : null;
     return JavaRDD.fromRDD(
         SparkCCL.runOnArrays(
-            arrays.rdd(), new CollectiveSpec(kind, type, reduce, root), HostArrays::toBuffer,
-            HostArrays::toBytes, ClassTag$.MODULE$.apply(byte[].class)),
+            arrays.rdd(),
+            new CollectiveSpec(kind, type, reduce, root),
+            HostArrays::toBuffer,
+            HostArrays::toBytes,
+            ClassTag$.MODULE$.apply(byte[].class)),
         ClassTag$.MODULE$.apply(byte[].class));
   }
 }

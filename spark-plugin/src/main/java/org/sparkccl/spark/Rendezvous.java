@@ -14,10 +14,10 @@ import java.util.Map;
 
 /**
  * An all-gather among the tasks of a barrier stage, kept by the driver plugin and reached through
- * the plugin's RPC channel. {@code BarrierTaskContext.allGather} does the same but polls its
- * answer once a second, so each call costs a second or more; this one answers in milliseconds.
- * Each task posts its bytes under a key naming the stage attempt and the call, and asks again
- * until every rank has posted.
+ * the plugin's RPC channel. {@code BarrierTaskContext.allGather} does the same but polls its answer
+ * once a second, so each call costs a second or more; this one answers in milliseconds. Each task
+ * posts its bytes under a key naming the stage attempt and the call, and asks again until every
+ * rank has posted.
  */
 final class Rendezvous {
   /** Entries nobody completed in this long are dropped (their stage died or was retried). */
@@ -148,8 +148,15 @@ final class Rendezvous {
     Entry e = entries.computeIfAbsent(post.key(), k -> new Entry(post.nRanks()));
     if (post.nRanks() != e.payloads.length || post.rank() < 0 || post.rank() >= e.payloads.length) {
       throw new IllegalArgumentException(
-          "rendezvous " + post.key() + ": rank " + post.rank() + " of " + post.nRanks()
-              + " does not fit the " + e.payloads.length + " ranks seen first");
+          "rendezvous "
+              + post.key()
+              + ": rank "
+              + post.rank()
+              + " of "
+              + post.nRanks()
+              + " does not fit the "
+              + e.payloads.length
+              + " ranks seen first");
     }
     if (e.payloads[post.rank()] == null) {
       e.payloads[post.rank()] = post.payload();

@@ -24,12 +24,12 @@ import org.sparkccl.device.DeviceBuffer;
  * List<float[]> result = SparkBuffers.toFloatArrays(sum).collect();
  * }</pre>
  *
- * <p>A buffer is released by {@code close()}. Host buffers are also freed by the garbage
- * collector once unreachable; GPU buffers are not, so a job that keeps an RDD of GPU buffers
- * closes them itself (for example in a {@code foreachPartition} after the last use). The array
- * forms of the collectives ({@code SparkCCL.allReduce(JavaRDD<float[]>, ...)}) manage their
- * buffers and need none of this. To {@code collect} or shuffle buffers themselves, use Kryo with
- * {@link SparkCCLKryoRegistrator}; {@link #toFloatArrays} needs neither.
+ * <p>A buffer is released by {@code close()}. Host buffers are also freed by the garbage collector
+ * once unreachable; GPU buffers are not, so a job that keeps an RDD of GPU buffers closes them
+ * itself (for example in a {@code foreachPartition} after the last use). The array forms of the
+ * collectives ({@code SparkCCL.allReduce(JavaRDD<float[]>, ...)}) manage their buffers and need
+ * none of this. To {@code collect} or shuffle buffers themselves, use Kryo with {@link
+ * SparkCCLKryoRegistrator}; {@link #toFloatArrays} needs neither.
  */
 public final class SparkBuffers {
   private SparkBuffers() {}
@@ -86,7 +86,10 @@ public final class SparkBuffers {
       }
     }
     throw new IllegalArgumentException(
-        "column '" + column + "' is " + field.dataType().simpleString()
+        "column '"
+            + column
+            + "' is "
+            + field.dataType().simpleString()
             + "; expected array<float> or array<double>");
   }
 

@@ -45,20 +45,20 @@ import scala.reflect.ClassTag$;
  * });
  * }</pre>
  *
- * <p>Each collective is one barrier stage, which Spark runs only as a whole: use actions over
- * every partition ({@code collect}, {@code count}, {@code foreach}, or {@code persist} first), not
- * {@code first} or {@code take}, which Spark rejects for barrier stages. The result buffers are
- * new buffers on the inputs' device; the inputs are left as they were.
+ * <p>Each collective is one barrier stage, which Spark runs only as a whole: use actions over every
+ * partition ({@code collect}, {@code count}, {@code foreach}, or {@code persist} first), not {@code
+ * first} or {@code take}, which Spark rejects for barrier stages. The result buffers are new
+ * buffers on the inputs' device; the inputs are left as they were.
  */
 public final class SparkCCL {
   private SparkCCL() {}
 
   /**
    * Forms the communicator of a barrier stage: rank = partition id, with the executor's engine
-   * configuration. It is closed when the task completes and aborted when it fails or is killed,
-   * so a failed attempt leaves no threads, sockets or memory behind. Every attempt draws a fresh
-   * random token, and the transport refuses connections that do not carry it, so a straggler of
-   * an earlier attempt cannot join a retry.
+   * configuration. It is closed when the task completes and aborted when it fails or is killed, so
+   * a failed attempt leaves no threads, sockets or memory behind. Every attempt draws a fresh
+   * random token, and the transport refuses connections that do not carry it, so a straggler of an
+   * earlier attempt cannot join a retry.
    */
   public static Communicator communicator(BarrierTaskContext context) {
     Communicator comm =
@@ -85,7 +85,8 @@ public final class SparkCCL {
   }
 
   /** Every partition gets a copy of partition {@code root}'s buffers. */
-  public static JavaRDD<DeviceBuffer> broadcast(JavaRDD<DeviceBuffer> rdd, DataType dtype, int root) {
+  public static JavaRDD<DeviceBuffer> broadcast(
+      JavaRDD<DeviceBuffer> rdd, DataType dtype, int root) {
     checkRoot(root, rdd.getNumPartitions());
     return JavaRDD.fromRDD(
         runOnBuffers(rdd.rdd(), new CollectiveSpec(Kind.BROADCAST, dtype, null, root)),
@@ -160,8 +161,11 @@ public final class SparkCCL {
 
   /** A collective on arrays of any kind, converted in and out within the barrier stage. */
   static <T> RDD<T> runOnArrays(
-      RDD<T> rdd, CollectiveSpec spec, BarrierCollective.ToBuffer<T> toBuffer,
-      BarrierCollective.FromBuffer<T> fromBuffer, ClassTag<T> tag) {
+      RDD<T> rdd,
+      CollectiveSpec spec,
+      BarrierCollective.ToBuffer<T> toBuffer,
+      BarrierCollective.FromBuffer<T> fromBuffer,
+      ClassTag<T> tag) {
     checkSlots(rdd.context(), rdd.getNumPartitions());
     if (spec.kind() == Kind.BROADCAST) {
       checkRoot(spec.root(), rdd.getNumPartitions());
@@ -183,16 +187,23 @@ public final class SparkCCL {
 
   /**
    * A barrier stage needs a task slot for every partition at once. Where the slot count is known
-   * (local and local-cluster masters, or a static executor count) a shortfall fails here, with
-   * what to change, instead of in Spark's own check, which retries for minutes first.
+   * (local and local-cluster masters, or a static executor count) a shortfall fails here, with what
+   * to change, instead of in Spark's own check, which retries for minutes first.
    */
   static void checkSlots(SparkConf conf, int partitions) {
     String master = conf.get("spark.master", "");
     int slots = knownSlots(conf, master);
     if (slots > 0 && partitions > slots) {
       throw new IllegalArgumentException(
-          "the barrier stage needs " + partitions + " task slots at once but master " + master
-              + " offers " + slots + "; use at most " + slots + " partitions or give the"
+          "the barrier stage needs "
+              + partitions
+              + " task slots at once but master "
+              + master
+              + " offers "
+              + slots
+              + "; use at most "
+              + slots
+              + " partitions or give the"
               + " application more executors or cores");
     }
   }
@@ -217,7 +228,8 @@ public final class SparkCCL {
     if (cluster.matches()) {
       executors = Integer.parseInt(cluster.group(1));
       cores = Integer.parseInt(cluster.group(2));
-    } else if (conf.contains("spark.executor.instances") && conf.contains("spark.executor.cores")
+    } else if (conf.contains("spark.executor.instances")
+        && conf.contains("spark.executor.cores")
         && !conf.getBoolean("spark.dynamicAllocation.enabled", false)) {
       executors = conf.getInt("spark.executor.instances", 0);
       cores = conf.getInt("spark.executor.cores", 1);

@@ -12,8 +12,8 @@ import org.sparkccl.device.HostDevice;
 import org.sparkccl.device.cuda.CudaBuffer;
 
 /**
- * Lets Kryo move {@link DeviceBuffer}s (shuffles, {@code collect}, caching): a buffer is written
- * as its length and its contents copied to host bytes, and read back into a new host buffer.
+ * Lets Kryo move {@link DeviceBuffer}s (shuffles, {@code collect}, caching): a buffer is written as
+ * its length and its contents copied to host bytes, and read back into a new host buffer.
  *
  * <pre>
  * --conf spark.serializer=org.apache.spark.serializer.KryoSerializer

@@ -20,10 +20,10 @@ import org.sparkccl.config.Transport;
  * per task while the GPU backend is asked for) and checks the {@code spark.ccl.*} keys; the
  * task-slot check runs when a collective is submitted ({@link SparkCCL}), since only then is the
  * partition count known. The driver side also keeps the barrier tasks' rendezvous ({@link
- * Rendezvous}), which makes forming a communicator take milliseconds instead of Spark's
- * one-second barrier polling. Executor side: boots the engine once per executor ({@link
- * ExecutorEngine}: configuration and device, chosen from the executor's {@code gpu} resource) and
- * publishes the engine's counters in Spark's metrics system.
+ * Rendezvous}), which makes forming a communicator take milliseconds instead of Spark's one-second
+ * barrier polling. Executor side: boots the engine once per executor ({@link ExecutorEngine}:
+ * configuration and device, chosen from the executor's {@code gpu} resource) and publishes the
+ * engine's counters in Spark's metrics system.
  */
 public final class SparkCCLPlugin implements SparkPlugin {
   @Override
@@ -63,9 +63,9 @@ public final class SparkCCLPlugin implements SparkPlugin {
   }
 
   /**
-   * Publishes the engine's counters as gauges in Spark's metrics system: collectives completed
-   * and failed, bytes, the last algorithm and bus bandwidth and the mean latency of each kind seen
-   * so far.
+   * Publishes the engine's counters as gauges in Spark's metrics system: collectives completed and
+   * failed, bytes, the last algorithm and bus bandwidth and the mean latency of each kind seen so
+   * far.
    */
   static void registerMetrics(MetricRegistry registry) {
     registry.register("collectivesCompleted", (Gauge<Long>) EngineStats::collectivesCompleted);
@@ -73,8 +73,8 @@ public final class SparkCCLPlugin implements SparkPlugin {
     registry.register("bytes", (Gauge<Long>) EngineStats::bytes);
     registry.register("lastAlgBwGBps", (Gauge<Double>) EngineStats::lastAlgBwGBps);
     registry.register("lastBusBwGBps", (Gauge<Double>) EngineStats::lastBusBwGBps);
-    for (String kind : List.of("allReduce", "broadcast", "reduce", "allGather", "reduceScatter",
-        "sendRecv")) {
+    for (String kind :
+        List.of("allReduce", "broadcast", "reduce", "allGather", "reduceScatter", "sendRecv")) {
       registry.register(
           "meanLatencyUs." + kind,
           (Gauge<Double>) () -> EngineStats.meanLatencyUs().getOrDefault(kind, 0.0));
@@ -99,8 +99,11 @@ public final class SparkCCLPlugin implements SparkPlugin {
       double amount = Double.parseDouble(taskGpus.trim());
       if (amount != Math.rint(amount)) {
         throw new IllegalStateException(
-            "spark.task.resource.gpu.amount=" + taskGpus + " shares a GPU between tasks, but "
-                + SparkConfKeys.DEVICE + "=cuda gives each barrier task (rank) a GPU of its own:"
+            "spark.task.resource.gpu.amount="
+                + taskGpus
+                + " shares a GPU between tasks, but "
+                + SparkConfKeys.DEVICE
+                + "=cuda gives each barrier task (rank) a GPU of its own:"
                 + " set spark.task.resource.gpu.amount=1");
       }
     }

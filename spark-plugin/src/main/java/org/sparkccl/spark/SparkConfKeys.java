@@ -8,10 +8,10 @@ import org.sparkccl.device.cuda.CudaBackend;
 import scala.Tuple2;
 
 /**
- * Maps {@code spark.ccl.<key>} onto the engine's keys ({@code spark.ccl.nChannels} is the
- * engine's {@code nChannels}); every key, default and meaning is in {@link CclConfig} and the
- * README. {@link #DEVICE} means more in Spark: the GPU comes from Spark's {@code gpu} resource
- * ({@link DeviceChoice}).
+ * Maps {@code spark.ccl.<key>} onto the engine's keys ({@code spark.ccl.nChannels} is the engine's
+ * {@code nChannels}); every key, default and meaning is in {@link CclConfig} and the README. {@link
+ * #DEVICE} means more in Spark: the GPU comes from Spark's {@code gpu} resource ({@link
+ * DeviceChoice}).
  */
 public final class SparkConfKeys {
   public static final String PREFIX = "spark.ccl.";
@@ -35,9 +35,9 @@ public final class SparkConfKeys {
   }
 
   /**
-   * The GPU backend of this build: CUDA through JCuda. A lambda rather than a method reference,
-   * so an application that left JCuda's jars out fails (and falls back) only when a GPU is asked
-   * for, not when the plugin starts.
+   * The GPU backend of this build: CUDA through JCuda. A lambda rather than a method reference, so
+   * an application that left JCuda's jars out fails (and falls back) only when a GPU is asked for,
+   * not when the plugin starts.
    */
   static DeviceChoice.GpuBackend gpuBackend() {
     return ordinal -> CudaBackend.device(ordinal);

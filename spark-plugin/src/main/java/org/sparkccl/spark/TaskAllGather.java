@@ -12,10 +12,10 @@ import org.apache.spark.util.TaskCompletionListener;
 import org.sparkccl.CclTimeoutException;
 
 /**
- * The all-gathers of a barrier task: through the driver plugin's {@link Rendezvous} when the
- * plugin is enabled (milliseconds), else through {@code BarrierTaskContext.allGather} (a second
- * or more per call, by Spark's polling). Every task of the stage makes the same sequence of calls,
- * so the n-th call of each task meets the n-th call of the others.
+ * The all-gathers of a barrier task: through the driver plugin's {@link Rendezvous} when the plugin
+ * is enabled (milliseconds), else through {@code BarrierTaskContext.allGather} (a second or more
+ * per call, by Spark's polling). Every task of the stage makes the same sequence of calls, so the
+ * n-th call of each task meets the n-th call of the others.
  */
 final class TaskAllGather {
   /** Calls made so far by each running task, keyed by task attempt id. */
@@ -33,8 +33,7 @@ final class TaskAllGather {
       }
       return out;
     }
-    String key =
-        context.stageId() + "." + context.stageAttemptNumber() + "#" + nextCall(context);
+    String key = context.stageId() + "." + context.stageAttemptNumber() + "#" + nextCall(context);
     Rendezvous.Post post =
         new Rendezvous.Post(key, context.partitionId(), context.numPartitions(), mine);
     long deadline = System.nanoTime() + timeout.toNanos();
@@ -47,8 +46,15 @@ final class TaskAllGather {
       context.killTaskIfInterrupted();
       if (System.nanoTime() > deadline) {
         throw new CclTimeoutException(
-            "rank " + context.partitionId() + ": the barrier stage's ranks " + reply.missing()
-                + " did not reach rendezvous " + key + " within " + timeout.toMillis() + " ms");
+            "rank "
+                + context.partitionId()
+                + ": the barrier stage's ranks "
+                + reply.missing()
+                + " did not reach rendezvous "
+                + key
+                + " within "
+                + timeout.toMillis()
+                + " ms");
       }
       // each round trip is an RPC to the driver: back off from 1 ms to 32 ms between them
       try {

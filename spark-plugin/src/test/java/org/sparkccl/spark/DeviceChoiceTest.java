@@ -46,7 +46,8 @@ class DeviceChoiceTest {
     DeviceChoice c = DeviceChoice.choose("AUTO", new String[] {"3", "4"}, FAKE_GPU);
     assertEquals("gpu:3", c.device().name());
     assertTrue(c.reason().contains("address 3"), c.reason());
-    assertSame(HostDevice.INSTANCE, DeviceChoice.choose("host", new String[] {"3"}, FAKE_GPU).device());
+    assertSame(
+        HostDevice.INSTANCE, DeviceChoice.choose("host", new String[] {"3"}, FAKE_GPU).device());
   }
 
   @Test
@@ -60,8 +61,7 @@ class DeviceChoiceTest {
   void cudaFailsWithTheReasonWhenThereIsNoUsableGpu() {
     IllegalArgumentException none =
         assertThrows(
-            IllegalArgumentException.class,
-            () -> DeviceChoice.choose("cuda", null, FAKE_GPU));
+            IllegalArgumentException.class, () -> DeviceChoice.choose("cuda", null, FAKE_GPU));
     assertTrue(none.getMessage().contains("no gpu resource"), none.getMessage());
     IllegalArgumentException broken =
         assertThrows(

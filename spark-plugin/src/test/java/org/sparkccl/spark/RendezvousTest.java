@@ -45,7 +45,8 @@ class RendezvousTest {
     Rendezvous rv = new Rendezvous();
     rv.handle(new Rendezvous.Post("7.0#0", 0, 2, new byte[] {1}));
     // the retry (stage attempt 1) does not meet the first attempt's rank 0
-    assertEquals(List.of(0), rv.handle(new Rendezvous.Post("7.1#0", 1, 2, new byte[] {2})).missing());
+    assertEquals(
+        List.of(0), rv.handle(new Rendezvous.Post("7.1#0", 1, 2, new byte[] {2})).missing());
     assertEquals(2, rv.size());
     IllegalArgumentException e =
         assertThrows(

@@ -10,17 +10,17 @@ import java.util.SplittableRandom;
 import org.apache.spark.SparkConf;
 import org.apache.spark.api.java.JavaRDD;
 import org.apache.spark.api.java.JavaSparkContext;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.DisplayName;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.Timeout;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.RowFactory;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.StructType;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.sparkccl.DataType;
 import org.sparkccl.ReduceOp;
 import org.sparkccl.device.DeviceBuffer;
@@ -134,7 +134,8 @@ class SparkCollectivesTest {
       assertTrue(java.util.Arrays.equals(inputs.get(2), bcast.get(p)), "broadcast, partition " + p);
       for (int k = 0; k < PARTITIONS; k++) {
         float[] part = java.util.Arrays.copyOfRange(gathered.get(p), k * n, (k + 1) * n);
-        assertTrue(java.util.Arrays.equals(inputs.get(k), part), "allGather block " + k + " in " + p);
+        assertTrue(
+            java.util.Arrays.equals(inputs.get(k), part), "allGather block " + k + " in " + p);
       }
       assertEquals(block, scattered.get(p).length, "reduceScatter length, partition " + p);
       for (int i = 0; i < block; i++) {
@@ -191,7 +192,9 @@ class SparkCollectivesTest {
             .set("spark.executor.cores", "4")
             .set("spark.task.cpus", "2");
     assertEquals(6, SparkCCL.knownSlots(statik, "spark://host:7077"));
-    statik.set("spark.executor.resource.gpu.amount", "1").set("spark.task.resource.gpu.amount", "1");
+    statik
+        .set("spark.executor.resource.gpu.amount", "1")
+        .set("spark.task.resource.gpu.amount", "1");
     assertEquals(3, SparkCCL.knownSlots(statik, "spark://host:7077"), "one GPU per executor");
   }
 
@@ -215,16 +218,21 @@ class SparkCollectivesTest {
     assertTrue(l.getMessage().contains("spark.ccl.transport=local"), l.getMessage());
     SparkConf badDevice = new SparkConf().set("spark.ccl.device", "tpu");
     IllegalArgumentException b =
-        assertThrows(IllegalArgumentException.class, () -> SparkCCLPlugin.checkDriverConf(badDevice));
+        assertThrows(
+            IllegalArgumentException.class, () -> SparkCCLPlugin.checkDriverConf(badDevice));
     assertTrue(b.getMessage().contains("spark.ccl.device=tpu"), b.getMessage());
     SparkConf shared =
-        new SparkConf().set("spark.ccl.device", "cuda").set("spark.task.resource.gpu.amount", "0.5");
+        new SparkConf()
+            .set("spark.ccl.device", "cuda")
+            .set("spark.task.resource.gpu.amount", "0.5");
     IllegalStateException f =
         assertThrows(IllegalStateException.class, () -> SparkCCLPlugin.checkDriverConf(shared));
     assertTrue(f.getMessage().contains("spark.task.resource.gpu.amount=0.5"), f.getMessage());
     SparkCCLPlugin.checkDriverConf(shared.set("spark.task.resource.gpu.amount", "1"));
     SparkCCLPlugin.checkDriverConf(
-        new SparkConf().set("spark.ccl.device", "auto").set("spark.task.resource.gpu.amount", "0.5"));
+        new SparkConf()
+            .set("spark.ccl.device", "auto")
+            .set("spark.task.resource.gpu.amount", "0.5"));
   }
 
   @Test
@@ -237,7 +245,8 @@ class SparkCollectivesTest {
       interleaved.add(small.get(p));
       interleaved.add(large.get(p));
     }
-    JavaRDD<DeviceBuffer> bufs = SparkBuffers.fromFloatArrays(sc.parallelize(interleaved, PARTITIONS));
+    JavaRDD<DeviceBuffer> bufs =
+        SparkBuffers.fromFloatArrays(sc.parallelize(interleaved, PARTITIONS));
     List<float[]> out =
         SparkBuffers.toFloatArrays(SparkCCL.allReduce(bufs, DataType.FLOAT32, ReduceOp.SUM))
             .collect();
@@ -323,8 +332,9 @@ class SparkCollectivesTest {
     Exception odd =
         assertThrows(
             Exception.class,
-            () -> SparkCCL.reduceScatter(sc.parallelize(randomArrays(6, 1), PARTITIONS), ReduceOp.SUM)
-                .collect());
+            () ->
+                SparkCCL.reduceScatter(sc.parallelize(randomArrays(6, 1), PARTITIONS), ReduceOp.SUM)
+                    .collect());
     assertTrue(
         String.valueOf(odd.getMessage()).contains("expects a multiple of the 4 partitions"),
         odd.getMessage());
@@ -363,7 +373,8 @@ class SparkCollectivesTest {
     }
     IllegalArgumentException wrong =
         assertThrows(IllegalArgumentException.class, () -> SparkBuffers.dataType(df, "id"));
-    assertTrue(wrong.getMessage().contains("expected array<float> or array<double>"), wrong.getMessage());
+    assertTrue(
+        wrong.getMessage().contains("expected array<float> or array<double>"), wrong.getMessage());
     assertThrows(IllegalArgumentException.class, () -> SparkBuffers.dataType(df, "nope"));
   }
 }

@@ -14,8 +14,8 @@ import org.sparkccl.device.DeviceBuffer;
 
 /**
  * A {@link DeviceBuffer} in GPU memory ({@code cuMemAlloc}), released at {@link #close()}. Copies
- * to and from the host are synchronous; from pinned or direct memory they run at the link's
- * speed, from heap buffers through JCuda's staging.
+ * to and from the host are synchronous; from pinned or direct memory they run at the link's speed,
+ * from heap buffers through JCuda's staging.
  */
 public final class CudaBuffer implements DeviceBuffer {
   private final CudaDevice device;
@@ -72,7 +72,11 @@ public final class CudaBuffer implements DeviceBuffer {
   public void copyFrom(DeviceBuffer other, long srcOffset, long offset, long length) {
     if (!(other instanceof CudaBuffer src) || src.device != device) {
       throw new IllegalArgumentException(
-          "cannot copy from " + other + " to " + this + " on the device; expected a buffer of "
+          "cannot copy from "
+              + other
+              + " to "
+              + this
+              + " on the device; expected a buffer of "
               + device);
     }
     src.checkRange(srcOffset, length);
@@ -111,7 +115,12 @@ public final class CudaBuffer implements DeviceBuffer {
 
   @Override
   public String toString() {
-    return "CudaBuffer[" + device.name() + ", " + bytes + " bytes"
-        + (use.isClosed() ? ", closed" : "") + "]";
+    return "CudaBuffer["
+        + device.name()
+        + ", "
+        + bytes
+        + " bytes"
+        + (use.isClosed() ? ", closed" : "")
+        + "]";
   }
 }

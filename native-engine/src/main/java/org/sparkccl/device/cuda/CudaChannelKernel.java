@@ -29,8 +29,8 @@ import org.sparkccl.kernel.PlanEncoding;
 /**
  * The kernel side of one channel on a GPU: each collective's share is one launch of {@code
  * channelKernel} (one block) on the channel's own stream, which runs the plan's primitives over
- * FIFOs in pinned host memory mapped into the device. The proxy thread drains and fills those
- * FIFOs exactly as it does for the host kernel.
+ * FIFOs in pinned host memory mapped into the device. The proxy thread drains and fills those FIFOs
+ * exactly as it does for the host kernel.
  *
  * <p>While the block runs, the channel's kernel thread waits for the kernel's done word and lends
  * itself to the proxy ({@code assist}): a GPU cannot wake a Java thread, so someone must look at
@@ -47,8 +47,8 @@ public final class CudaChannelKernel implements ChannelKernel {
 
   /**
    * Calls one launch takes; a longer plan runs as several launches in a row (the step counters
-   * carry over). The plan buffer is allocated once: {@code cuMemFree} waits for every kernel on
-   * the device, so freeing while another rank's block spins waiting for this rank would hang.
+   * carry over). The plan buffer is allocated once: {@code cuMemFree} waits for every kernel on the
+   * device, so freeing while another rank's block spins waiting for this rank would hang.
    */
   static final int MAX_CALLS = 8192;
 
@@ -64,6 +64,7 @@ public final class CudaChannelKernel implements ChannelKernel {
       MethodHandles.byteBufferViewVarHandle(long[].class, ByteOrder.nativeOrder());
   private static final int ERR_ABORTED = 1;
   private static final int ERR_SIZE = 2;
+
   /** How long an aborted block may take to notice and return. */
   private static final long ABORT_GRACE_NANOS = 10_000_000_000L;
 
@@ -77,8 +78,10 @@ public final class CudaChannelKernel implements ChannelKernel {
   private final MappedMemory recvMemory;
   private final MappedMemory status;
   private final CUstream stream = new CUstream();
+
   /** Where the block reads received slots: its receive FIFO's, or the sender's send slots. */
   private volatile CUdeviceptr recvSlots;
+
   private final CUdeviceptr plan = new CUdeviceptr();
   private long sendStep;
   private long recvStep;
@@ -115,9 +118,9 @@ public final class CudaChannelKernel implements ChannelKernel {
   }
 
   /**
-   * Reads received slots straight from {@code sender}'s send FIFO, a kernel of the previous rank
-   * in this process on the same GPU: the in-process transport then passes slot numbers, not
-   * bytes (see {@code transport.local.LocalPipe}). Call before the first collective.
+   * Reads received slots straight from {@code sender}'s send FIFO, a kernel of the previous rank in
+   * this process on the same GPU: the in-process transport then passes slot numbers, not bytes (see
+   * {@code transport.local.LocalPipe}). Call before the first collective.
    */
   @Override
   public boolean readsSenderSlots() {
@@ -132,8 +135,16 @@ public final class CudaChannelKernel implements ChannelKernel {
     }
     if (sender.stepSize != stepSize || sender.device != device) {
       throw new IllegalArgumentException(
-          "the sender's FIFO (stepSize " + sender.stepSize + ", " + sender.device + ") does not"
-              + " match this one (stepSize " + stepSize + ", " + device + ")");
+          "the sender's FIFO (stepSize "
+              + sender.stepSize
+              + ", "
+              + sender.device
+              + ") does not"
+              + " match this one (stepSize "
+              + stepSize
+              + ", "
+              + device
+              + ")");
     }
     recvSlots = sender.sendMemory.devicePointer(FifoLayout.CONTROL_BYTES);
   }
@@ -158,7 +169,8 @@ public final class CudaChannelKernel implements ChannelKernel {
       int n = Math.min(MAX_CALLS, calls - first);
       // a synchronous copy on the legacy stream: the channel's stream is idle here
       cuMemcpyHtoD(
-          plan, Pointer.to(encoded).withByteOffset((long) first * PlanEncoding.WORDS * Long.BYTES),
+          plan,
+          Pointer.to(encoded).withByteOffset((long) first * PlanEncoding.WORDS * Long.BYTES),
           (long) n * PlanEncoding.WORDS * Long.BYTES);
       launch(w, n);
     }
@@ -197,8 +209,8 @@ public final class CudaChannelKernel implements ChannelKernel {
   }
 
   /**
-   * Waits for the block's done word, driving the proxy meanwhile. The timeout counts time
-   * without progress: any FIFO counter that moved resets it.
+   * Waits for the block's done word, driving the proxy meanwhile. The timeout counts time without
+   * progress: any FIFO counter that moved resets it.
    */
   private void awaitDone() {
     ByteBuffer st = status.buffer();
@@ -254,8 +266,11 @@ public final class CudaChannelKernel implements ChannelKernel {
     }
     if (error == ERR_SIZE) {
       throw new IllegalStateException(
-          guard.describe(false) + ": received a slice of " + (int) INTS.getVolatile(st, DETAIL2)
-              + " bytes that the kernel did not expect (step " + INTS.getVolatile(st, DETAIL)
+          guard.describe(false)
+              + ": received a slice of "
+              + (int) INTS.getVolatile(st, DETAIL2)
+              + " bytes that the kernel did not expect (step "
+              + INTS.getVolatile(st, DETAIL)
               + "); the ranks disagree on the call");
     }
   }

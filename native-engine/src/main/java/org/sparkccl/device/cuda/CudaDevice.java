@@ -1,9 +1,5 @@
 package org.sparkccl.device.cuda;
 
-import java.util.function.BooleanSupplier;
-import org.sparkccl.kernel.ChannelKernel;
-import org.sparkccl.kernel.KernelGuard;
-import org.sparkccl.kernel.KernelWaiter;
 import static jcuda.driver.JCudaDriver.cuCtxSetCurrent;
 import static jcuda.driver.JCudaDriver.cuDeviceGet;
 import static jcuda.driver.JCudaDriver.cuDeviceGetAttribute;
@@ -11,15 +7,19 @@ import static jcuda.driver.JCudaDriver.cuDeviceGetName;
 import static jcuda.driver.JCudaDriver.cuDevicePrimaryCtxRetain;
 
 import java.nio.charset.StandardCharsets;
+import java.util.function.BooleanSupplier;
 import jcuda.driver.CUcontext;
 import jcuda.driver.CUdevice;
 import jcuda.driver.CUdevice_attribute;
 import org.sparkccl.device.Device;
+import org.sparkccl.kernel.ChannelKernel;
+import org.sparkccl.kernel.KernelGuard;
+import org.sparkccl.kernel.KernelWaiter;
 
 /**
- * One GPU, through its primary context (the one the CUDA runtime and other libraries of the
- * process share). Every thread that touches its memory or launches on it calls {@link
- * #makeCurrent()} first; the methods here do so themselves.
+ * One GPU, through its primary context (the one the CUDA runtime and other libraries of the process
+ * share). Every thread that touches its memory or launches on it calls {@link #makeCurrent()}
+ * first; the methods here do so themselves.
  */
 public final class CudaDevice implements Device {
   private final int ordinal;

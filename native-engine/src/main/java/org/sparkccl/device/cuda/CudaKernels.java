@@ -27,8 +27,8 @@ import org.apache.logging.log4j.Logger;
  * cuModuleLoadData}. NVRTC is not used: JCuda 12.6 links {@code libnvrtc.so.12}, which CUDA 13
  * machines lack.
  *
- * <p>The binary holds machine code for the device and PTX, so a newer GPU still loads it. Where
- * it is found:
+ * <p>The binary holds machine code for the device and PTX, so a newer GPU still loads it. Where it
+ * is found:
  *
  * <ol>
  *   <li>{@code sparkccl.cuda.module} / {@code SPARKCCL_CUDA_MODULE}: a fatbin, cubin or PTX file

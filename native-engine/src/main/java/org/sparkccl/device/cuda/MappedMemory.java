@@ -14,8 +14,8 @@ import jcuda.driver.CUdeviceptr;
 /**
  * Pinned host memory mapped into a device ({@code cuMemHostAlloc} with {@code DEVICEMAP |
  * PORTABLE}): Java threads see it as a direct {@link ByteBuffer}, kernels through {@link
- * #devicePointer}. The FIFOs between CUDA kernels and the proxy thread live here, and so do
- * the kernels' status words.
+ * #devicePointer}. The FIFOs between CUDA kernels and the proxy thread live here, and so do the
+ * kernels' status words.
  */
 public final class MappedMemory implements AutoCloseable {
   private final CudaDevice device;

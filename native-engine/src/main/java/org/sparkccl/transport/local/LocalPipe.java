@@ -14,12 +14,12 @@ import org.sparkccl.transport.SendConnection;
 /**
  * The in-process transport: one ring connection between two ranks that are threads of one JVM,
  * found by both ends by (communicator token, sender, receiver, channel). Host kernels: the
- * receiving proxy posts its free FIFO slots here and the sending proxy copies each filled send
- * slot into the posted one (copying in parts on a thread pool halved the bandwidth on the H200
- * machine, where spinning kernel threads already hold the cores). GPU kernels: the receiver's
- * block reads the sender's send slots in place, and the pipe passes only sizes and calls (see
- * {@link #receiver}). Every method runs on one of the two proxy threads and is short; the
- * pipe's lock only orders the two of them.
+ * receiving proxy posts its free FIFO slots here and the sending proxy copies each filled send slot
+ * into the posted one (copying in parts on a thread pool halved the bandwidth on the H200 machine,
+ * where spinning kernel threads already hold the cores). GPU kernels: the receiver's block reads
+ * the sender's send slots in place, and the pipe passes only sizes and calls (see {@link
+ * #receiver}). Every method runs on one of the two proxy threads and is short; the pipe's lock only
+ * orders the two of them.
  */
 public final class LocalPipe {
   private static final ConcurrentHashMap<Key, LocalPipe> PIPES = new ConcurrentHashMap<>();
@@ -32,8 +32,10 @@ public final class LocalPipe {
   private final long[] offeredStep = new long[FifoLayout.STEPS];
   private final int[] offeredSize = new int[FifoLayout.STEPS];
   private final CollectiveCall[] offeredCall = new CollectiveCall[FifoLayout.STEPS];
+
   /** Set by a receiver that reads the sender's slots itself (see {@link #receiver}). */
   private Fifo sharedBy;
+
   private volatile Runnable wakeSender = () -> {};
   private volatile Runnable wakeReceiver = () -> {};
   private String failure;
@@ -59,9 +61,9 @@ public final class LocalPipe {
   }
 
   /**
-   * The receiving end of the same pipe. With {@code sharedSlots}, the receiver's kernel reads
-   * each slot straight from the sender's send FIFO (CUDA kernels of one process can), so nothing
-   * is copied: the pipe passes the slot's size and call, and frees the sender's slot once {@code
+   * The receiving end of the same pipe. With {@code sharedSlots}, the receiver's kernel reads each
+   * slot straight from the sender's send FIFO (CUDA kernels of one process can), so nothing is
+   * copied: the pipe passes the slot's size and call, and frees the sender's slot once {@code
    * sharedSlots} (the receiver's FIFO) has released that step. Otherwise the sender's proxy copies
    * each slot into the one the receiver posted.
    */
@@ -123,8 +125,8 @@ public final class LocalPipe {
 
   /**
    * One send: offers its step to the receiver, copied into the receive slot posted for it (once
-   * there is one) or, with shared slots, only announced; done when the sender's slot is free
-   * again: at once after a copy, once the receiver has released the step when it reads in place.
+   * there is one) or, with shared slots, only announced; done when the sender's slot is free again:
+   * at once after a copy, once the receiver has released the step when it reads in place.
    */
   private final class SendRequest implements NetRequest {
     private final ByteBuffer data;

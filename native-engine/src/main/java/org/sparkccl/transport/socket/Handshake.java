@@ -23,8 +23,11 @@ record Handshake(long token, int fromRank, int channel, int socketIndex) {
     int magic = b.getInt();
     if (magic != MAGIC) {
       throw new CclException(
-          "refused a connection: it does not speak SparkCCL (magic 0x" + Integer.toHexString(magic)
-              + ", expected 0x" + Integer.toHexString(MAGIC) + ")");
+          "refused a connection: it does not speak SparkCCL (magic 0x"
+              + Integer.toHexString(magic)
+              + ", expected 0x"
+              + Integer.toHexString(MAGIC)
+              + ")");
     }
     return new Handshake(b.getLong(), b.getInt(), b.getInt(), b.getInt());
   }

@@ -17,9 +17,9 @@ import org.sparkccl.proxy.ReadyHandler;
 import org.sparkccl.transport.RecvConnection;
 
 /**
- * Accepts point-to-point connections after start-up, whenever a peer first sends to this rank:
- * the listener and each new socket's handshake are handled on the proxy thread, without
- * blocking. A connection is ready once its control socket and all its data sockets arrived.
+ * Accepts point-to-point connections after start-up, whenever a peer first sends to this rank: the
+ * listener and each new socket's handshake are handled on the proxy thread, without blocking. A
+ * connection is ready once its control socket and all its data sockets arrived.
  */
 public final class PeerAcceptor implements ReadyHandler {
   private static final Logger LOG = LogManager.getLogger(PeerAcceptor.class);
@@ -36,8 +36,15 @@ public final class PeerAcceptor implements ReadyHandler {
   private final Map<Integer, RecvConnection> ready = new ConcurrentHashMap<>();
 
   PeerAcceptor(
-      ServerSocketChannel listener, long token, int rank, int nRanks, int nThreads, int nSocks,
-      Selector selector, Runnable wakeProxy) throws IOException {
+      ServerSocketChannel listener,
+      long token,
+      int rank,
+      int nRanks,
+      int nThreads,
+      int nSocks,
+      Selector selector,
+      Runnable wakeProxy)
+      throws IOException {
     this.listener = listener;
     this.token = token;
     this.rank = rank;
@@ -103,13 +110,16 @@ public final class PeerAcceptor implements ReadyHandler {
   }
 
   /**
-   * Takes a socket whose handshake has been read (here, or by the start-up accept, which may meet
-   * a peer that already started point-to-point traffic).
+   * Takes a socket whose handshake has been read (here, or by the start-up accept, which may meet a
+   * peer that already started point-to-point traffic).
    */
   void adopt(SocketChannel c, Handshake h) throws IOException {
     {
-      if (h.token() != token || h.fromRank() < 0 || h.fromRank() >= nRanks
-          || h.channel() != SocketTransport.P2P_CHANNEL || h.socketIndex() < Handshake.CONTROL
+      if (h.token() != token
+          || h.fromRank() < 0
+          || h.fromRank() >= nRanks
+          || h.channel() != SocketTransport.P2P_CHANNEL
+          || h.socketIndex() < Handshake.CONTROL
           || h.socketIndex() >= nSocks) {
         LOG.warn("rank {}: refused a peer connection {}", rank, h);
         c.close();
@@ -118,7 +128,8 @@ public final class PeerAcceptor implements ReadyHandler {
       if (c.keyFor(selector) == null) {
         c.register(selector, 0);
       }
-      SocketChannel[] sockets = partial.computeIfAbsent(h.fromRank(), p -> new SocketChannel[1 + nSocks]);
+      SocketChannel[] sockets =
+          partial.computeIfAbsent(h.fromRank(), p -> new SocketChannel[1 + nSocks]);
       sockets[h.socketIndex() + 1] = c;
       for (SocketChannel s : sockets) {
         if (s == null) {

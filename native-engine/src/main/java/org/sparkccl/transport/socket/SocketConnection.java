@@ -35,8 +35,14 @@ abstract class SocketConnection {
   private boolean closed;
 
   SocketConnection(
-      String description, int peer, SocketChannel control, SocketChannel[] data, int nThreads,
-      Selector proxySelector, Runnable wakeProxy) throws IOException {
+      String description,
+      int peer,
+      SocketChannel control,
+      SocketChannel[] data,
+      int nThreads,
+      Selector proxySelector,
+      Runnable wakeProxy)
+      throws IOException {
     this.description = description;
     this.peer = peer;
     this.control = control;

@@ -14,8 +14,14 @@ import org.sparkccl.transport.RecvConnection;
 /** The receiving end of a socket connection. */
 final class SocketRecvConnection extends SocketConnection implements RecvConnection {
   SocketRecvConnection(
-      String description, int peer, SocketChannel control, SocketChannel[] data, int nThreads,
-      Selector proxySelector, Runnable wakeProxy) throws IOException {
+      String description,
+      int peer,
+      SocketChannel control,
+      SocketChannel[] data,
+      int nThreads,
+      Selector proxySelector,
+      Runnable wakeProxy)
+      throws IOException {
     super(description, peer, control, data, nThreads, proxySelector, wakeProxy);
   }
 
@@ -101,8 +107,15 @@ final class SocketRecvConnection extends SocketConnection implements RecvConnect
     r.call = CollectiveCall.decode(r.header, SocketRequest.CALL_OFFSET);
     if (step != r.step || size < 0 || size > r.slot.capacity()) {
       throw failure(
-          "protocol error: got step " + step + " of " + size + " bytes, expected step " + r.step
-              + " of at most " + r.slot.capacity() + " bytes",
+          "protocol error: got step "
+              + step
+              + " of "
+              + size
+              + " bytes, expected step "
+              + r.step
+              + " of at most "
+              + r.slot.capacity()
+              + " bytes",
           null);
     }
     r.size = size;

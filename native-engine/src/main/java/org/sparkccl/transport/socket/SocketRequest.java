@@ -13,6 +13,7 @@ import org.sparkccl.transport.NetRequest;
 final class SocketRequest implements NetRequest {
   static final int HEADER_BYTES = 16 + CollectiveCall.BYTES;
   static final int CALL_OFFSET = 16;
+
   /** Flags of frames that travel against the data's direction: a failure, a normal close. */
   static final int FLAG_ABORT = 1;
 

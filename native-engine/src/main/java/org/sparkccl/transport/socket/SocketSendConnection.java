@@ -13,8 +13,8 @@ import org.sparkccl.transport.NetRequest;
 import org.sparkccl.transport.SendConnection;
 
 /**
- * The sending end of a socket connection. It also reads the control socket's other direction,
- * where the receiving rank reports a failure or a normal close (see {@link
+ * The sending end of a socket connection. It also reads the control socket's other direction, where
+ * the receiving rank reports a failure or a normal close (see {@link
  * SocketRecvConnection#notifyPeer}).
  */
 final class SocketSendConnection extends SocketConnection implements SendConnection {
@@ -33,8 +33,14 @@ final class SocketSendConnection extends SocketConnection implements SendConnect
   }
 
   SocketSendConnection(
-      String description, int peer, SocketChannel control, SocketChannel[] data, int nThreads,
-      Selector proxySelector, Runnable wakeProxy) throws IOException {
+      String description,
+      int peer,
+      SocketChannel control,
+      SocketChannel[] data,
+      int nThreads,
+      Selector proxySelector,
+      Runnable wakeProxy)
+      throws IOException {
     super(description, peer, control, data, nThreads, proxySelector, wakeProxy);
   }
 

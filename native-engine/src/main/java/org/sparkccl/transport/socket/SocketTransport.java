@@ -34,8 +34,8 @@ public final class SocketTransport implements AutoCloseable {
   private static final Logger LOG = LogManager.getLogger(SocketTransport.class);
 
   /**
-   * Kernel socket buffers: at least one FIFO slot (512 KiB by default) so a slot goes in one
-   * write and comes out in one read, instead of in pieces that each cost the proxy a wake-up.
+   * Kernel socket buffers: at least one FIFO slot (512 KiB by default) so a slot goes in one write
+   * and comes out in one read, instead of in pieces that each cost the proxy a wake-up.
    */
   static final int SOCKET_BUFFER_BYTES = 4 << 20;
 
@@ -44,8 +44,10 @@ public final class SocketTransport implements AutoCloseable {
 
   private final ServerSocketChannel listener;
   private final Map<SocketChannel, Handshake> earlyPeers = new HashMap<>();
+
   /** Sockets the start-up accept took whose handshake had not fully arrived when it finished. */
   private final Map<SocketChannel, ByteBuffer> halfRead = new HashMap<>();
+
   private final int rank;
   private final int nThreads;
   private final int nSocks;
@@ -66,15 +68,17 @@ public final class SocketTransport implements AutoCloseable {
       l.configureBlocking(false);
       return new SocketTransport(l, rank, nThreads, nThreads * nSocksPerThread);
     } catch (IOException e) {
-      throw new CclException("rank " + rank + ": cannot listen on " + host + ": " + e.getMessage(), e);
+      throw new CclException(
+          "rank " + rank + ": cannot listen on " + host + ": " + e.getMessage(), e);
     }
   }
 
   /**
-   * From now on, accepts point-to-point connections on the proxy thread (see {@link
-   * PeerAcceptor}). Call after the ring connections are accepted.
+   * From now on, accepts point-to-point connections on the proxy thread (see {@link PeerAcceptor}).
+   * Call after the ring connections are accepted.
    */
-  public PeerAcceptor acceptPeers(long token, int nRanks, Selector proxySelector, Runnable wakeProxy) {
+  public PeerAcceptor acceptPeers(
+      long token, int nRanks, Selector proxySelector, Runnable wakeProxy) {
     try {
       PeerAcceptor acceptor =
           new PeerAcceptor(
@@ -105,10 +109,18 @@ public final class SocketTransport implements AutoCloseable {
 
   /** Connects channel {@code channel}'s sending end to rank {@code peer} at {@code address}. */
   public SendConnection connect(
-      String address, int peer, int channel, long token, Selector proxySelector,
-      Runnable wakeProxy, long deadlineNanos) {
+      String address,
+      int peer,
+      int channel,
+      long token,
+      Selector proxySelector,
+      Runnable wakeProxy,
+      long deadlineNanos) {
     String what =
-        "rank " + rank + " -> rank " + peer
+        "rank "
+            + rank
+            + " -> rank "
+            + peer
             + (channel == P2P_CHANNEL ? " (point-to-point)" : " (channel " + channel + ")");
     SocketChannel control = null;
     SocketChannel[] data = new SocketChannel[nSocks];
@@ -119,7 +131,8 @@ public final class SocketTransport implements AutoCloseable {
         data[i] = open(address, deadlineNanos, what);
         write(data[i], new Handshake(token, rank, channel, i).encode());
       }
-      return new SocketSendConnection(what, peer, control, data, nThreads, proxySelector, wakeProxy);
+      return new SocketSendConnection(
+          what, peer, control, data, nThreads, proxySelector, wakeProxy);
     } catch (IOException e) {
       closeAll(control, data);
       throw new CclException(what + ": cannot connect to " + address + ": " + e.getMessage(), e);
@@ -130,11 +143,15 @@ public final class SocketTransport implements AutoCloseable {
   }
 
   /**
-   * Accepts every channel's sockets from rank {@code peer} and returns the receiving ends,
-   * indexed by channel. Connections with a wrong token or from another rank are refused.
+   * Accepts every channel's sockets from rank {@code peer} and returns the receiving ends, indexed
+   * by channel. Connections with a wrong token or from another rank are refused.
    */
   public RecvConnection[] accept(
-      int peer, int nChannels, long token, Selector proxySelector, Runnable wakeProxy,
+      int peer,
+      int nChannels,
+      long token,
+      Selector proxySelector,
+      Runnable wakeProxy,
       long deadlineNanos) {
     int expected = nChannels * (1 + nSocks);
     Map<Integer, SocketChannel> got = new HashMap<>();
@@ -145,8 +162,15 @@ public final class SocketTransport implements AutoCloseable {
         long left = deadlineNanos - System.nanoTime();
         if (left <= 0) {
           throw new CclTimeoutException(
-              "rank " + rank + ": only " + got.size() + " of " + expected + " sockets from rank "
-                  + peer + " arrived before the timeout");
+              "rank "
+                  + rank
+                  + ": only "
+                  + got.size()
+                  + " of "
+                  + expected
+                  + " sockets from rank "
+                  + peer
+                  + " arrived before the timeout");
         }
         sel.select(Math.max(1, TimeUnit.NANOSECONDS.toMillis(left)));
         for (Iterator<SelectionKey> it = sel.selectedKeys().iterator(); it.hasNext(); ) {
@@ -198,8 +222,14 @@ public final class SocketTransport implements AutoCloseable {
   }
 
   private void readHandshake(
-      SocketChannel c, Map<SocketChannel, ByteBuffer> pending, Map<Integer, SocketChannel> got,
-      int peer, int nChannels, long token, SelectionKey k) throws IOException {
+      SocketChannel c,
+      Map<SocketChannel, ByteBuffer> pending,
+      Map<Integer, SocketChannel> got,
+      int peer,
+      int nChannels,
+      long token,
+      SelectionKey k)
+      throws IOException {
     ByteBuffer b = pending.get(c);
     if (b == null) {
       return;
@@ -232,12 +262,20 @@ public final class SocketTransport implements AutoCloseable {
       return;
     }
     boolean valid =
-        h.token() == token && h.fromRank() == peer && h.channel() >= 0 && h.channel() < nChannels
-            && h.socketIndex() >= Handshake.CONTROL && h.socketIndex() < nSocks
+        h.token() == token
+            && h.fromRank() == peer
+            && h.channel() >= 0
+            && h.channel() < nChannels
+            && h.socketIndex() >= Handshake.CONTROL
+            && h.socketIndex() < nSocks
             && !got.containsKey(key(h.channel(), h.socketIndex()));
     if (!valid) {
       LOG.warn(
-          "rank {}: refused a connection {} (expected token {} from rank {})", rank, h, token, peer);
+          "rank {}: refused a connection {} (expected token {} from rank {})",
+          rank,
+          h,
+          token,
+          peer);
       k.cancel();
       closeQuietly(c);
       return;
@@ -253,7 +291,8 @@ public final class SocketTransport implements AutoCloseable {
       throws IOException {
     int colon = address.lastIndexOf(':');
     InetSocketAddress to =
-        new InetSocketAddress(address.substring(0, colon), Integer.parseInt(address.substring(colon + 1)));
+        new InetSocketAddress(
+            address.substring(0, colon), Integer.parseInt(address.substring(colon + 1)));
     long left = TimeUnit.NANOSECONDS.toMillis(deadlineNanos - System.nanoTime());
     if (left <= 0) {
       throw new CclTimeoutException(what + ": timed out before connecting to " + address);

@@ -9,9 +9,9 @@ import org.openucx.jucx.ucp.UcpRequest;
 import org.openucx.jucx.ucp.UcpWorker;
 
 /**
- * Control notices between ranks (a failure, a normal close, an announced call) as UCX tag
- * messages: one receive stays posted per worker and each notice is routed to its connection.
- * Control only: data always moves by the one-sided handshake. Proxy thread only.
+ * Control notices between ranks (a failure, a normal close, an announced call) as UCX tag messages:
+ * one receive stays posted per worker and each notice is routed to its connection. Control only:
+ * data always moves by the one-sided handshake. Proxy thread only.
  *
  * <p>A notice is {@code int type, int fromRank, int channel, int toSendingEnd, int length} and
  * {@code length} bytes.
@@ -61,7 +61,9 @@ final class ControlInbox {
         buffer.clear();
         posted =
             worker.recvTaggedNonBlocking(
-                buffer, TAG, -1L,
+                buffer,
+                TAG,
+                -1L,
                 new UcxCallback() {
                   @Override
                   public void onSuccess(UcpRequest request) {

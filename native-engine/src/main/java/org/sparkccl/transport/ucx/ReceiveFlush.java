@@ -6,14 +6,15 @@ import org.openucx.jucx.ucp.UcpMemory;
 import org.sparkccl.CclException;
 
 /**
- * NCCL's flush step ({@code ncclNetFlush}): after a receive completes and before the kernel
- * is told, a receive into device memory through GPUDirect needs a read that forces the NIC's
- * earlier writes to land. Receive slots in host memory need none: the completion record is put
- * after a flush on the sender's side, so the data is there when the record is. The decision is
- * made here, once per connection, from the memory type UCX reports for the registered slots.
+ * NCCL's flush step ({@code ncclNetFlush}): after a receive completes and before the kernel is
+ * told, a receive into device memory through GPUDirect needs a read that forces the NIC's earlier
+ * writes to land. Receive slots in host memory need none: the completion record is put after a
+ * flush on the sender's side, so the data is there when the record is. The decision is made here,
+ * once per connection, from the memory type UCX reports for the registered slots.
  */
 final class ReceiveFlush {
   private static final Logger LOG = LogManager.getLogger(ReceiveFlush.class);
+
   /** UCS_MEMORY_TYPE_HOST. */
   private static final int HOST = 0;
 
@@ -30,7 +31,10 @@ final class ReceiveFlush {
       return;
     }
     throw new CclException(
-        what + ": receive slots in device memory (UCS memory type " + type + ") need a"
+        what
+            + ": receive slots in device memory (UCS memory type "
+            + type
+            + ") need a"
             + " GPUDirect flush after each receive, which this build does not do yet");
   }
 }

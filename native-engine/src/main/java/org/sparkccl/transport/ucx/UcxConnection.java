@@ -31,11 +31,15 @@ abstract class UcxConnection {
   protected final ByteBuffer side;
   protected final long sideAddress;
   protected final UcpEndpoint[] endpoints;
+
   /** The peer's side area, unpacked on each endpoint. */
   protected final UcpRemoteKey[] peerSide;
+
   protected final long peerSideAddress;
+
   /** This connection's FIFO slots, registered once by the transport, which releases them. */
   protected final UcpMemory slots;
+
   /** A notice UCX may still read from: kept reachable until its send completes. */
   private record Notice(ByteBuffer bytes, UcpRequest request, Completion completion) {}
 
@@ -46,8 +50,13 @@ abstract class UcxConnection {
   private boolean closed;
 
   UcxConnection(
-      UcxTransport transport, String description, int peer, int channel, int nEndpoints,
-      UcxRankInfo peerInfo, UcpMemory slots) {
+      UcxTransport transport,
+      String description,
+      int peer,
+      int channel,
+      int nEndpoints,
+      UcxRankInfo peerInfo,
+      UcpMemory slots) {
     this.transport = transport;
     this.description = description;
     this.peer = peer;
@@ -78,8 +87,8 @@ abstract class UcxConnection {
   void onEndpointError(int status, String message) {
     if (!peerClosed && !closed && endpointError == null) {
       endpointError = "UCX endpoint error: " + message + " (UCS status " + status + ")";
-      transport.raise(new CclException(description + ": " + endpointError
-          + " (did the peer process die?)"));
+      transport.raise(
+          new CclException(description + ": " + endpointError + " (did the peer process die?)"));
     }
   }
 
@@ -116,8 +125,7 @@ abstract class UcxConnection {
       return;
     }
     noticesInFlight.removeIf(n -> n.completion().isDone(n.request()));
-    ByteBuffer notice =
-        ControlInbox.notice(type, transport.rank(), channel, toSendingEnd, body);
+    ByteBuffer notice = ControlInbox.notice(type, transport.rank(), channel, toSendingEnd, body);
     try {
       Completion done = new Completion();
       UcpRequest r = endpoints[0].sendTaggedNonBlocking(notice, ControlInbox.TAG, done);
@@ -133,8 +141,8 @@ abstract class UcxConnection {
   }
 
   /**
-   * Releases the endpoints and remote keys. Runs on the closing thread after
-   * the proxy thread has stopped (or during start-up, before it ran).
+   * Releases the endpoints and remote keys. Runs on the closing thread after the proxy thread has
+   * stopped (or during start-up, before it ran).
    */
   public void close() {
     if (closed) {

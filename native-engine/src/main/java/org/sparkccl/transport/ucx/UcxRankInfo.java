@@ -4,8 +4,8 @@ import java.nio.ByteBuffer;
 import org.sparkccl.CclException;
 
 /**
- * What one rank publishes through the bootstrap for the UCX transport: its worker address and,
- * per channel, where its receive FIFO slots and its side area ({@link UcxLayout}) are, with their
+ * What one rank publishes through the bootstrap for the UCX transport: its worker address and, per
+ * channel, where its receive FIFO slots and its side area ({@link UcxLayout}) are, with their
  * packed remote keys.
  */
 record UcxRankInfo(byte[] workerAddress, Region[] recvSlots, Region[] sideAreas) {

@@ -9,17 +9,22 @@ import org.sparkccl.transport.NetRequest;
 import org.sparkccl.transport.RecvConnection;
 
 /**
- * The receiving end of a UCX ring connection: NCCL's {@code netRecvProxy}. Posting a step
- * puts an entry {@code {idx, addr, size, rkey id}} for the freed slot into the sender's side
- * area (the receiver posts first); the step has arrived when the sender's completion record with
- * {@code seq = step + 1} is in this rank's side area. Proxy thread only.
+ * The receiving end of a UCX ring connection: NCCL's {@code netRecvProxy}. Posting a step puts an
+ * entry {@code {idx, addr, size, rkey id}} for the freed slot into the sender's side area (the
+ * receiver posts first); the step has arrived when the sender's completion record with {@code seq =
+ * step + 1} is in this rank's side area. Proxy thread only.
  */
 final class UcxRecvConnection extends UcxConnection implements RecvConnection {
   private final int stepSize;
 
   UcxRecvConnection(
-      UcxTransport transport, String description, int peer, int channel, UcxRankInfo peerInfo,
-      UcpMemory slots, int stepSize) {
+      UcxTransport transport,
+      String description,
+      int peer,
+      int channel,
+      UcxRankInfo peerInfo,
+      UcpMemory slots,
+      int stepSize) {
     super(transport, description, peer, channel, 1, peerInfo, slots);
     this.stepSize = stepSize;
     ReceiveFlush.check(slots, description);
@@ -30,12 +35,15 @@ final class UcxRecvConnection extends UcxConnection implements RecvConnection {
     checkFailed();
     int e = UcxLayout.outEntry(step);
     side.putLong(e + UcxLayout.ENTRY_IDX, step + 1);
-    side.putLong(e + UcxLayout.ENTRY_ADDR, slots.getAddress() + (long) FifoLayout.slotOf(step) * stepSize);
+    side.putLong(
+        e + UcxLayout.ENTRY_ADDR, slots.getAddress() + (long) FifoLayout.slotOf(step) * stepSize);
     side.putInt(e + UcxLayout.ENTRY_SIZE, data.capacity());
     side.putInt(e + UcxLayout.ENTRY_RKEY, 0);
     LONGS.setRelease(side, e + UcxLayout.ENTRY_IDX_END, step + 1);
     endpoints[0].putNonBlockingImplicit(
-        sideAddress + e, UcxLayout.ENTRY_BYTES, peerSideAddress + UcxLayout.entry(step),
+        sideAddress + e,
+        UcxLayout.ENTRY_BYTES,
+        peerSideAddress + UcxLayout.entry(step),
         peerSide[0]);
     return new Request(step, data.capacity());
   }

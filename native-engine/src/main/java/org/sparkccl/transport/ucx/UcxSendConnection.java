@@ -13,12 +13,12 @@ import org.sparkccl.transport.NetRequest;
 import org.sparkccl.transport.SendConnection;
 
 /**
- * The sending end of a UCX ring connection: NCCL's {@code netSendProxy} over NCCL's
- * {@code net_ib} handshake. For each step it waits for the receiver's entry in its own side area
- * ({@code idx = step + 1}), puts the slot straight into the receiver's slot (striped over
- * {@code ib.qpsPerConnection} endpoints), flushes those endpoints so the data has landed, and
- * then puts the completion record (size and {@link CollectiveCall}) into the receiver's side
- * area. Proxy thread only.
+ * The sending end of a UCX ring connection: NCCL's {@code netSendProxy} over NCCL's {@code net_ib}
+ * handshake. For each step it waits for the receiver's entry in its own side area ({@code idx =
+ * step + 1}), puts the slot straight into the receiver's slot (striped over {@code
+ * ib.qpsPerConnection} endpoints), flushes those endpoints so the data has landed, and then puts
+ * the completion record (size and {@link CollectiveCall}) into the receiver's side area. Proxy
+ * thread only.
  */
 final class UcxSendConnection extends UcxConnection implements SendConnection {
   /** Smallest piece worth its own endpoint when a slot is striped. */
@@ -30,8 +30,13 @@ final class UcxSendConnection extends UcxConnection implements SendConnection {
   private Consumer<CollectiveCall> announceListener = c -> {};
 
   UcxSendConnection(
-      UcxTransport transport, String description, int peer, int channel, int qps,
-      UcxRankInfo peerInfo, UcpMemory slots) {
+      UcxTransport transport,
+      String description,
+      int peer,
+      int channel,
+      int qps,
+      UcxRankInfo peerInfo,
+      UcpMemory slots) {
     super(transport, description, peer, channel, qps, peerInfo, slots);
     this.stepSize = (int) (slots.getLength() / FifoLayout.STEPS);
     this.peerSlots = new UcpRemoteKey[qps];
@@ -144,8 +149,15 @@ final class UcxSendConnection extends UcxConnection implements SendConnection {
       int rkeyId = side.getInt(e + UcxLayout.ENTRY_RKEY);
       if (rkeyId != 0 || size > room) {
         throw failure(
-            "protocol error: the receiver's entry for step " + step + " offers " + room
-                + " bytes under remote key " + rkeyId + "; need " + size + " under key 0");
+            "protocol error: the receiver's entry for step "
+                + step
+                + " offers "
+                + room
+                + " bytes under remote key "
+                + rkeyId
+                + "; need "
+                + size
+                + " under key 0");
       }
       long local = slots.getAddress() + (long) FifoLayout.slotOf(step) * stepSize;
       int pieces = Math.max(1, Math.min(endpoints.length, size / MIN_STRIPE));
@@ -173,7 +185,9 @@ final class UcxSendConnection extends UcxConnection implements SendConnection {
       call.encode(side, r + UcxLayout.RECORD_CALL);
       LONGS.setRelease(side, r + UcxLayout.RECORD_SEQ_END, step + 1);
       endpoints[0].putNonBlockingImplicit(
-          sideAddress + r, UcxLayout.RECORD_BYTES, peerSideAddress + UcxLayout.record(step),
+          sideAddress + r,
+          UcxLayout.RECORD_BYTES,
+          peerSideAddress + UcxLayout.record(step),
           peerSide[0]);
     }
 

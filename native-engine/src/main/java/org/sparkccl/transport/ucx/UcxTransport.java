@@ -107,14 +107,15 @@ public final class UcxTransport implements AutoCloseable {
       return t;
     } catch (RuntimeException e) {
       t.close();
-      throw e instanceof CclException ? e
+      throw e instanceof CclException
+          ? e
           : new CclException("rank " + rank + ": registering memory with UCX failed: " + e, e);
     }
   }
 
   /**
-   * Loads UCX and opens and closes one context, so a process can pay UCX's one-time start-up
-   * (the executor log's "UCX started in N ms": 16-23 ms on the local cluster) before its first
+   * Loads UCX and opens and closes one context, so a process can pay UCX's one-time start-up (the
+   * executor log's "UCX started in N ms": 16-23 ms on the local cluster) before its first
    * communicator; the Spark executor plugin calls it at boot.
    *
    * @return null when UCX works here, else why not
@@ -293,10 +294,10 @@ public final class UcxTransport implements AutoCloseable {
   }
 
   /**
-   * Closes an endpoint: flush first (bounded) so that no operation is still pending when the
-   * worker goes (UCX 1.13 crashed destroying a worker with pending puts), then one close call:
-   * with a flush when that worked (18 of 18 test runs closed cleanly so), by force when it did not (a peer that
-   * is gone; the force cancels what is outstanding).
+   * Closes an endpoint: flush first (bounded) so that no operation is still pending when the worker
+   * goes (UCX 1.13 crashed destroying a worker with pending puts), then one close call: with a
+   * flush when that worked (18 of 18 test runs closed cleanly so), by force when it did not (a peer
+   * that is gone; the force cancels what is outstanding).
    *
    * @param flush false to skip the flush (the peer already proved unresponsive)
    * @return whether the endpoint flushed
@@ -385,10 +386,10 @@ public final class UcxTransport implements AutoCloseable {
   }
 
   /**
-   * Releases everything: connections, registrations, side areas, the worker and the context.
-   * Call once the proxy thread has stopped and before any FIFO is freed: once the worker is gone
-   * nothing in this process writes into the registered slots any more (UCX may emulate a put on
-   * shared memory by a copy the target's own worker makes while it progresses). Idempotent.
+   * Releases everything: connections, registrations, side areas, the worker and the context. Call
+   * once the proxy thread has stopped and before any FIFO is freed: once the worker is gone nothing
+   * in this process writes into the registered slots any more (UCX may emulate a put on shared
+   * memory by a copy the target's own worker makes while it progresses). Idempotent.
    *
    * @param afterFailure first wait (bounded) for every sender to this rank to say it stopped
    */

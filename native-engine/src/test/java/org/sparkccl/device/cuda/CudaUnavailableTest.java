@@ -17,17 +17,17 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
-import org.sparkccl.device.DeviceSpec;
 import org.sparkccl.Communicator;
 import org.sparkccl.bootstrap.LocalBootstrap;
 import org.sparkccl.config.CclConfig;
+import org.sparkccl.device.DeviceSpec;
 import org.sparkccl.device.Devices;
 import org.sparkccl.device.HostDevice;
 
 /**
- * Without a GPU (CI): the CUDA backend says it is unavailable and why, the host is used for
- * {@code auto}, and asking for CUDA explicitly fails with that reason, in the engine and in the
- * perf tool. Skipped where CUDA works.
+ * Without a GPU (CI): the CUDA backend says it is unavailable and why, the host is used for {@code
+ * auto}, and asking for CUDA explicitly fails with that reason, in the engine and in the perf tool.
+ * Skipped where CUDA works.
  */
 @DisplayName("the CUDA backend without a GPU")
 class CudaUnavailableTest {
@@ -53,7 +53,8 @@ class CudaUnavailableTest {
     assertSame(HostDevice.INSTANCE, Devices.resolve(DeviceSpec.HOST));
     for (String setting : List.of("cuda", "cuda:0", "cuda:3")) {
       CudaUnavailableException e =
-          assertThrows(CudaUnavailableException.class, () -> Devices.resolve(DeviceSpec.parse(setting)));
+          assertThrows(
+              CudaUnavailableException.class, () -> Devices.resolve(DeviceSpec.parse(setting)));
       assertTrue(e.getMessage().startsWith("CUDA backend unavailable: "), e.getMessage());
       assertTrue(e.getMessage().contains(CudaBackend.status().reason()), e.getMessage());
     }
@@ -81,9 +82,14 @@ class CudaUnavailableTest {
     assumeNoGpu();
     List<String> cmd =
         List.of(
-            Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-cp",
-            System.getProperty("java.class.path"), "org.sparkccl.perf.PerfTool", "--device",
-            "cuda", "-n", "2");
+            Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+            "-cp",
+            System.getProperty("java.class.path"),
+            "org.sparkccl.perf.PerfTool",
+            "--device",
+            "cuda",
+            "-n",
+            "2");
     File out = File.createTempFile("perf-device-cuda", ".log");
     out.deleteOnExit();
     Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(out).start();
@@ -98,10 +104,12 @@ class CudaUnavailableTest {
   @Test
   void theDeviceSettingIsValidated() throws IOException {
     assertEquals(DeviceSpec.HOST, CclConfig.builder().build().device());
-    assertEquals("cuda:2", CclConfig.fromMap(java.util.Map.of("device", "CUDA:2")).device().toString());
+    assertEquals(
+        "cuda:2", CclConfig.fromMap(java.util.Map.of("device", "CUDA:2")).device().toString());
     IllegalArgumentException e =
         assertThrows(
-            IllegalArgumentException.class, () -> CclConfig.fromMap(java.util.Map.of("device", "gpu0")));
+            IllegalArgumentException.class,
+            () -> CclConfig.fromMap(java.util.Map.of("device", "gpu0")));
     assertTrue(e.getMessage().contains("device=gpu0"), e.getMessage());
   }
 }
