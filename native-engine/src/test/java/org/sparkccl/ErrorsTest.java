@@ -50,7 +50,8 @@ class ErrorsTest {
   private static boolean mentionsTimeout(Throwable e) {
     for (Throwable t = e; t != null; t = t.getCause()) {
       if (t instanceof CclTimeoutException
-          || (t.getMessage() != null && t.getMessage().toLowerCase().contains("timeout"))) {
+          || (t.getMessage() != null
+              && t.getMessage().toLowerCase(java.util.Locale.ROOT).contains("timeout"))) {
         return true;
       }
     }
@@ -437,7 +438,7 @@ class ErrorsTest {
     CclConfig defaults = CclConfig.fromMap(Map.of());
     assertEquals(4 << 20, defaults.buffSize());
     assertEquals(1, defaults.nChannels());
-    assertEquals(Duration.ofSeconds(120), defaults.timeout());
+    assertEquals(Duration.ofMinutes(2), defaults.timeout());
 
     expectIae(() -> CclConfig.fromMap(Map.of("buffSize", "4X")), "buffSize=4X", "expected");
     expectIae(() -> CclConfig.fromMap(Map.of("buffSize", "-4M")), "buffSize", "expected");

@@ -27,7 +27,7 @@ public final class FreeAfterFailureMain {
       for (int round = 0; round < 10; round++) {
         LocalBootstrap.Group group = LocalBootstrap.group(3);
         SplittableRandom rnd = new SplittableRandom(round);
-        long abortAfterNanos = 1_000_000 + rnd.nextInt(30_000_000);
+        long abortAfterNanos = 1_000_000L + rnd.nextInt(30_000_000);
         Throwable[] errors =
             RankHarness.runCollect(
                 3,

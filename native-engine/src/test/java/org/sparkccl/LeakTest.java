@@ -20,8 +20,8 @@ import org.junit.jupiter.api.Test;
 import org.sparkccl.bootstrap.LocalBootstrap;
 import org.sparkccl.config.CclConfig;
 import org.sparkccl.device.DeviceBuffer;
-import org.sparkccl.device.DirectMemory;
 import org.sparkccl.device.HostDevice;
+import org.sparkccl.memory.DirectMemory;
 import org.sparkccl.transport.ucx.UcxTransport;
 
 /** Communicators that are created, used, aborted and closed leave no threads and no memory. */

@@ -866,7 +866,8 @@ class PointToPointTest {
   private static boolean mentionsTimeout(Throwable e) {
     for (Throwable t = e; t != null; t = t.getCause()) {
       if (t instanceof CclTimeoutException
-          || (t.getMessage() != null && t.getMessage().toLowerCase().contains("timeout"))) {
+          || (t.getMessage() != null
+              && t.getMessage().toLowerCase(java.util.Locale.ROOT).contains("timeout"))) {
         return true;
       }
     }

@@ -3,7 +3,7 @@ package org.sparkccl.examples;
 import java.io.Serializable;
 import java.util.List;
 import org.apache.spark.SparkEnv;
-import org.sparkccl.device.DirectMemory;
+import org.sparkccl.memory.DirectMemory;
 import scala.jdk.javaapi.CollectionConverters;
 import scala.runtime.AbstractFunction1;
 

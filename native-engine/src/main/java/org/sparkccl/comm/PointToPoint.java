@@ -97,7 +97,7 @@ public final class PointToPoint {
     }
     // Groups have their own numbering: ranks may run different numbers of them, while the
     // collectives' numbers must agree on every rank for the mismatch check.
-    String what = "send/recv group #" + (++groups) + " (" + live.size() + " transfers)";
+    String what = "send/recv group #" + ++groups + " (" + live.size() + " transfers)";
     live.forEach(c -> c.buf().retain());
     List<HostBuffer> staging = new ArrayList<>();
     List<Runnable> copyIn = new ArrayList<>();

@@ -9,7 +9,6 @@ import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
 import org.sparkccl.CclException;
 import org.sparkccl.bootstrap.Bootstrap;
-import org.sparkccl.config.Transport;
 import org.sparkccl.transport.socket.SocketTransport;
 
 /**
@@ -61,17 +60,12 @@ final class TransportSelector {
 
   /** The ring transports to try, in order of preference. */
   private List<RingTransport> candidates(SocketTransport sockets) {
-    Transport t = ctx.config.transport();
-    switch (t) {
-      case SOCKET:
-        return List.of(new SocketRing(sockets));
-      case UCX:
-        return List.of(new UcxRing(ctx));
-      case LOCAL:
-        return List.of(new LocalRing(bootstrap));
-      default:
-        return List.of(new UcxRing(ctx), new SocketRing(sockets));
-    }
+    return switch (ctx.config.transport()) {
+      case SOCKET -> List.of(new SocketRing(sockets));
+      case UCX -> List.of(new UcxRing(ctx));
+      case LOCAL -> List.of(new LocalRing(bootstrap));
+      case AUTO -> List.of(new UcxRing(ctx), new SocketRing(sockets));
+    };
   }
 
   /** What every rank published: rank 0's token, socket addresses, each candidate's info. */

@@ -182,40 +182,23 @@ public final class CclConfig {
   }
 
   private String valueText(Key key) {
-    switch (key) {
-      case BUFF_SIZE:
-        return Integer.toString(buffSize);
-      case N_CHANNELS:
-        return Integer.toString(nChannels);
-      case SOCKET_N_THREADS:
-        return Integer.toString(socketThreads);
-      case SOCKET_N_SOCKS_PER_THREAD:
-        return Integer.toString(socketsPerThread);
-      case SOCKET_HOST:
-        return socketHost == null ? "auto" : socketHost;
-      case TRANSPORT:
-        return transport.toString();
-      case IB_QPS_PER_CONNECTION:
-        return Integer.toString(qpsPerConnection);
-      case TIMEOUT:
-        return timeout.toMillis() + "ms";
-      case ALGO:
-        return algo.toString();
-      case DEBUG:
-        return debug == null ? "unset" : debug.toString();
-      case DEVICE:
-        return device.toString();
-      case IDLE:
-        return idle.toString();
-      case TUNER_HOP_LATENCY_US:
-        return Double.toString(hopLatencyUs);
-      case TUNER_LINK_GBPS:
-        return Double.toString(linkGBps);
-      case TUNER_TREE_HOP_LATENCY_US:
-        return Double.toString(treeHopLatencyUs);
-      default:
-        throw new IllegalStateException("no value for " + key);
-    }
+    return switch (key) {
+      case BUFF_SIZE -> Integer.toString(buffSize);
+      case N_CHANNELS -> Integer.toString(nChannels);
+      case SOCKET_N_THREADS -> Integer.toString(socketThreads);
+      case SOCKET_N_SOCKS_PER_THREAD -> Integer.toString(socketsPerThread);
+      case SOCKET_HOST -> socketHost == null ? "auto" : socketHost;
+      case TRANSPORT -> transport.toString();
+      case IB_QPS_PER_CONNECTION -> Integer.toString(qpsPerConnection);
+      case TIMEOUT -> timeout.toMillis() + "ms";
+      case ALGO -> algo.toString();
+      case DEBUG -> debug == null ? "unset" : debug.toString();
+      case DEVICE -> device.toString();
+      case IDLE -> idle.toString();
+      case TUNER_HOP_LATENCY_US -> Double.toString(hopLatencyUs);
+      case TUNER_LINK_GBPS -> Double.toString(linkGBps);
+      case TUNER_TREE_HOP_LATENCY_US -> Double.toString(treeHopLatencyUs);
+    };
   }
 
   @Override
@@ -275,45 +258,31 @@ public final class CclConfig {
      */
     public Builder set(Key key, String text) {
       String k = key.key();
-      switch (key) {
-        case BUFF_SIZE:
-          long bytes = Values.bytes(k, text);
-          if (bytes > Integer.MAX_VALUE) {
-            throw new IllegalArgumentException(
-                k + "=" + text + " is too large; expected at most 1G");
-          }
-          return buffSize((int) bytes);
-        case N_CHANNELS:
-          return nChannels(Values.integer(k, text));
-        case SOCKET_N_THREADS:
-          return socketThreads(Values.integer(k, text));
-        case SOCKET_N_SOCKS_PER_THREAD:
-          return socketsPerThread(Values.integer(k, text));
-        case SOCKET_HOST:
-          return socketHost(text.trim());
-        case TRANSPORT:
-          return transport(Values.choice(k, text, Transport.values()));
-        case IB_QPS_PER_CONNECTION:
-          return qpsPerConnection(Values.integer(k, text));
-        case TIMEOUT:
-          return timeout(Values.duration(k, text));
-        case ALGO:
-          return algo(Values.choice(k, text, Algorithm.values()));
-        case DEBUG:
-          return debug(Values.choice(k, text, LogLevel.values()));
-        case DEVICE:
-          return device(DeviceSpec.parse(text));
-        case IDLE:
-          return idle(Values.choice(k, text, IdleMode.values()));
-        case TUNER_HOP_LATENCY_US:
-          return hopLatencyUs(Values.decimal(k, text));
-        case TUNER_LINK_GBPS:
-          return linkGBps(Values.decimal(k, text));
-        case TUNER_TREE_HOP_LATENCY_US:
-          return treeHopLatencyUs(Values.decimal(k, text));
-        default:
-          throw new IllegalStateException("no parser for " + key);
+      return switch (key) {
+        case BUFF_SIZE -> buffSize(intBytes(k, text));
+        case N_CHANNELS -> nChannels(Values.integer(k, text));
+        case SOCKET_N_THREADS -> socketThreads(Values.integer(k, text));
+        case SOCKET_N_SOCKS_PER_THREAD -> socketsPerThread(Values.integer(k, text));
+        case SOCKET_HOST -> socketHost(text.trim());
+        case TRANSPORT -> transport(Values.choice(k, text, Transport.values()));
+        case IB_QPS_PER_CONNECTION -> qpsPerConnection(Values.integer(k, text));
+        case TIMEOUT -> timeout(Values.duration(k, text));
+        case ALGO -> algo(Values.choice(k, text, Algorithm.values()));
+        case DEBUG -> debug(Values.choice(k, text, LogLevel.values()));
+        case DEVICE -> device(DeviceSpec.parse(text));
+        case IDLE -> idle(Values.choice(k, text, IdleMode.values()));
+        case TUNER_HOP_LATENCY_US -> hopLatencyUs(Values.decimal(k, text));
+        case TUNER_LINK_GBPS -> linkGBps(Values.decimal(k, text));
+        case TUNER_TREE_HOP_LATENCY_US -> treeHopLatencyUs(Values.decimal(k, text));
+      };
+    }
+
+    private static int intBytes(String key, String text) {
+      long bytes = Values.bytes(key, text);
+      if (bytes > Integer.MAX_VALUE) {
+        throw new IllegalArgumentException(key + "=" + text + " is too large; expected at most 1G");
       }
+      return (int) bytes;
     }
 
     public Builder buffSize(int v) {

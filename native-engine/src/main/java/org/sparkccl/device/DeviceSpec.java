@@ -33,20 +33,18 @@ public record DeviceSpec(Kind kind, int ordinal) {
   /** Parses {@code host}, {@code auto}, {@code cuda} or {@code cuda:N}, ignoring case. */
   public static DeviceSpec parse(String text) {
     String s = text == null ? "" : text.trim().toLowerCase(Locale.ROOT);
-    switch (s) {
-      case "host":
-        return HOST;
-      case "auto":
-        return AUTO;
-      case "cuda":
-        return new DeviceSpec(Kind.CUDA, 0);
-      default:
-        if (s.matches("cuda:\\d{1,4}")) {
-          return new DeviceSpec(Kind.CUDA, Integer.parseInt(s.substring(5)));
+    return switch (s) {
+      case "host" -> HOST;
+      case "auto" -> AUTO;
+      case "cuda" -> new DeviceSpec(Kind.CUDA, 0);
+      default -> {
+        if (!s.matches("cuda:\\d{1,4}")) {
+          throw new IllegalArgumentException(
+              "device=" + text + " is invalid; expected host, cuda, cuda:N or auto");
         }
-        throw new IllegalArgumentException(
-            "device=" + text + " is invalid; expected host, cuda, cuda:N or auto");
-    }
+        yield new DeviceSpec(Kind.CUDA, Integer.parseInt(s.substring(5)));
+      }
+    };
   }
 
   @Override

@@ -1,6 +1,8 @@
 package org.sparkccl.device;
 
 import java.nio.ByteBuffer;
+import org.sparkccl.memory.BufferUse;
+import org.sparkccl.memory.DirectMemory;
 
 /** A {@link DeviceBuffer} in off-heap host memory, released at {@link #close()}. */
 public final class HostBuffer implements DeviceBuffer {

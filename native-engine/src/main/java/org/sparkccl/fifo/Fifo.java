@@ -4,7 +4,7 @@ import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
-import org.sparkccl.device.DirectMemory;
+import org.sparkccl.memory.DirectMemory;
 
 /**
  * One connection's FIFO in host memory, laid out as {@link FifoLayout} says. Producer and consumer

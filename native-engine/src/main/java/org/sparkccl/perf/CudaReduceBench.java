@@ -60,7 +60,7 @@ public final class CudaReduceBench {
         for (int threads : new int[] {128, 256, 512}) {
           for (int perSm : new int[] {1, 2, 4, 8, 16}) {
             int blocks = gpu.multiprocessors() * perSm;
-            double s = time(gpu, () -> launch(gpu, a, b, out, bytes, t, blocks, threads));
+            double s = time(() -> launch(gpu, a, b, out, bytes, t, blocks, threads));
             System.out.printf(
                 Locale.ROOT,
                 "#   %s %d blocks x %d threads: %.1f GB/s%n",
@@ -76,7 +76,7 @@ public final class CudaReduceBench {
         }
         launch(gpu, a, b, out, bytes, t, gpu.multiprocessors(), 512);
         String check = check(a, b, out, t);
-        double copy = time(gpu, () -> cuMemcpyDtoDAsync(out.pointer(0), a.pointer(0), bytes, null));
+        double copy = time(() -> cuMemcpyDtoDAsync(out.pointer(0), a.pointer(0), bytes, null));
         double reduceBw = 3.0 * bytes / reduce / 1e9;
         double copyBw = 2.0 * bytes / copy / 1e9;
         System.out.printf(
@@ -116,7 +116,7 @@ public final class CudaReduceBench {
   }
 
   /** Median seconds of {@link #RUNS} runs after two warm-ups, timed with events. */
-  private static double time(CudaDevice gpu, Runnable work) {
+  private static double time(Runnable work) {
     work.run();
     work.run();
     cuCtxSynchronize();

@@ -13,7 +13,7 @@ import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.sparkccl.config.CclConfig;
-import org.sparkccl.device.DirectMemory;
+import org.sparkccl.memory.DirectMemory;
 
 /** The FIFO layout contract and a producer/consumer pair moving many steps through one FIFO. */
 @DisplayName("FIFO")
@@ -104,11 +104,11 @@ class FifoTest {
   }
 
   private static int lengthOf(long step, int stepSize) {
-    return 8 + (int) ((step * 2654435761L >>> 7) % (stepSize - 7)); // 8..stepSize
+    return 8 + (int) (((step * 2654435761L) >>> 7) % (stepSize - 7)); // 8..stepSize
   }
 
   private static byte byteOf(long step, int i) {
-    return (byte) (step * 31 + i * 7);
+    return (byte) (step * 31 + i * 7L);
   }
 
   @Test

@@ -82,7 +82,7 @@ public final class ExecutorEngine {
         + " (UCX unavailable: "
         + missing
         + "; rings use sockets"
-        + (transport.equals("ucx") ? ", or fail, since transport=ucx" : "")
+        + (transport == Transport.UCX ? ", or fail, since transport=ucx" : "")
         + ")";
   }
 

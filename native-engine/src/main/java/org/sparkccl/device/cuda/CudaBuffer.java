@@ -9,8 +9,8 @@ import static jcuda.driver.JCudaDriver.cuMemcpyHtoD;
 import java.nio.ByteBuffer;
 import jcuda.Pointer;
 import jcuda.driver.CUdeviceptr;
-import org.sparkccl.device.BufferUse;
 import org.sparkccl.device.DeviceBuffer;
+import org.sparkccl.memory.BufferUse;
 
 /**
  * A {@link DeviceBuffer} in GPU memory ({@code cuMemAlloc}), released at {@link #close()}. Copies
@@ -51,7 +51,7 @@ public final class CudaBuffer implements DeviceBuffer {
   /** The device address of byte {@code offset}, for kernels and copies. */
   public CUdeviceptr pointer(long offset) {
     use.checkNotFreed(); // a collective that still holds the buffer keeps it past close()
-    return offset == 0 ? pointer : (CUdeviceptr) pointer.withByteOffset(offset);
+    return offset == 0 ? pointer : pointer.withByteOffset(offset);
   }
 
   @Override

