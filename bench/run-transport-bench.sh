@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Transport benchmark (UCX issue): allReduce float32 sum with bin/sparkccl-perf -t ucx and
+# Transport benchmark (UCX against sockets): allReduce float32 sum with bin/sparkccl-perf -t ucx and
 # -t socket, beside OpenMPI's MPI_Allreduce over shared memory (mpirun defaults) and over TCP,
 # at 2 and 4 ranks, all in one run on this machine. Two points per setup: 8 bytes (latency) and
 # 64 MiB (bus bandwidth). Results land in bench/build/transport/ and a table in

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Table of bench/run-transport-bench.sh: per rank count, the median over passes of the 8-byte
 time and the 64 MiB busbw of SparkCCL over UCX and sockets and of OpenMPI over shared memory and
-TCP, with UCX's ratios against OpenMPI's shared memory (the issue's targets: busbw >= 1x,
+TCP, with UCX's ratios against OpenMPI's shared memory (the targets: busbw >= 1x,
 8-byte time <= 1.5x). Each pass's figures are listed too."""
 import glob
 import os

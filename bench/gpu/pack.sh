@@ -3,7 +3,7 @@
 # .device-cuda in the repository root; ignore it through .git/info/exclude): a jlinked Java 17
 # runtime, the engine jar with its runtime jars (JCuda's natives among them), the test classes
 # (the GPU suite reuses the CPU suite's cases and reference) with JUnit's API jars, and these
-# scripts. Then run, in a device call that carries DEST:  bash DEST/run.sh DEST
+# scripts. Then copy DEST to the GPU machine and run there:  bash DEST/run.sh DEST
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 DEST="$(realpath -m "${1:-$ROOT/.device-cuda}")"
@@ -17,7 +17,7 @@ fi
 rm -f "$DEST"/lib/*.jar
 cp native-engine/target/sparkccl-native-engine-*.jar native-engine/target/lib/*.jar "$DEST/lib/"
 rm -f "$DEST"/lib/*-tests.jar "$DEST"/lib/*-sources.jar
-# A device call carries 64 MiB with the checkout: keep only JCuda's driver-API natives (the
+# Keep the bundle small (under 64 MiB) for copying: only JCuda's driver-API natives (the
 # NvPTXCompiler, NVRTC and runtime libraries, 25 MB, are never loaded by the engine).
 natives=$(ls "$DEST"/lib/jcuda-natives-*.jar)
 zip -q -d "$natives" 'lib/libJNvPTXCompiler-*' 'lib/libJNvrtc-*' 'lib/libJCudaRuntime-*'

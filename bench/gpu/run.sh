@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The GPU suite and the benchmark of the CUDA backend, on a machine with a GPU and no Java:
-# bench/gpu/pack.sh packs DIR here; a device call carries DIR and runs
+# bench/gpu/pack.sh packs DIR on a build machine; copy DIR to the GPU machine and run there
 #   bash DIR/run.sh DIR [smoke|suite|bench|tune|local|tune-local|check|all]
-# Logs go to $OUT (the device call's output folder) and summaries to stdout.
+# Logs go to $OUT (default /tmp/sparkccl-gpu-out) and summaries to stdout.
 set -uo pipefail
 DIR="$(realpath "${1:-.device-cuda}")"
 MODE="${2:-all}"
