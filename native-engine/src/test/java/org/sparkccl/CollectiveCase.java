@@ -14,8 +14,8 @@ import org.sparkccl.device.HostDevice;
  * the result against {@link Reference} and of every byte that must stay untouched.
  *
  * <p>Every rank's inputs come from {@link Spec#inputs}, so any rank (or process) can rebuild all of
- * them from the seed. Buffer conventions are NCCL's; in place means one buffer object passed as
- * both send and recv.
+ * them from the random seed. Buffer conventions are NCCL's; in place means one buffer object passed
+ * as both send and recv.
  */
 final class CollectiveCase {
   /** Bytes after the region a collective may write that must stay untouched. */

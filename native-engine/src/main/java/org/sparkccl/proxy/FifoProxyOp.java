@@ -6,8 +6,9 @@ import org.sparkccl.transport.NetRequest;
 
 /**
  * Moves {@code nSteps} FIFO steps from {@code base} on between a FIFO and a connection, with the
- * seed's counters: {@code posted} (handed to the transport) and {@code done} (completed by it). At
- * most one request per slot is in flight; a stall with requests in flight fails after the timeout.
+ * proxy counters of NCCL: {@code posted} (handed to the transport) and {@code done} (completed by
+ * it). At most one request per slot is in flight; a stall with requests in flight fails after the
+ * timeout.
  */
 abstract class FifoProxyOp extends ProxyOp {
   protected final Fifo fifo;

@@ -1,9 +1,9 @@
 package org.sparkccl.proxy;
 
 /**
- * A unit of proxy work, as the seed's {@code ncclProxyArgs}: the proxy thread calls {@link
- * #progress} until {@link #isDone}. Operations on the same connection run one after the other
- * through {@link #nextPeer}, in the order they were submitted.
+ * A unit of proxy work, as NCCL's {@code ncclProxyArgs}: the proxy thread calls {@link #progress}
+ * until {@link #isDone}. Operations on the same connection run one after the other through {@link
+ * #nextPeer}, in the order they were submitted.
  */
 public abstract class ProxyOp {
   ProxyOp next;

@@ -19,9 +19,9 @@ import org.sparkccl.CclTimeoutException;
 import org.sparkccl.util.Backoff;
 
 /**
- * The persistent proxy thread of the seed. Created with the communicator; walks a linked list of
- * operations calling each one's non-blocking {@code progress}; unlinks finished ones, replacing
- * each by its {@code nextPeer} when it has one.
+ * The persistent proxy thread, as NCCL's ({@code ncclProxyCreate}). Created with the communicator;
+ * walks a linked list of operations calling each one's non-blocking {@code progress}; unlinks
+ * finished ones, replacing each by its {@code nextPeer} when it has one.
  *
  * <p>Waiting: with no operations it blocks in {@link Selector#select()}, which costs no CPU. With
  * operations that cannot move it spins a little, yields, then waits in the selector on the sockets

@@ -8,7 +8,7 @@ import org.sparkccl.transport.NetRequest;
 import org.sparkccl.transport.RecvConnection;
 
 /**
- * Receives FIFO steps into slots the kernel has freed: the seed's {@code netRecvProxy}. A slot is
+ * Receives FIFO steps into slots the kernel has freed: NCCL's {@code netRecvProxy}. A slot is
  * published to the kernel as its data lands.
  */
 public final class RecvProxyOp extends FifoProxyOp {

@@ -6,8 +6,8 @@ import org.sparkccl.transport.NetRequest;
 import org.sparkccl.transport.SendConnection;
 
 /**
- * Sends FIFO steps the kernel has produced: the seed's {@code netSendProxy}. A slot goes back to
- * the kernel once the transport has sent it.
+ * Sends FIFO steps the kernel has produced: NCCL's {@code netSendProxy}. A slot goes back to the
+ * kernel once the transport has sent it.
  */
 public final class SendProxyOp extends FifoProxyOp {
   private final SendConnection connection;
