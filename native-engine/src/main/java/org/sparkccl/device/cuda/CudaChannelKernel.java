@@ -24,7 +24,6 @@ import org.sparkccl.fifo.FifoLayout;
 import org.sparkccl.kernel.ChannelKernel;
 import org.sparkccl.kernel.ChannelWork;
 import org.sparkccl.kernel.KernelGuard;
-import org.sparkccl.kernel.PlanEncoding;
 
 /**
  * The kernel side of one channel on a GPU: each collective's share is one launch of {@code

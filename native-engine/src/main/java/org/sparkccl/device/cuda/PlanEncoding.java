@@ -1,4 +1,4 @@
-package org.sparkccl.kernel;
+package org.sparkccl.device.cuda;
 
 import org.sparkccl.algorithm.ChannelPlan;
 import org.sparkccl.algorithm.PrimitiveCall;

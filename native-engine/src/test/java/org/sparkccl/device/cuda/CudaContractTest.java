@@ -1,4 +1,4 @@
-package org.sparkccl.kernel;
+package org.sparkccl.device.cuda;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
