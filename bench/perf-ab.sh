@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Same-run comparison of two revisions of the engine with the perf tool, for changes that must
+# not change speed: builds each revision in a temporary worktree, then alternates them for
+# ROUNDS rounds of allReduce at 8 B, 1 MiB and 64 MiB and prints the median time per size of
+# each and their ratio (new / old). Engine settings come from SPARKCCL_* as for bin/sparkccl-perf.
+#
+#   bench/perf-ab.sh OLD_REV [NEW_REV] [ROUNDS]     e.g. bench/perf-ab.sh HEAD~5 HEAD 5
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+OLD="${1:?usage: bench/perf-ab.sh OLD_REV [NEW_REV] [ROUNDS]}"
+NEW="${2:-HEAD}"
+ROUNDS="${3:-5}"
+RANKS="${RANKS:-2}"
+WORK="$(mktemp -d)"
+trap 'git -C "$ROOT" worktree remove --force "$WORK/old" >/dev/null 2>&1 || true;
+      git -C "$ROOT" worktree remove --force "$WORK/new" >/dev/null 2>&1 || true; rm -rf "$WORK"' EXIT
+
+# Builds REV into DIR and prints the perf tool's class path (the perf tool moved from the engine's
+# jar to a module of its own; either layout works).
+build() {
+  local rev="$1" dir="$2" module jar
+  git -C "$ROOT" worktree add -q --detach "$dir" "$rev"
+  module=native-engine
+  [[ -f "$dir/perf/pom.xml" ]] && module=perf
+  (cd "$dir" && mvn -B -q -o package -DskipTests -pl "$module" -am >&2)
+  jar="$(ls "$dir/$module"/target/sparkccl-*.jar | grep -v -e sources -e tests | head -1)"
+  printf '%s:%s/%s/target/lib/*' "$jar" "$dir" "$module"
+}
+
+echo "# building $OLD and $NEW" >&2
+OLD_CP="$(build "$OLD" "$WORK/old")"
+NEW_CP="$(build "$NEW" "$WORK/new")"
+
+run() { # label class-path size
+  # shellcheck disable=SC2086
+  java ${SPARKCCL_JAVA_OPTS:-} -XX:+UseSerialGC -Xmx256m \
+    -Dlog4j2.configurationFile="$ROOT/bin/log4j2.xml" -cp "$2" org.sparkccl.perf.PerfTool \
+    -n "$RANKS" -o allreduce -d float32 -b "$3" -e "$3" -w 5 -i 20 |
+    awk -v label="$1" -v size="$3" '$1 ~ /^[0-9]+$/ && NF >= 9 { print label, size, $6 }'
+}
+
+RESULTS="$WORK/results.txt"
+for ((r = 1; r <= ROUNDS; r++)); do
+  for size in 8 1M 64M; do
+    run old "$OLD_CP" "$size" >>"$RESULTS"
+    run new "$NEW_CP" "$size" >>"$RESULTS"
+  done
+  echo "# round $r of $ROUNDS done" >&2
+done
+
+python3 - "$RESULTS" "$OLD" "$NEW" "$ROUNDS" "$RANKS" <<'PY'
+import statistics, sys
+path, old, new, rounds, ranks = sys.argv[1:]
+times = {}
+for line in open(path):
+    label, size, us = line.split()
+    times.setdefault((size, label), []).append(float(us))
+print(f"allReduce float32, {ranks} ranks, median time_us of {rounds} rounds: {old} (old) vs {new} (new)")
+print(f"{'size':>6} {'old_us':>10} {'new_us':>10} {'new/old':>8}")
+for size in ("8", "1M", "64M"):
+    o = statistics.median(times[(size, "old")])
+    n = statistics.median(times[(size, "new")])
+    print(f"{size:>6} {o:>10.1f} {n:>10.1f} {n / o:>8.3f}")
+PY
