@@ -12,7 +12,6 @@ import org.sparkccl.comm.CommCore;
 import org.sparkccl.config.CclConfig;
 import org.sparkccl.device.Device;
 import org.sparkccl.device.DeviceBuffer;
-import org.sparkccl.util.Backoff;
 
 /**
  * A group of ranks that run collectives together, like an {@code ncclComm_t}.
@@ -34,6 +33,9 @@ import org.sparkccl.util.Backoff;
  * }</pre>
  */
 public final class Communicator implements AutoCloseable {
+  /** Spins of a blocking call before it yields, as the proxy's brief wait. */
+  private static final int AWAIT_SPINS = 64;
+
   private final CommCore core;
 
   private Communicator(CommCore core) {
@@ -359,8 +361,12 @@ public final class Communicator implements AutoCloseable {
     return core.config().stepSize();
   }
 
-  private static void await(CompletableFuture<Void> f) {
-    Backoff.briefly(f::isDone);
+  /**
+   * A blocking call waits briefly as the communicator's threads do (a completion is often a few
+   * microseconds away), then blocks on the future, which completion or failure ends.
+   */
+  private void await(CompletableFuture<Void> f) {
+    core.idle().inFlight(AWAIT_SPINS).awaitBriefly(f::isDone);
     try {
       f.join();
     } catch (CompletionException e) {

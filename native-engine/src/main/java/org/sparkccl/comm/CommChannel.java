@@ -5,6 +5,7 @@ import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
 import org.sparkccl.device.Device;
 import org.sparkccl.fifo.Fifo;
+import org.sparkccl.idle.IdleStrategies;
 import org.sparkccl.kernel.ChannelKernel;
 import org.sparkccl.kernel.KernelGuard;
 import org.sparkccl.kernel.KernelThread;
@@ -50,9 +51,10 @@ final class CommChannel {
       KernelGuard guard,
       BooleanSupplier assist,
       Runnable wakeProxy,
+      IdleStrategies idle,
       Device device) {
     this.id = id;
-    this.waiter = new KernelWaiter(assist, wakeProxy);
+    this.waiter = new KernelWaiter(idle, assist, wakeProxy);
     this.kernel = device.newChannelKernel(stepSize, waiter, guard, assist);
     this.sendFifo = kernel.sendFifo();
     this.recvFifo = kernel.recvFifo();

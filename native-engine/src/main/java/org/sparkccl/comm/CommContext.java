@@ -5,6 +5,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
 import org.sparkccl.config.CclConfig;
 import org.sparkccl.device.Device;
+import org.sparkccl.idle.IdleStrategies;
 import org.sparkccl.proxy.ProxyThread;
 
 /**
@@ -19,6 +20,10 @@ final class CommContext {
   final CclConfig config;
   final Device device;
   final long timeoutNanos;
+
+  /** How every waiting thread of this communicator idles (key {@code idle}). */
+  final IdleStrategies idle;
+
   final ProxyThread proxy;
   final CommChannel[] channels;
   final CallChecker calls;
@@ -41,9 +46,10 @@ final class CommContext {
     this.config = config;
     this.device = device;
     this.timeoutNanos = config.timeout().toNanos();
+    this.idle = IdleStrategies.of(config);
     this.failure = new FailureState(rank);
     this.calls = new CallChecker(rank);
-    this.proxy = new ProxyThread("sparkccl-proxy-r" + rank, onError);
+    this.proxy = new ProxyThread("sparkccl-proxy-r" + rank, idle, onError);
     this.channels = new CommChannel[config.nChannels()];
   }
 
@@ -57,6 +63,7 @@ final class CommContext {
             new ChannelGuard(this, c),
             () -> assistProxy(c),
             proxy::wake,
+            idle,
             device);
   }
 

@@ -8,6 +8,7 @@ import org.sparkccl.bootstrap.Bootstrap;
 import org.sparkccl.config.CclConfig;
 import org.sparkccl.device.Device;
 import org.sparkccl.device.Devices;
+import org.sparkccl.idle.IdleStrategies;
 
 /**
  * The inside of one communicator, as {@code ncclCommInitRank} builds it: the channels with their
@@ -97,6 +98,11 @@ public final class CommCore {
 
   public CclConfig config() {
     return ctx.config;
+  }
+
+  /** How this communicator's threads, and callers waiting on it, idle. */
+  public IdleStrategies idle() {
+    return ctx.idle;
   }
 
   public Device device() {

@@ -43,7 +43,8 @@ final class TransportSelector {
             host == null ? "127.0.0.1" : host,
             ctx.rank,
             ctx.config.socketThreads(),
-            ctx.config.socketsPerThread());
+            ctx.config.socketsPerThread(),
+            ctx.idle);
     List<RingTransport> candidates = new ArrayList<>();
     try {
       candidates.addAll(candidates(sockets));

@@ -35,6 +35,7 @@ public final class CclConfig {
   private final LogLevel debug;
   private final DeviceSpec device;
   private final IdleMode idle;
+  private final int idleYieldUs;
   private final double hopLatencyUs;
   private final double linkGBps;
   private final double treeHopLatencyUs;
@@ -52,6 +53,7 @@ public final class CclConfig {
     this.debug = b.debug;
     this.device = b.device;
     this.idle = b.idle;
+    this.idleYieldUs = b.idleYieldUs;
     this.hopLatencyUs = b.hopLatencyUs;
     this.linkGBps = b.linkGBps;
     this.treeHopLatencyUs = b.treeHopLatencyUs;
@@ -153,6 +155,11 @@ public final class CclConfig {
     return idle;
   }
 
+  /** Microseconds a waiting thread yields before it blocks. */
+  public int idleYieldUs() {
+    return idleYieldUs;
+  }
+
   /** The tuner's cost of one hop, in microseconds. */
   public double hopLatencyUs() {
     return hopLatencyUs;
@@ -195,6 +202,7 @@ public final class CclConfig {
       case DEBUG -> debug == null ? "unset" : debug.toString();
       case DEVICE -> device.toString();
       case IDLE -> idle.toString();
+      case IDLE_YIELD_US -> Integer.toString(idleYieldUs);
       case TUNER_HOP_LATENCY_US -> Double.toString(hopLatencyUs);
       case TUNER_LINK_GBPS -> Double.toString(linkGBps);
       case TUNER_TREE_HOP_LATENCY_US -> Double.toString(treeHopLatencyUs);
@@ -220,6 +228,7 @@ public final class CclConfig {
     private LogLevel debug;
     private DeviceSpec device;
     private IdleMode idle;
+    private int idleYieldUs;
     private double hopLatencyUs;
     private double linkGBps;
     private double treeHopLatencyUs;
@@ -245,6 +254,7 @@ public final class CclConfig {
       debug = c.debug;
       device = c.device;
       idle = c.idle;
+      idleYieldUs = c.idleYieldUs;
       hopLatencyUs = c.hopLatencyUs;
       linkGBps = c.linkGBps;
       treeHopLatencyUs = c.treeHopLatencyUs;
@@ -271,6 +281,7 @@ public final class CclConfig {
         case DEBUG -> debug(Values.choice(k, text, LogLevel.values()));
         case DEVICE -> device(DeviceSpec.parse(text));
         case IDLE -> idle(Values.choice(k, text, IdleMode.values()));
+        case IDLE_YIELD_US -> idleYieldUs(Values.integer(k, text));
         case TUNER_HOP_LATENCY_US -> hopLatencyUs(Values.decimal(k, text));
         case TUNER_LINK_GBPS -> linkGBps(Values.decimal(k, text));
         case TUNER_TREE_HOP_LATENCY_US -> treeHopLatencyUs(Values.decimal(k, text));
@@ -346,6 +357,11 @@ public final class CclConfig {
       return this;
     }
 
+    public Builder idleYieldUs(int v) {
+      idleYieldUs = v;
+      return this;
+    }
+
     public Builder hopLatencyUs(double v) {
       hopLatencyUs = v;
       return this;
@@ -392,6 +408,9 @@ public final class CclConfig {
       }
       if (timeout == null || timeout.isZero() || timeout.isNegative()) {
         throw invalid(Key.TIMEOUT, timeout, "a positive duration");
+      }
+      if (idleYieldUs < 0 || idleYieldUs > Key.MAX_IDLE_YIELD_US) {
+        throw invalid(Key.IDLE_YIELD_US, idleYieldUs, "0.." + Key.MAX_IDLE_YIELD_US);
       }
       if (!(hopLatencyUs > 0)) {
         throw invalid(Key.TUNER_HOP_LATENCY_US, hopLatencyUs, "a positive number");

@@ -38,6 +38,8 @@ public enum Key {
   DEVICE("device", "host"),
   /** How waiting threads idle: {@code spin}, {@code backoff} or {@code park}. */
   IDLE("idle", "backoff"),
+  /** Microseconds a backing-off wait yields before it blocks; also when a spinning wait stalls. */
+  IDLE_YIELD_US("idle.yieldUs", "200"),
   /** The tuner's cost of one ring hop in microseconds ({@code bin/sparkccl-calibrate}). */
   TUNER_HOP_LATENCY_US("tuner.hopLatencyUs", "46"),
   /** The tuner's bandwidth of one link in GB/s. */
@@ -58,6 +60,9 @@ public enum Key {
 
   /** The smallest FIFO slot, in bytes; {@code buffSize} is a multiple of 64 bytes per slot. */
   public static final int MIN_STEP_SIZE = 1024;
+
+  /** A yield window past a second only burns CPU: a blocked thread wakes within 57 us here. */
+  public static final int MAX_IDLE_YIELD_US = 1_000_000;
 
   private final String key;
   private final String defaultValue;

@@ -32,7 +32,7 @@ public final class KernelThread {
         task.run();
         waiter.flushProxyWake();
       } else {
-        waiter.await(() -> stopping || !work.isEmpty(), waited -> {});
+        waiter.awaitWork(() -> stopping || !work.isEmpty());
       }
     }
   }

@@ -2,12 +2,13 @@ package org.sparkccl.kernel;
 
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.BooleanSupplier;
-import org.sparkccl.util.Backoff;
+import org.sparkccl.idle.IdleStrategies;
+import org.sparkccl.idle.IdleStrategy;
 
 /**
- * How a kernel thread waits, for its FIFOs or for new work: {@link Backoff} (spin, then yield for a
- * bounded time), then park until woken. One waiter per kernel thread; FIFOs and the work queue call
- * {@link #run()} after they change.
+ * How a kernel thread waits, for its FIFOs or for new work: its {@link IdleStrategy} (by default
+ * yield for a bounded time), then park until woken. One waiter per kernel thread; FIFOs and the
+ * work queue call {@link #run()} after they change.
  *
  * <p>No lost wake-up: the waiter publishes itself (volatile) before it re-checks the condition, and
  * wakers store their change (volatile) before reading the waiter, so either the waiter sees the
@@ -16,6 +17,11 @@ import org.sparkccl.util.Backoff;
 public final class KernelWaiter implements Runnable {
   private static final long MAX_PARK_NANOS = 2_000_000;
 
+  /** No spins: a waiting kernel's passes assist the proxy, which beats spinning in place. */
+  private static final int SPINS = 0;
+
+  private final IdleStrategy inFlight;
+  private final IdleStrategy newWork;
   private final BooleanSupplier assist;
   private final Runnable wakeProxy;
   private volatile Thread parked;
@@ -31,17 +37,19 @@ public final class KernelWaiter implements Runnable {
     this.onStall = hook;
   }
 
-  /** A waiter that only waits. */
-  public KernelWaiter() {
-    this(() -> false, () -> {});
+  /** A waiter that only waits, as {@code idle} says. */
+  public KernelWaiter(IdleStrategies idle) {
+    this(idle, () -> false, () -> {});
   }
 
   /**
-   * A waiter that, while it waits briefly, calls {@code assist} (one proxy progress pass that
-   * returns whether anything moved) instead of only yielding, and that wakes the proxy thread
-   * ({@code wakeProxy}) only when it stops assisting.
+   * A waiter that idles as {@code idle} says and, while it waits, calls {@code assist} (one proxy
+   * progress pass that returns whether anything moved) before it idles, and that wakes the proxy
+   * thread ({@code wakeProxy}) only when it stops assisting.
    */
-  public KernelWaiter(BooleanSupplier assist, Runnable wakeProxy) {
+  public KernelWaiter(IdleStrategies idle, BooleanSupplier assist, Runnable wakeProxy) {
+    this.inFlight = idle.inFlight(SPINS);
+    this.newWork = idle.forNewWork(SPINS);
     this.assist = assist;
     this.wakeProxy = wakeProxy;
   }
@@ -72,20 +80,30 @@ public final class KernelWaiter implements Runnable {
 
   /** Waits until {@code ready} is true, calling {@code check} between parks. */
   public void await(BooleanSupplier ready, Check check) {
+    await(inFlight, ready, check);
+  }
+
+  /** Waits for new work: until {@code ready} is true. */
+  public void awaitWork(BooleanSupplier ready) {
+    await(newWork, ready, waited -> {});
+  }
+
+  private void await(IdleStrategy idle, BooleanSupplier ready, Check check) {
     if (ready.getAsBoolean()) {
       return;
     }
     long start = System.nanoTime();
-    while (System.nanoTime() - start < Backoff.YIELD_NANOS) {
+    idle.reset();
+    boolean stalled;
+    do {
       boolean moved = assist.getAsBoolean();
       if (ready.getAsBoolean()) {
         return;
       }
-      if (!moved) {
-        Thread.yield();
-      }
-    }
+      stalled = idle.idle(moved ? 1 : 0);
+    } while (!stalled);
     onStall.run();
+    boolean mayPark = idle.mayBlock();
     Thread me = Thread.currentThread();
     try {
       while (true) {
@@ -98,7 +116,11 @@ public final class KernelWaiter implements Runnable {
           continue;
         }
         flushProxyWake();
-        LockSupport.parkNanos(this, MAX_PARK_NANOS);
+        if (mayPark) {
+          LockSupport.parkNanos(this, MAX_PARK_NANOS);
+        } else {
+          Thread.onSpinWait();
+        }
       }
     } finally {
       parked = null;

@@ -16,16 +16,18 @@ import org.sparkccl.CclException;
 import org.sparkccl.CclMismatchException;
 import org.sparkccl.CclRemoteException;
 import org.sparkccl.CclTimeoutException;
-import org.sparkccl.util.Backoff;
+import org.sparkccl.idle.IdleStrategies;
+import org.sparkccl.idle.IdleStrategy;
 
 /**
  * The persistent proxy thread, as NCCL's ({@code ncclProxyCreate}). Created with the communicator;
  * walks a linked list of operations calling each one's non-blocking {@code progress}; unlinks
  * finished ones, replacing each by its {@code nextPeer} when it has one.
  *
- * <p>Waiting: with no operations it blocks in {@link Selector#select()}, which costs no CPU. With
- * operations that cannot move it spins a little, yields, then waits in the selector on the sockets
- * its connections registered, with a short timeout as a guard. Every wake-up source (submission, a
+ * <p>Waiting, as its two {@link IdleStrategy}s say: with no operations it blocks in {@link
+ * Selector#select()}, which costs no CPU. With operations that cannot move it spins a little,
+ * yields, then waits in the selector on the sockets its connections registered, with a short
+ * timeout as a guard (in spin mode it only polls the selector). Every wake-up source (submission, a
  * kernel publishing or freeing a slot, a helper thread finishing a chunk) calls {@link #wake()},
  * i.e. {@link Selector#wakeup()}, whose contract makes the next or current select return: a wake-up
  * can never be lost.
@@ -39,7 +41,16 @@ import org.sparkccl.util.Backoff;
  */
 public final class ProxyThread implements AutoCloseable {
   private static final Logger LOG = LogManager.getLogger(ProxyThread.class);
+
+  /** Spins of a proxy with operations: half an idle wait's, since each of its passes is longer. */
   private static final int SPINS = 32;
+
+  /** Spins of a proxy without operations before it yields, as every caller's brief wait. */
+  private static final int EMPTY_SPINS = 64;
+
+  /** While yielding, a busy proxy checks its sockets without blocking every so many passes. */
+  private static final int POLL_EVERY = 64;
+
   private static final long BUSY_SELECT_MS = 1;
 
   /** Idle wait of a proxy that owns a transport's progress (Jucx 1.12 exposes no event fd). */
@@ -52,6 +63,8 @@ public final class ProxyThread implements AutoCloseable {
   private final Thread thread;
   private final ConcurrentLinkedQueue<ProxyOp> submitted = new ConcurrentLinkedQueue<>();
   private final Consumer<RuntimeException> onError;
+  private final IdleStrategy busyIdle;
+  private final IdleStrategy emptyIdle;
   private final ReentrantLock progressLock = new ReentrantLock();
   private final ConcurrentLinkedQueue<Runnable> tasks = new ConcurrentLinkedQueue<>();
   private BooleanSupplier poller;
@@ -64,15 +77,18 @@ public final class ProxyThread implements AutoCloseable {
    * Creates the thread (not started: connections register with {@link #selector()} first).
    *
    * @param name thread name
+   * @param idling how the thread waits
    * @param onError told of the first failure of any operation, on the proxy thread
    */
-  public ProxyThread(String name, Consumer<RuntimeException> onError) {
+  public ProxyThread(String name, IdleStrategies idling, Consumer<RuntimeException> onError) {
     try {
       this.selector = Selector.open();
     } catch (IOException e) {
       throw new UncheckedIOException("cannot open a selector for the proxy thread", e);
     }
     this.onError = onError;
+    this.busyIdle = idling.inFlight(SPINS);
+    this.emptyIdle = idling.forNewWork(EMPTY_SPINS);
     this.thread = new Thread(this::loop, name);
     this.thread.setDaemon(true);
   }
@@ -139,7 +155,6 @@ public final class ProxyThread implements AutoCloseable {
 
   private void loop() {
     int idleRounds = 0;
-    long idleSince = 0;
     try {
       while (!stopping) {
         boolean empty;
@@ -160,7 +175,7 @@ public final class ProxyThread implements AutoCloseable {
         }
         if (empty) {
           idle = true;
-          if (!Backoff.briefly(
+          if (!emptyIdle.awaitBriefly(
               () -> !submitted.isEmpty() || !tasks.isEmpty() || stopping || dropAll)) {
             if (poller == null) {
               selector.select();
@@ -170,18 +185,13 @@ public final class ProxyThread implements AutoCloseable {
             dispatchReady();
           }
         } else if (moved) {
+          busyIdle.reset();
           idleRounds = 0;
-        } else if (++idleRounds <= SPINS) {
-          Thread.onSpinWait();
-          idleSince = System.nanoTime();
-        } else if (System.nanoTime() - idleSince < Backoff.YIELD_NANOS) {
-          if (idleRounds % 64 == 0) {
-            selector.selectNow();
-            dispatchReady();
-          }
-          Thread.yield();
-        } else {
+        } else if (busyIdle.idle(0)) {
           busyWait();
+        } else if (++idleRounds % POLL_EVERY == 0) {
+          selector.selectNow();
+          dispatchReady();
         }
       }
       // last notices (a normal close) go out before the thread ends
@@ -198,12 +208,14 @@ public final class ProxyThread implements AutoCloseable {
   }
 
   /**
-   * The back-off of a proxy whose operations cannot move. A socket wakes the selector when data
-   * arrives; a one-sided put raises no event, so a proxy that owns such a transport sleeps only
-   * briefly instead, checking the sockets without blocking.
+   * The blocking step of a proxy whose operations cannot move. A socket wakes the selector when
+   * data arrives; a one-sided put raises no event, so a proxy that owns such a transport sleeps
+   * only briefly instead, checking the sockets without blocking. In spin mode it only checks.
    */
   private void busyWait() throws IOException {
-    if (poller == null) {
+    if (!busyIdle.mayBlock()) {
+      selector.selectNow();
+    } else if (poller == null) {
       selector.select(BUSY_SELECT_MS);
     } else {
       selector.selectNow();

@@ -20,8 +20,8 @@ import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 
 /**
- * The engine's API is what its module exports; this test keeps that and the README's API table
- * the same, so that a public type can neither appear in an exported package unannounced nor be
+ * The engine's API is what its module exports; this test keeps that and the README's API table the
+ * same, so that a public type can neither appear in an exported package unannounced nor be
  * documented without existing.
  */
 @DisplayName("the public API")

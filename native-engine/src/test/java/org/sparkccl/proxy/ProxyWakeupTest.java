@@ -21,6 +21,7 @@ import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.sparkccl.CclException;
+import org.sparkccl.idle.IdleStrategies;
 
 /** The proxy thread never loses a wake-up, and costs no CPU while idle. */
 @DisplayName("proxy thread wake-ups")
@@ -65,7 +66,9 @@ class ProxyWakeupTest {
   }
 
   private static ProxyThread startProxy(AtomicReference<RuntimeException> error) {
-    ProxyThread p = new ProxyThread("sparkccl-test-proxy", e -> error.compareAndSet(null, e));
+    ProxyThread p =
+        new ProxyThread(
+            "sparkccl-test-proxy", IdleStrategies.defaults(), e -> error.compareAndSet(null, e));
     p.start();
     return p;
   }
@@ -267,6 +270,7 @@ class ProxyWakeupTest {
     ProxyThread proxy =
         new ProxyThread(
             "sparkccl-test-proxy",
+            IdleStrategies.defaults(),
             e -> {
               error.compareAndSet(null, e);
               reported.countDown();

@@ -13,6 +13,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
 import org.sparkccl.CclException;
+import org.sparkccl.idle.IdleStrategies;
 import org.sparkccl.proxy.ReadyHandler;
 import org.sparkccl.transport.RecvConnection;
 
@@ -29,6 +30,7 @@ public final class PeerAcceptor implements ReadyHandler {
   private final int rank;
   private final int nRanks;
   private final int nThreads;
+  private final IdleStrategies idle;
   private final int nSocks;
   private final Selector selector;
   private final Runnable wakeProxy;
@@ -41,6 +43,7 @@ public final class PeerAcceptor implements ReadyHandler {
       int rank,
       int nRanks,
       int nThreads,
+      IdleStrategies idle,
       int nSocks,
       Selector selector,
       Runnable wakeProxy)
@@ -50,6 +53,7 @@ public final class PeerAcceptor implements ReadyHandler {
     this.rank = rank;
     this.nRanks = nRanks;
     this.nThreads = nThreads;
+    this.idle = idle;
     this.nSocks = nSocks;
     this.selector = selector;
     this.wakeProxy = wakeProxy;
@@ -146,7 +150,7 @@ public final class PeerAcceptor implements ReadyHandler {
       ready.put(
           h.fromRank(),
           new SocketRecvConnection(
-              what, h.fromRank(), sockets[0], data, nThreads, selector, wakeProxy));
+              what, h.fromRank(), sockets[0], data, nThreads, idle, selector, wakeProxy));
     }
   }
 

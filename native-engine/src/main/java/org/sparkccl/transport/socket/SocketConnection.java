@@ -11,6 +11,7 @@ import java.util.List;
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
 import org.sparkccl.CclException;
+import org.sparkccl.idle.IdleStrategies;
 
 /**
  * What the two ends of a socket connection share (NCCL's net_socket comm): a control socket the
@@ -40,6 +41,7 @@ abstract class SocketConnection {
       SocketChannel control,
       SocketChannel[] data,
       int nThreads,
+      IdleStrategies idle,
       Selector proxySelector,
       Runnable wakeProxy)
       throws IOException {
@@ -55,6 +57,7 @@ abstract class SocketConnection {
       helpers[t] =
           new SocketHelperThread(
               "sparkccl-socket-" + description.replace(' ', '-') + "-t" + t,
+              idle.onEvents(),
               wakeProxy,
               i -> description + " (data socket " + i + ")");
       for (int s = t * perThread; s < (t + 1) * perThread; s++) {

@@ -11,12 +11,14 @@ import java.util.function.IntFunction;
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
 import org.sparkccl.CclException;
+import org.sparkccl.idle.IdleStrategy;
 
 /**
  * A helper thread of the socket transport (NCCL's {@code persistentSocketThread}): owns a few data
  * sockets of one connection and moves the chunks the proxy hands it, in order per socket, with
- * non-blocking I/O. It waits in its selector (no CPU) when it has nothing to move or the sockets
- * are not ready, and wakes the proxy whenever a chunk completes.
+ * non-blocking I/O. It waits in its selector (no CPU) when it has nothing to move or, as its {@link
+ * IdleStrategy} allows, when its sockets are not ready; it wakes the proxy whenever a chunk
+ * completes.
  */
 final class SocketHelperThread implements AutoCloseable {
   private static final Logger LOG = LogManager.getLogger(SocketHelperThread.class);
@@ -25,16 +27,19 @@ final class SocketHelperThread implements AutoCloseable {
   private final Selector selector;
   private final Thread thread;
   private final ConcurrentLinkedQueue<ChunkTask> incoming = new ConcurrentLinkedQueue<>();
+  private final IdleStrategy idle;
   private final Runnable wakeProxy;
   private final IntFunction<String> describeSocket;
   private volatile boolean stopping;
 
-  SocketHelperThread(String name, Runnable wakeProxy, IntFunction<String> describeSocket) {
+  SocketHelperThread(
+      String name, IdleStrategy idle, Runnable wakeProxy, IntFunction<String> describeSocket) {
     try {
       this.selector = Selector.open();
     } catch (IOException e) {
       throw new UncheckedIOException("cannot open a selector for " + name, e);
     }
+    this.idle = idle;
     this.wakeProxy = wakeProxy;
     this.describeSocket = describeSocket;
     this.thread = new Thread(this::loop, name);
@@ -73,11 +78,20 @@ final class SocketHelperThread implements AutoCloseable {
           ((Owned) t.channel.keyFor(selector).attachment()).tasks.add(t);
         }
         boolean moved = false;
+        boolean queued = false;
         for (SelectionKey key : selector.keys()) {
           moved |= progress(key);
+          queued |= !((Owned) key.attachment()).tasks.isEmpty();
         }
-        if (!moved) {
-          selector.select(SELECT_MS);
+        if (moved) {
+          idle.reset();
+        } else if (idle.idle(0)) {
+          // with no chunk to move nothing is in flight: block, as in every mode
+          if (idle.mayBlock() || !queued) {
+            selector.select(SELECT_MS);
+          } else {
+            selector.selectNow();
+          }
           selector.selectedKeys().clear();
         }
       }

@@ -8,6 +8,7 @@ import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
 import org.sparkccl.CclRemoteException;
 import org.sparkccl.comm.CollectiveCall;
+import org.sparkccl.idle.IdleStrategies;
 import org.sparkccl.proxy.ReadyHandler;
 import org.sparkccl.transport.NetRequest;
 import org.sparkccl.transport.SendConnection;
@@ -38,10 +39,11 @@ final class SocketSendConnection extends SocketConnection implements SendConnect
       SocketChannel control,
       SocketChannel[] data,
       int nThreads,
+      IdleStrategies idle,
       Selector proxySelector,
       Runnable wakeProxy)
       throws IOException {
-    super(description, peer, control, data, nThreads, proxySelector, wakeProxy);
+    super(description, peer, control, data, nThreads, idle, proxySelector, wakeProxy);
   }
 
   @Override

@@ -16,6 +16,7 @@ import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
 import org.sparkccl.CclException;
 import org.sparkccl.CclTimeoutException;
+import org.sparkccl.idle.IdleStrategies;
 import org.sparkccl.transport.RecvConnection;
 import org.sparkccl.transport.SendConnection;
 
@@ -24,7 +25,7 @@ import org.sparkccl.transport.SendConnection;
  * rank made of one control socket and {@code nThreads x nSocksPerThread} data sockets.
  *
  * <pre>{@code
- * SocketTransport t = SocketTransport.listen("127.0.0.1", rank, 0, 1);
+ * SocketTransport t = SocketTransport.listen("127.0.0.1", rank, 0, 1, IdleStrategies.defaults());
  * // exchange t.address() and a token with the peers, then:
  * SendConnection out = t.connect(nextAddress, next, channel, token, sel, proxy::wake, deadline);
  * RecvConnection in = t.accept(prev, nChannels, token, sel, proxy::wake, deadline)[channel];
@@ -51,22 +52,29 @@ public final class SocketTransport implements AutoCloseable {
   private final int rank;
   private final int nThreads;
   private final int nSocks;
+  private final IdleStrategies idle;
 
-  private SocketTransport(ServerSocketChannel listener, int rank, int nThreads, int nSocks) {
+  private SocketTransport(
+      ServerSocketChannel listener, int rank, int nThreads, int nSocks, IdleStrategies idle) {
     this.listener = listener;
     this.rank = rank;
     this.nThreads = nThreads;
     this.nSocks = nSocks;
+    this.idle = idle;
   }
 
-  /** Opens a listener on {@code host}, on a port the system picks. */
-  public static SocketTransport listen(String host, int rank, int nThreads, int nSocksPerThread) {
+  /**
+   * Opens a listener on {@code host}, on a port the system picks; its connections' helper threads
+   * idle as {@code idle} says.
+   */
+  public static SocketTransport listen(
+      String host, int rank, int nThreads, int nSocksPerThread, IdleStrategies idle) {
     try {
       ServerSocketChannel l = ServerSocketChannel.open();
       l.setOption(StandardSocketOptions.SO_RCVBUF, SOCKET_BUFFER_BYTES);
       l.bind(new InetSocketAddress(host, 0), 256);
       l.configureBlocking(false);
-      return new SocketTransport(l, rank, nThreads, nThreads * nSocksPerThread);
+      return new SocketTransport(l, rank, nThreads, nThreads * nSocksPerThread, idle);
     } catch (IOException e) {
       throw new CclException(
           "rank " + rank + ": cannot listen on " + host + ": " + e.getMessage(), e);
@@ -82,7 +90,7 @@ public final class SocketTransport implements AutoCloseable {
     try {
       PeerAcceptor acceptor =
           new PeerAcceptor(
-              listener, token, rank, nRanks, nThreads, nSocks, proxySelector, wakeProxy);
+              listener, token, rank, nRanks, nThreads, idle, nSocks, proxySelector, wakeProxy);
       for (Map.Entry<SocketChannel, Handshake> e : earlyPeers.entrySet()) {
         acceptor.adopt(e.getKey(), e.getValue());
       }
@@ -132,7 +140,7 @@ public final class SocketTransport implements AutoCloseable {
         write(data[i], new Handshake(token, rank, channel, i).encode());
       }
       return new SocketSendConnection(
-          what, peer, control, data, nThreads, proxySelector, wakeProxy);
+          what, peer, control, data, nThreads, idle, proxySelector, wakeProxy);
     } catch (IOException e) {
       closeAll(control, data);
       throw new CclException(what + ": cannot connect to " + address + ": " + e.getMessage(), e);
@@ -202,7 +210,8 @@ public final class SocketTransport implements AutoCloseable {
         sel.selectNow();
         String what = "rank " + rank + " <- rank " + peer + " (channel " + c + ")";
         result[c] =
-            new SocketRecvConnection(what, peer, control, data, nThreads, proxySelector, wakeProxy);
+            new SocketRecvConnection(
+                what, peer, control, data, nThreads, idle, proxySelector, wakeProxy);
       }
       listener.keyFor(sel).cancel();
       for (Map.Entry<SocketChannel, ByteBuffer> e : pending.entrySet()) {

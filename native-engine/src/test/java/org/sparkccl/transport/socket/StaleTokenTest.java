@@ -12,6 +12,7 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.sparkccl.idle.IdleStrategies;
 import org.sparkccl.transport.RecvConnection;
 import org.sparkccl.transport.SendConnection;
 
@@ -26,8 +27,10 @@ class StaleTokenTest {
   void aStaleAttemptsConnectionIsClosedAndTheRealPeerIsAccepted() throws Exception {
     long token = new SecureRandom().nextLong();
     long staleToken = token ^ 0x5A5A5A5AL;
-    try (SocketTransport receiver = SocketTransport.listen("127.0.0.1", 1, 0, 1);
-        SocketTransport sender = SocketTransport.listen("127.0.0.1", 0, 0, 1);
+    try (SocketTransport receiver =
+            SocketTransport.listen("127.0.0.1", 1, 0, 1, IdleStrategies.defaults());
+        SocketTransport sender =
+            SocketTransport.listen("127.0.0.1", 0, 0, 1, IdleStrategies.defaults());
         Selector recvSel = Selector.open();
         Selector sendSel = Selector.open();
         SocketChannel stale = SocketChannel.open()) {
