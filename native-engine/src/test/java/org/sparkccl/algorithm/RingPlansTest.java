@@ -29,7 +29,10 @@ class RingPlansTest {
 
   private static final int[] ELEM_SIZES = {1, 2, 4, 8};
 
-  /** One planner setup; {@code count} is per rank, as the launcher passes it. */
+  /**
+   * One planner setup; {@code count} is per rank, as the launcher passes it; {@code root} is used
+   * by broadcast and reduce, and a reduce is in place on its root only.
+   */
   record Setup(
       int nRanks, long count, int elemSize, int stepSize, int channels, boolean inPlace, int root) {
     @Override
@@ -44,9 +47,7 @@ class RingPlansTest {
           + "-byte slots, "
           + channels
           + " channel(s)"
-          + (inPlace ? ", in place" : "")
-          + ", root "
-          + root;
+          + (inPlace ? ", in place" : "");
     }
   }
 
@@ -227,7 +228,7 @@ class RingPlansTest {
       for (int r = 0; r < n && problems.isEmpty(); r++) {
         expect(problems, r, b[r].dst, 0, count, i -> Sym.input(i, root));
       }
-      assertClean(problems, s, "broadcast");
+      assertClean(problems, s, "broadcast from root " + root);
     }
   }
 
@@ -263,7 +264,7 @@ class RingPlansTest {
           problems.add("rank " + r + " wrote its destination; only the root may");
         }
       }
-      assertClean(problems, s, "reduce");
+      assertClean(problems, s, "reduce to root " + root);
     }
   }
 

@@ -12,7 +12,9 @@ import org.sparkccl.fifo.FifoLayout;
  * which ranks' contributions it holds and how often, and how many final reductions (where {@code
  * avg} divides) it went through. Ranks exchange slices through FIFOs of {@link FifoLayout#STEPS}
  * slots, one slot per slice of at most {@code stepSize} bytes, as the channel kernels do; a rank
- * whose next primitive finds no data to receive or no slot to send into waits.
+ * whose next primitive finds no data to receive or no slot to send into waits. One FIFO per link is
+ * the least room a transport guarantees (its proxy may hold nothing in flight), and the room the
+ * planners are designed for.
  *
  * <p>The primitives' effects are written here from their definitions, independently of the kernels,
  * so the checks below catch a plan that deadlocks, sends slices its successor does not expect,
