@@ -6,11 +6,14 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.ByteBuffer;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Collections;
 import java.util.IdentityHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.SplittableRandom;
+import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.TimeUnit;
@@ -19,41 +22,154 @@ import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.sparkccl.bootstrap.LocalBootstrap;
 import org.sparkccl.config.CclConfig;
+import org.sparkccl.config.Transport;
 import org.sparkccl.device.DeviceBuffer;
 import org.sparkccl.device.HostDevice;
 import org.sparkccl.memory.DirectMemory;
 import org.sparkccl.transport.ucx.UcxTransport;
 
-/** Communicators that are created, used, aborted and closed leave no threads and no memory. */
+/**
+ * Communicators that are created, used, aborted and closed leave no threads and no memory. What the
+ * engine holds is counted process-wide: its threads by name, the off-heap bytes {@link
+ * DirectMemory} has handed out (FIFOs, UCX control blocks, host buffers) and the UCX objects {@link
+ * UcxTransport} has created; each must come back to where it was before.
+ */
 @DisplayName("resources")
 class LeakTest {
   private static final Duration WAIT = Duration.ofSeconds(60);
 
-  private static Set<Thread> engineThreads() {
-    Set<Thread> s = Collections.newSetFromMap(new IdentityHashMap<>());
-    for (Thread t : Thread.getAllStackTraces().keySet()) {
-      if (t.getName().startsWith("sparkccl-") && t.isAlive()) {
-        s.add(t);
+  /** How long threads may take to end, and counters to settle, once every close returned. */
+  private static final Duration SETTLE = Duration.ofSeconds(10);
+
+  /** The engine's threads, by the prefix of their names; the last one catches any other. */
+  private static final List<String> PREFIXES =
+      List.of(
+          "sparkccl-proxy-r",
+          "sparkccl-kernel-r",
+          "sparkccl-socket-",
+          "sparkccl-bootstrap-",
+          "sparkccl-");
+
+  /** What the engine holds in this JVM at one moment. */
+  private record Resources(Set<Thread> threads, long offHeapBytes, long ucxObjects) {
+    static Resources now() {
+      Set<Thread> s = Collections.newSetFromMap(new IdentityHashMap<>());
+      for (Thread t : Thread.getAllStackTraces().keySet()) {
+        if (t.isAlive() && t.getName().startsWith("sparkccl-")) {
+          s.add(t);
+        }
       }
+      return new Resources(s, DirectMemory.outstandingBytes(), UcxTransport.liveObjects());
     }
-    return s;
+
+    /** Engine threads alive now that were not in {@code baseline}, by prefix. */
+    Map<String, List<Thread>> newThreads(Resources baseline) {
+      Map<String, List<Thread>> m = new TreeMap<>();
+      for (Thread t : threads) {
+        if (!baseline.threads.contains(t)) {
+          m.computeIfAbsent(prefix(t), k -> new ArrayList<>()).add(t);
+        }
+      }
+      return m;
+    }
+
+    boolean sameAs(Resources baseline) {
+      return newThreads(baseline).isEmpty()
+          && offHeapBytes == baseline.offHeapBytes
+          && ucxObjects == baseline.ucxObjects;
+    }
   }
 
-  private static String describe(Set<Thread> threads) {
-    return threads.stream()
-        .map(t -> t.getName() + " (" + t.getState() + ")")
-        .sorted()
-        .collect(Collectors.joining(", "));
+  private static String prefix(Thread t) {
+    return PREFIXES.stream().filter(p -> t.getName().startsWith(p)).findFirst().orElseThrow();
+  }
+
+  private static int count(Map<String, List<Thread>> byPrefix, String prefix) {
+    return byPrefix.getOrDefault(prefix, List.of()).size();
+  }
+
+  private static String describe(Map<String, List<Thread>> byPrefix) {
+    return byPrefix.entrySet().stream()
+        .map(
+            e ->
+                e.getKey()
+                    + "*: "
+                    + e.getValue().size()
+                    + " "
+                    + e.getValue().stream()
+                        .collect(
+                            Collectors.groupingBy(
+                                t -> t.getName() + " (" + t.getState() + ")",
+                                TreeMap::new,
+                                Collectors.counting())))
+        .collect(Collectors.joining("; "));
+  }
+
+  /**
+   * Waits, at most {@link #SETTLE}, for the engine's threads and counters to be back at {@code
+   * baseline}; then asserts each. A thread told to stop may still be leaving its loop when close
+   * returns; one still alive after this wait is a leak, not a slow exit.
+   */
+  private static void assertBackTo(Resources baseline, String what) throws InterruptedException {
+    long end = System.nanoTime() + SETTLE.toNanos();
+    Resources now = Resources.now();
+    while (!now.sameAs(baseline) && System.nanoTime() < end) {
+      Thread.sleep(20);
+      now = Resources.now();
+    }
+    Map<String, List<Thread>> left = now.newThreads(baseline);
+    assertTrue(
+        left.isEmpty(),
+        what
+            + ": engine threads still alive "
+            + SETTLE.toSeconds()
+            + " s later: "
+            + describe(left));
+    assertEquals(
+        baseline.offHeapBytes,
+        now.offHeapBytes,
+        what + ": off-heap bytes outstanding after every communicator and buffer was closed");
+    assertEquals(
+        baseline.ucxObjects,
+        now.ucxObjects,
+        what + ": UCX contexts, workers, endpoints, registrations or remote keys left");
+  }
+
+  /**
+   * While {@code n} communicators of {@code config} are open, the counters must see them: otherwise
+   * a renamed thread or memory allocated elsewhere would let the leak checks pass without looking
+   * at anything.
+   */
+  private static void assertCounted(
+      Resources baseline, CclConfig config, int n, boolean socketHelpers, String what) {
+    Resources now = Resources.now();
+    Map<String, List<Thread>> fresh = now.newThreads(baseline);
+    String threads = what + ": engine threads while open: " + describe(fresh);
+    assertTrue(count(fresh, "sparkccl-proxy-r") >= n, threads);
+    assertTrue(count(fresh, "sparkccl-kernel-r") >= n * config.nChannels(), threads);
+    if (socketHelpers) {
+      assertTrue(count(fresh, "sparkccl-socket-") >= n, threads);
+    }
+    long fifoBytes = 2L * n * config.nChannels() * config.buffSize();
+    assertTrue(
+        now.offHeapBytes - baseline.offHeapBytes >= fifoBytes,
+        what
+            + ": off-heap bytes while open grew by "
+            + (now.offHeapBytes - baseline.offHeapBytes)
+            + ", less than the "
+            + fifoBytes
+            + " of the ring FIFOs");
+    if (config.transport() == Transport.UCX) {
+      assertTrue(now.ucxObjects > baseline.ucxObjects, what + ": no UCX objects while open");
+    }
   }
 
   @Test
   @DisplayName(
-      "30 communicators of 3 ranks, some aborted mid-collective, leave no threads or"
-          + " off-heap memory")
+      "30 communicators of 3 ranks, some aborted mid-collective, leave no threads, off-heap"
+          + " memory or UCX objects")
   void createUseAbortAndCloseLeavesNothingBehind() throws InterruptedException {
-    Set<Thread> before = engineThreads();
-    long bytesBefore = DirectMemory.outstandingBytes();
-    long ucxBefore = UcxTransport.liveObjects();
+    Resources before = Resources.now();
     int n = 3;
     int iterations = 30;
     for (int it = 0; it < iterations; it++) {
@@ -71,6 +187,8 @@ class LeakTest {
       LocalBootstrap.Group group = LocalBootstrap.group(n);
       // every rank connected before any starts sending: early senders are AllReduceTest's topic
       CyclicBarrier connected = new CyclicBarrier(n);
+      // and none closes before rank 0 has counted what the open communicators hold
+      CyclicBarrier counted = new CyclicBarrier(n);
       int iteration = it;
       Throwable[] errors =
           RankHarness.runCollect(
@@ -82,6 +200,18 @@ class LeakTest {
                     DeviceBuffer b = HostDevice.INSTANCE.allocate(4L << 20);
                     Communicator comm = Communicator.create(group.rank(rank), config)) {
                   connected.await(30, TimeUnit.SECONDS);
+                  try {
+                    if (rank == 0) {
+                      assertCounted(
+                          before,
+                          config,
+                          n,
+                          helpers && comm.ringTransport().equals("socket"),
+                          what);
+                    }
+                  } finally {
+                    counted.await(30, TimeUnit.SECONDS);
+                  }
                   if (abortMidway) {
                     runAndAbort(comm, rank, a);
                   } else {
@@ -91,23 +221,7 @@ class LeakTest {
               });
       RankHarness.assertNoErrors(errors, what);
     }
-    long end = System.nanoTime() + 10_000_000_000L;
-    Set<Thread> left = engineThreads();
-    left.removeAll(before);
-    while (!left.isEmpty() && System.nanoTime() < end) {
-      Thread.sleep(20);
-      left = engineThreads();
-      left.removeAll(before);
-    }
-    assertTrue(left.isEmpty(), "engine threads still alive 10 s after close: " + describe(left));
-    assertEquals(
-        bytesBefore,
-        DirectMemory.outstandingBytes(),
-        "off-heap bytes outstanding after every communicator and buffer was closed");
-    assertEquals(
-        ucxBefore,
-        UcxTransport.liveObjects(),
-        "UCX contexts, workers, endpoints, registrations or remote keys left after close");
+    assertBackTo(before, iterations + " communicators closed");
   }
 
   /** One allReduce of {@code count} int64 sums, checked against every rank's regenerated input. */
@@ -153,8 +267,8 @@ class LeakTest {
 
   @Test
   @DisplayName("closing a communicator right after a collective returns does not wait or leak")
-  void closeRightAfterTheCollectiveIsQuick() {
-    long bytesBefore = DirectMemory.outstandingBytes();
+  void closeRightAfterTheCollectiveIsQuick() throws InterruptedException {
+    Resources before = Resources.now();
     for (int it = 0; it < 5; it++) {
       Communicator[] comms =
           RankHarness.createAll(
@@ -167,18 +281,21 @@ class LeakTest {
       long ms = (System.nanoTime() - t0) / 1_000_000;
       assertTrue(ms < 5000, "close took " + ms + " ms");
     }
-    assertEquals(bytesBefore, DirectMemory.outstandingBytes(), "off-heap bytes after close");
+    assertBackTo(before, "5 communicators closed right after their collective");
   }
 
   @Test
-  @DisplayName("a closed communicator's failed collectives release their buffers")
-  void abortedCollectivesReleaseTheirBuffers() {
+  @DisplayName(
+      "a closed communicator's failed collectives release their buffers: their memory, the"
+          + " communicator's threads and memory are all gone")
+  void abortedCollectivesReleaseTheirBuffers() throws InterruptedException {
+    Resources before = Resources.now();
     Communicator[] comms =
         RankHarness.createAll(
             3,
             TestConfig.builder().buffSize(64 << 10).timeout(Duration.ofSeconds(30)).build(),
             WAIT);
-    List<DeviceBuffer> bufs = new java.util.ArrayList<>();
+    List<DeviceBuffer> bufs = new ArrayList<>();
     try {
       CompletableFuture<?>[] f = new CompletableFuture<?>[2];
       for (int r = 0; r < 2; r++) { // rank 2 never calls
@@ -198,5 +315,7 @@ class LeakTest {
       b.close(); // frees at once, or when a failed collective still holding it lets go
       assertTrue(b.isClosed());
     }
+    // the failed collectives completed, so nothing may still hold the buffers' memory
+    assertBackTo(before, "aborted communicators and their buffers closed");
   }
 }
