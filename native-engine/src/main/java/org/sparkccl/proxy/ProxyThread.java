@@ -10,13 +10,13 @@ import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
-import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
 import org.sparkccl.CclException;
 import org.sparkccl.CclMismatchException;
 import org.sparkccl.CclRemoteException;
 import org.sparkccl.CclTimeoutException;
 import org.sparkccl.util.Backoff;
+import org.sparkccl.util.EngineLog;
 
 /**
  * The persistent proxy thread of the seed. Created with the communicator; walks a linked list of
@@ -38,7 +38,7 @@ import org.sparkccl.util.Backoff;
  * {@value #OWNED_IDLE_POLL_MS} ms timeout, so a peer's notice still reaches an idle rank.
  */
 public final class ProxyThread implements AutoCloseable {
-  private static final Logger LOG = LogManager.getLogger(ProxyThread.class);
+  private static final Logger LOG = EngineLog.logger(ProxyThread.class);
   private static final int SPINS = 32;
   private static final long BUSY_SELECT_MS = 1;
 
