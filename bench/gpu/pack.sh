@@ -1,21 +1,21 @@
 #!/usr/bin/env bash
 # Packs what bench/gpu/run.sh needs on the GPU machine, which has no Java, into DEST (default
 # .device-cuda in the repository root; ignore it through .git/info/exclude): a jlinked Java 17
-# runtime, the engine jar with its runtime jars (JCuda's natives among them), the test classes
-# (the GPU suite reuses the CPU suite's cases and reference) with JUnit's API jars, and these
-# scripts. Then copy DEST to the GPU machine and run there:  bash DEST/run.sh DEST
+# runtime, the perf tool's jar with its runtime jars (the engine's and JCuda's natives among them),
+# the engine's test classes (the GPU suite reuses the CPU suite's cases and reference) with JUnit's
+# API jars, and these scripts. Then copy DEST to the GPU machine and run there:  bash DEST/run.sh DEST
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 DEST="$(realpath -m "${1:-$ROOT/.device-cuda}")"
 cd "$ROOT"
-mvn -o -q -B package -DskipTests -pl native-engine -am
+mvn -o -q -B package -DskipTests -pl perf -am
 mkdir -p "$DEST/lib" "$DEST/test-classes"
 if [ ! -x "$DEST/jre/bin/java" ]; then
   jlink --add-modules java.base,java.logging,java.management,java.naming,java.xml,jdk.unsupported \
         --strip-debug --no-header-files --no-man-pages --compress=2 --output "$DEST/jre"
 fi
 rm -f "$DEST"/lib/*.jar
-cp native-engine/target/sparkccl-native-engine-*.jar native-engine/target/lib/*.jar "$DEST/lib/"
+cp perf/target/sparkccl-perf-*.jar perf/target/lib/*.jar "$DEST/lib/"
 rm -f "$DEST"/lib/*-tests.jar "$DEST"/lib/*-sources.jar
 # Keep the bundle small (under 64 MiB) for copying: only JCuda's driver-API natives (the
 # NvPTXCompiler, NVRTC and runtime libraries, 25 MB, are never loaded by the engine).

@@ -4,8 +4,9 @@
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$ROOT"
-ls native-engine/target/sparkccl-native-engine-*.jar >/dev/null 2>&1 || mvn -B -q package -DskipTests -pl native-engine -am
-CP="$(ls native-engine/target/sparkccl-native-engine-*.jar | head -1):native-engine/target/lib/*"
+# perf/target/lib: the engine's jar with its runtime jars and a Log4j2 backend
+ls perf/target/lib/sparkccl-native-engine-*.jar >/dev/null 2>&1 || mvn -B -q package -DskipTests -pl perf -am
+CP="perf/target/lib/*"
 java bench/micro/WakeUpCost.java
 java bench/micro/TcpRoundTrip.java
 java -cp "$CP" bench/micro/ReduceSpeed.java | tail -1

@@ -6,9 +6,9 @@ import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
-import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
 import org.sparkccl.CclException;
+import org.sparkccl.util.EngineLog;
 
 /**
  * The rendezvous point of {@link TcpBootstrap}, like the root thread behind {@code
@@ -23,7 +23,7 @@ import org.sparkccl.CclException;
  */
 public final class TcpBootstrapRoot implements AutoCloseable {
   static final int MAGIC = 0x53434252;
-  private static final Logger LOG = LogManager.getLogger(TcpBootstrapRoot.class);
+  private static final Logger LOG = EngineLog.logger(TcpBootstrapRoot.class);
 
   private final ServerSocket server;
   private final int nRanks;

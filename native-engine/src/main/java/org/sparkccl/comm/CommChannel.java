@@ -1,7 +1,6 @@
 package org.sparkccl.comm;
 
 import java.util.function.BooleanSupplier;
-import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
 import org.sparkccl.device.Device;
 import org.sparkccl.fifo.Fifo;
@@ -12,6 +11,7 @@ import org.sparkccl.kernel.KernelThread;
 import org.sparkccl.kernel.KernelWaiter;
 import org.sparkccl.transport.RecvConnection;
 import org.sparkccl.transport.SendConnection;
+import org.sparkccl.util.EngineLog;
 
 /**
  * One ring of a communicator: its connections to the next and previous rank, its two FIFOs, and the
@@ -19,7 +19,7 @@ import org.sparkccl.transport.SendConnection;
  * device's kernel and driving the proxy while it runs.
  */
 final class CommChannel {
-  private static final Logger LOG = LogManager.getLogger(CommChannel.class);
+  private static final Logger LOG = EngineLog.logger(CommChannel.class);
 
   final int id;
   final Fifo sendFifo;

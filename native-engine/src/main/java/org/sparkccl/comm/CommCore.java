@@ -1,7 +1,6 @@
 package org.sparkccl.comm;
 
 import java.util.Objects;
-import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
 import org.sparkccl.CclAbortedException;
 import org.sparkccl.bootstrap.Bootstrap;
@@ -9,6 +8,7 @@ import org.sparkccl.config.CclConfig;
 import org.sparkccl.device.Device;
 import org.sparkccl.device.Devices;
 import org.sparkccl.idle.IdleStrategies;
+import org.sparkccl.util.EngineLog;
 
 /**
  * The inside of one communicator, as {@code ncclCommInitRank} builds it: the channels with their
@@ -16,7 +16,7 @@ import org.sparkccl.idle.IdleStrategies;
  * org.sparkccl.Communicator} is its public face and holds nothing else.
  */
 public final class CommCore {
-  private static final Logger LOG = LogManager.getLogger(CommCore.class);
+  private static final Logger LOG = EngineLog.logger(CommCore.class);
 
   private final CommContext ctx;
   private final Lifecycle lifecycle;
@@ -72,7 +72,9 @@ public final class CommCore {
   public static CommCore create(Bootstrap bootstrap, CclConfig config) {
     Objects.requireNonNull(bootstrap, "bootstrap");
     Objects.requireNonNull(config, "config");
-    EngineLogging.apply(config.debug());
+    if (config.debug() != null) {
+      EngineLog.setLevel(config.debug());
+    }
     return new CommCore(bootstrap, config);
   }
 

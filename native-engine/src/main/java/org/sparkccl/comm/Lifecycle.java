@@ -4,11 +4,11 @@ import java.util.ArrayList;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
 import org.sparkccl.CclAbortedException;
 import org.sparkccl.CclException;
 import org.sparkccl.CclTimeoutException;
+import org.sparkccl.util.EngineLog;
 
 /**
  * How a communicator fails and ends. A failure (a peer that dies, a closed connection, a stall past
@@ -17,7 +17,7 @@ import org.sparkccl.CclTimeoutException;
  * what is pending, then stops every thread, closes every connection and frees every FIFO.
  */
 final class Lifecycle {
-  private static final Logger LOG = LogManager.getLogger(Lifecycle.class);
+  private static final Logger LOG = EngineLog.logger(Lifecycle.class);
 
   /** How long a kernel thread may take to stop once its channel is aborted. */
   private static final long KERNEL_STOP_MILLIS = 10_000;

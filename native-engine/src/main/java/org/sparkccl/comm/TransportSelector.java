@@ -5,11 +5,11 @@ import java.nio.charset.StandardCharsets;
 import java.security.SecureRandom;
 import java.util.ArrayList;
 import java.util.List;
-import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
 import org.sparkccl.CclException;
 import org.sparkccl.bootstrap.Bootstrap;
 import org.sparkccl.transport.socket.SocketTransport;
+import org.sparkccl.util.EngineLog;
 
 /**
  * Connects the ranks of a communicator, as NCCL's {@code initTransportsRank} does: opens the socket
@@ -21,7 +21,7 @@ import org.sparkccl.transport.socket.SocketTransport;
  * fails on every rank with the reason and how to fix it.
  */
 final class TransportSelector {
-  private static final Logger LOG = LogManager.getLogger(TransportSelector.class);
+  private static final Logger LOG = EngineLog.logger(TransportSelector.class);
 
   private final CommContext ctx;
   private final Bootstrap bootstrap;

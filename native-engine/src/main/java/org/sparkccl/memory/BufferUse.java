@@ -1,7 +1,7 @@
 package org.sparkccl.memory;
 
-import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
+import org.sparkccl.util.EngineLog;
 
 /**
  * Whether a buffer is closed, and how many collectives still use it: the bookkeeping every {@link
@@ -10,7 +10,7 @@ import org.apache.logging.log4j.Logger;
  * collective lets go: no kernel ever touches freed memory, and nothing is left behind.
  */
 public final class BufferUse {
-  private static final Logger LOG = LogManager.getLogger(BufferUse.class);
+  private static final Logger LOG = EngineLog.logger(BufferUse.class);
 
   private volatile boolean closed;
   private volatile boolean freed;

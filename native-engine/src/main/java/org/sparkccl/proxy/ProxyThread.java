@@ -10,7 +10,6 @@ import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
-import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
 import org.sparkccl.CclException;
 import org.sparkccl.CclMismatchException;
@@ -18,6 +17,7 @@ import org.sparkccl.CclRemoteException;
 import org.sparkccl.CclTimeoutException;
 import org.sparkccl.idle.IdleStrategies;
 import org.sparkccl.idle.IdleStrategy;
+import org.sparkccl.util.EngineLog;
 
 /**
  * The persistent proxy thread, as NCCL's ({@code ncclProxyCreate}). Created with the communicator;
@@ -40,7 +40,7 @@ import org.sparkccl.idle.IdleStrategy;
  * {@value #OWNED_IDLE_POLL_MS} ms timeout, so a peer's notice still reaches an idle rank.
  */
 public final class ProxyThread implements AutoCloseable {
-  private static final Logger LOG = LogManager.getLogger(ProxyThread.class);
+  private static final Logger LOG = EngineLog.logger(ProxyThread.class);
 
   /** Spins of a proxy with operations: half an idle wait's, since each of its passes is longer. */
   private static final int SPINS = 32;

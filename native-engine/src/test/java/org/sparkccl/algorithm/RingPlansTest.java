@@ -190,7 +190,7 @@ class RingPlansTest {
                       c, rank, n, count, start, len, srcBase[rank], s.elemSize(), s.stepSize()),
               b);
       for (int r = 0; r < n && problems.isEmpty(); r++) {
-        expect(problems, r, b[r].dst, 0, n * count, i -> Sym.input(i, (int) (i / count)));
+        expect(problems, r, b[r].dst, 0, (long) n * count, i -> Sym.input(i, (int) (i / count)));
       }
       assertClean(problems, s, "allGather");
     }

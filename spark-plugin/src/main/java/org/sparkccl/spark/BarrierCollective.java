@@ -4,12 +4,12 @@ import java.io.Serializable;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
-import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
 import org.apache.spark.BarrierTaskContext;
 import org.sparkccl.Communicator;
 import org.sparkccl.device.Device;
 import org.sparkccl.device.DeviceBuffer;
+import org.sparkccl.util.EngineLog;
 import scala.jdk.javaapi.CollectionConverters;
 import scala.runtime.AbstractFunction1;
 
@@ -18,7 +18,7 @@ import scala.runtime.AbstractFunction1;
  * join the communicator, run the collective on each buffer in turn.
  */
 final class BarrierCollective {
-  private static final Logger LOG = LogManager.getLogger(BarrierCollective.class);
+  private static final Logger LOG = EngineLog.logger(BarrierCollective.class);
 
   private BarrierCollective() {}
 

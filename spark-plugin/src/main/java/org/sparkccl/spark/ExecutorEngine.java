@@ -1,7 +1,6 @@
 package org.sparkccl.spark;
 
 import java.util.Map;
-import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
 import org.apache.spark.SparkConf;
 import org.apache.spark.SparkEnv;
@@ -12,6 +11,7 @@ import org.sparkccl.config.Transport;
 import org.sparkccl.device.Device;
 import org.sparkccl.device.DeviceSpec;
 import org.sparkccl.transport.ucx.UcxTransport;
+import org.sparkccl.util.EngineLog;
 
 /**
  * What the executor plugin boots once per executor JVM and every barrier task of it shares: the
@@ -19,7 +19,7 @@ import org.sparkccl.transport.ucx.UcxTransport;
  * is optional for local tests) the first task boots it from the executor's conf instead.
  */
 public final class ExecutorEngine {
-  private static final Logger LOG = LogManager.getLogger(ExecutorEngine.class);
+  private static final Logger LOG = EngineLog.logger(ExecutorEngine.class);
   private static volatile ExecutorEngine current;
 
   private final CclConfig config;

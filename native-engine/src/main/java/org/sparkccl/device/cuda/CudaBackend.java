@@ -7,8 +7,8 @@ import static jcuda.driver.JCudaDriver.cuInit;
 import java.util.concurrent.ConcurrentHashMap;
 import jcuda.CudaException;
 import jcuda.driver.JCudaDriver;
-import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
+import org.sparkccl.util.EngineLog;
 
 /**
  * Whether this JVM can use CUDA, decided once: JCuda's natives load, the driver initialises and
@@ -17,7 +17,7 @@ import org.apache.logging.log4j.Logger;
  * and the reason logged once.
  */
 public final class CudaBackend {
-  private static final Logger LOG = LogManager.getLogger(CudaBackend.class);
+  private static final Logger LOG = EngineLog.logger(CudaBackend.class);
   private static final ConcurrentHashMap<Integer, CudaDevice> DEVICES = new ConcurrentHashMap<>();
   private static volatile Status status;
 

@@ -18,8 +18,8 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 import jcuda.driver.CUfunction;
 import jcuda.driver.CUmodule;
-import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
+import org.sparkccl.util.EngineLog;
 
 /**
  * The engine's CUDA kernels ({@code src/main/cuda/sparkccl_kernels.cu}, shipped in the jar),
@@ -40,7 +40,7 @@ import org.apache.logging.log4j.Logger;
  * </ol>
  */
 public final class CudaKernels {
-  private static final Logger LOG = LogManager.getLogger(CudaKernels.class);
+  private static final Logger LOG = EngineLog.logger(CudaKernels.class);
   static final String SOURCE = "/cuda/sparkccl_kernels.cu";
 
   private final CUmodule module = new CUmodule();

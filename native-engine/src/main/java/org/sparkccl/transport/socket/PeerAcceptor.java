@@ -10,12 +10,12 @@ import java.nio.channels.SocketChannel;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
 import org.sparkccl.CclException;
 import org.sparkccl.idle.IdleStrategies;
 import org.sparkccl.proxy.ReadyHandler;
 import org.sparkccl.transport.RecvConnection;
+import org.sparkccl.util.EngineLog;
 
 /**
  * Accepts point-to-point connections after start-up, whenever a peer first sends to this rank: the
@@ -23,7 +23,7 @@ import org.sparkccl.transport.RecvConnection;
  * connection is ready once its control socket and all its data sockets arrived.
  */
 public final class PeerAcceptor implements ReadyHandler {
-  private static final Logger LOG = LogManager.getLogger(PeerAcceptor.class);
+  private static final Logger LOG = EngineLog.logger(PeerAcceptor.class);
 
   private final ServerSocketChannel listener;
   private final long token;

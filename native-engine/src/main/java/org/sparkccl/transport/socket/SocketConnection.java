@@ -8,10 +8,10 @@ import java.nio.channels.SocketChannel;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
-import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
 import org.sparkccl.CclException;
 import org.sparkccl.idle.IdleStrategies;
+import org.sparkccl.util.EngineLog;
 
 /**
  * What the two ends of a socket connection share (NCCL's net_socket comm): a control socket the
@@ -21,7 +21,7 @@ import org.sparkccl.idle.IdleStrategies;
  * {@link #MIN_CHUNK} bytes, chunk {@code i} on data socket {@code i % nSocks}.
  */
 abstract class SocketConnection {
-  private static final Logger LOG = LogManager.getLogger(SocketConnection.class);
+  private static final Logger LOG = EngineLog.logger(SocketConnection.class);
 
   /** NCCL's MIN_CHUNKSIZE for its socket transport. */
   static final int MIN_CHUNK = 64 << 10;

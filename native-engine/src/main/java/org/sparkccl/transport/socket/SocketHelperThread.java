@@ -8,10 +8,10 @@ import java.nio.channels.SocketChannel;
 import java.util.ArrayDeque;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.function.IntFunction;
-import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
 import org.sparkccl.CclException;
 import org.sparkccl.idle.IdleStrategy;
+import org.sparkccl.util.EngineLog;
 
 /**
  * A helper thread of the socket transport (NCCL's {@code persistentSocketThread}): owns a few data
@@ -21,7 +21,7 @@ import org.sparkccl.idle.IdleStrategy;
  * completes.
  */
 final class SocketHelperThread implements AutoCloseable {
-  private static final Logger LOG = LogManager.getLogger(SocketHelperThread.class);
+  private static final Logger LOG = EngineLog.logger(SocketHelperThread.class);
   private static final long SELECT_MS = 100;
 
   private final Selector selector;

@@ -12,13 +12,13 @@ import java.util.HashMap;
 import java.util.Iterator;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
-import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
 import org.sparkccl.CclException;
 import org.sparkccl.CclTimeoutException;
 import org.sparkccl.idle.IdleStrategies;
 import org.sparkccl.transport.RecvConnection;
 import org.sparkccl.transport.SendConnection;
+import org.sparkccl.util.EngineLog;
 
 /**
  * The socket transport on Java NIO: a listener per rank, and per channel a connection to the next
@@ -32,7 +32,7 @@ import org.sparkccl.transport.SendConnection;
  * }</pre>
  */
 public final class SocketTransport implements AutoCloseable {
-  private static final Logger LOG = LogManager.getLogger(SocketTransport.class);
+  private static final Logger LOG = EngineLog.logger(SocketTransport.class);
 
   /**
    * Kernel socket buffers: at least one FIFO slot (512 KiB by default) so a slot goes in one write

@@ -1,9 +1,9 @@
 package org.sparkccl.transport.ucx;
 
-import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
 import org.openucx.jucx.ucp.UcpMemory;
 import org.sparkccl.CclException;
+import org.sparkccl.util.EngineLog;
 
 /**
  * NCCL's flush step ({@code ncclNetFlush}): after a receive completes and before the kernel is
@@ -13,7 +13,7 @@ import org.sparkccl.CclException;
  * once per connection, from the memory type UCX reports for the registered slots.
  */
 final class ReceiveFlush {
-  private static final Logger LOG = LogManager.getLogger(ReceiveFlush.class);
+  private static final Logger LOG = EngineLog.logger(ReceiveFlush.class);
 
   /** UCS_MEMORY_TYPE_HOST. */
   private static final int HOST = 0;

@@ -5,7 +5,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicLong;
-import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
 import org.openucx.jucx.ucp.UcpContext;
 import org.openucx.jucx.ucp.UcpEndpoint;
@@ -21,6 +20,7 @@ import org.sparkccl.fifo.Fifo;
 import org.sparkccl.memory.DirectMemory;
 import org.sparkccl.transport.RecvConnection;
 import org.sparkccl.transport.SendConnection;
+import org.sparkccl.util.EngineLog;
 
 /**
  * The UCX transport through Jucx: one context and worker per communicator, owned by the proxy
@@ -39,7 +39,7 @@ import org.sparkccl.transport.SendConnection;
  * <p>UCX's own variables ({@code UCX_TLS}, {@code UCX_NET_DEVICES}, ...) are read by UCX itself.
  */
 public final class UcxTransport implements AutoCloseable {
-  private static final Logger LOG = LogManager.getLogger(UcxTransport.class);
+  private static final Logger LOG = EngineLog.logger(UcxTransport.class);
 
   /** What to do when UCX does not load. */
   public static final String INSTALL_HINT =

@@ -1,0 +1,47 @@
+package org.sparkccl.perf;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeFalse;
+
+import java.io.File;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+import org.sparkccl.device.cuda.CudaBackend;
+
+/**
+ * Without a GPU (CI), {@code bin/sparkccl-perf --device cuda} must fail fast with the engine's
+ * reason rather than start rank processes that cannot run. Skipped where CUDA works.
+ */
+@DisplayName("the perf tool without a GPU")
+class PerfToolDeviceTest {
+  @Test
+  void exitsAtOnceWithTheReasonForDeviceCuda() throws Exception {
+    assumeFalse(CudaBackend.isAvailable(), "a GPU is present: nothing to check here");
+    List<String> cmd =
+        List.of(
+            Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+            "-cp",
+            System.getProperty("java.class.path"),
+            PerfTool.class.getName(),
+            "--device",
+            "cuda",
+            "-n",
+            "2");
+    File out = File.createTempFile("perf-device-cuda", ".log");
+    out.deleteOnExit();
+    Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(out).start();
+    long t0 = System.nanoTime();
+    assertTrue(p.waitFor(60, TimeUnit.SECONDS), "the perf tool did not exit");
+    String output = Files.readString(out.toPath(), StandardCharsets.UTF_8);
+    assertEquals(2, p.exitValue(), output);
+    assertTrue(output.contains("CUDA backend unavailable: "), output);
+    assertTrue(Duration.ofNanos(System.nanoTime() - t0).toSeconds() < 30, "not at once");
+  }
+}
