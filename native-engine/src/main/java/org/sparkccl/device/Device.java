@@ -32,6 +32,9 @@ public interface Device {
    * @param guard what a waiting kernel checks: abort and the deadline
    * @param assist one proxy progress pass, for kernels whose thread lends itself to the proxy
    */
+  // The engine's hook for device-specific kernels: its types are internal on purpose, since only
+  // the engine calls it.
+  @SuppressWarnings("exports")
   ChannelKernel newChannelKernel(
       int stepSize, KernelWaiter waiter, KernelGuard guard, BooleanSupplier assist);
 }

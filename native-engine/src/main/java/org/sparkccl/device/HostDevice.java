@@ -25,6 +25,7 @@ public final class HostDevice implements Device {
 
   /** A Java kernel on the channel's kernel thread, over FIFOs in off-heap memory. */
   @Override
+  @SuppressWarnings("exports") // see Device.newChannelKernel
   public ChannelKernel newChannelKernel(
       int stepSize, KernelWaiter waiter, KernelGuard guard, BooleanSupplier assist) {
     return new HostChannelKernel(new Fifo(stepSize), new Fifo(stepSize), waiter, guard);
