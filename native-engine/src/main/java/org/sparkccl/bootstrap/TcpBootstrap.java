@@ -9,10 +9,12 @@ import java.net.SocketTimeoutException;
 import java.time.Duration;
 import org.sparkccl.CclException;
 import org.sparkccl.CclTimeoutException;
+import org.sparkccl.auth.ChallengeResponse;
+import org.sparkccl.util.WireLimits;
 
 /**
  * Separate processes forming a communicator over TCP, like {@code ncclCommInitRank}: every rank
- * gets the root's address string, its rank and the rank count.
+ * gets the root's address string ({@code host:port#secret}), its rank and the rank count.
  *
  * <pre>{@code
  * try (TcpBootstrap b = TcpBootstrap.connect(rootAddress, rank, nRanks, Duration.ofSeconds(60));
@@ -22,9 +24,12 @@ import org.sparkccl.CclTimeoutException;
  * }</pre>
  */
 public final class TcpBootstrap implements Bootstrap, AutoCloseable {
+  /** The most bytes one rank may contribute to one allGather, and a rank accepts from the root. */
+  public static final int MAX_CONTRIBUTION_BYTES = 16 << 20;
+
   private final Socket socket;
   private final DataInputStream in;
-  private final DataOutputStream out;
+  final DataOutputStream out;
   private final int rank;
   private final int nRanks;
 
@@ -37,35 +42,37 @@ public final class TcpBootstrap implements Bootstrap, AutoCloseable {
   }
 
   /**
-   * Connects to the root at {@code rootAddress} ({@code host:port}), retrying until the timeout.
+   * Connects to the root at {@code rootAddress} (what {@link TcpBootstrapRoot#address()} returned:
+   * {@code host:port#secret}), retrying until the timeout while the root cannot be reached.
+   *
+   * @throws CclException at once when the root does not hold the address's secret, speaks another
+   *     protocol version or refuses this rank; {@link CclTimeoutException} when it cannot be
+   *     reached
    */
   public static TcpBootstrap connect(String rootAddress, int rank, int nRanks, Duration timeout) {
+    return connect(rootAddress, rank, nRanks, timeout, BootstrapHandshake.VERSION);
+  }
+
+  static TcpBootstrap connect(
+      String rootAddress, int rank, int nRanks, Duration timeout, int version) {
     if (nRanks < 1 || rank < 0 || rank >= nRanks) {
       throw new IllegalArgumentException(
           "rank=" + rank + " nRanks=" + nRanks + " is invalid; expected 0 <= rank < nRanks");
     }
-    int colon = rootAddress == null ? -1 : rootAddress.lastIndexOf(':');
-    if (colon <= 0) {
-      throw new IllegalArgumentException(
-          "root=" + rootAddress + " is not an address; expected host:port");
-    }
-    InetSocketAddress to =
-        new InetSocketAddress(
-            rootAddress.substring(0, colon), Integer.parseInt(rootAddress.substring(colon + 1)));
+    RootAddress root = RootAddress.parse(rootAddress);
+    ChallengeResponse auth = new ChallengeResponse(root.secret());
+    BootstrapHandshake.Opening opening =
+        new BootstrapHandshake.Opening(BootstrapHandshake.MAGIC, version, rank, nRanks);
     long deadline = System.nanoTime() + timeout.toNanos();
     IOException last = null;
     while (System.nanoTime() < deadline) {
       Socket s = new Socket();
       try {
-        s.connect(to, (int) Math.max(1, Math.min(5_000, timeout.toMillis())));
+        s.connect(root.socketAddress(), (int) Math.max(1, Math.min(5_000, timeout.toMillis())));
         s.setTcpNoDelay(true);
-        s.setSoTimeout((int) Math.min(Integer.MAX_VALUE, timeout.toMillis()));
-        TcpBootstrap b = new TcpBootstrap(s, rank, nRanks);
-        b.out.writeInt(TcpBootstrapRoot.MAGIC);
-        b.out.writeInt(rank);
-        b.out.writeInt(nRanks);
-        b.out.flush();
-        return b;
+        BootstrapHandshake.connect(s, auth, opening, root.hostPort(), deadline);
+        s.setSoTimeout(0);
+        return new TcpBootstrap(s, rank, nRanks);
       } catch (IOException e) {
         last = e;
         try {
@@ -75,13 +82,16 @@ public final class TcpBootstrap implements Bootstrap, AutoCloseable {
           Thread.currentThread().interrupt();
           break;
         }
+      } catch (RuntimeException e) {
+        closeQuietly(s);
+        throw e;
       }
     }
     throw new CclTimeoutException(
         "rank "
             + rank
             + ": cannot reach the bootstrap root at "
-            + rootAddress
+            + root.hostPort()
             + " within "
             + timeout
             + (last == null ? "" : ": " + last.getMessage()));
@@ -99,6 +109,16 @@ public final class TcpBootstrap implements Bootstrap, AutoCloseable {
 
   @Override
   public synchronized byte[][] allGather(byte[] mine, Duration timeout) {
+    if (mine.length > MAX_CONTRIBUTION_BYTES) {
+      throw new IllegalArgumentException(
+          "rank "
+              + rank
+              + ": an allGather of "
+              + mine.length
+              + " bytes; the bootstrap carries at"
+              + " most "
+              + MAX_CONTRIBUTION_BYTES);
+    }
     try {
       socket.setSoTimeout((int) Math.min(Integer.MAX_VALUE, timeout.toMillis()));
       out.writeInt(mine.length);
@@ -106,13 +126,19 @@ public final class TcpBootstrap implements Bootstrap, AutoCloseable {
       out.flush();
       byte[][] all = new byte[nRanks][];
       for (int r = 0; r < nRanks; r++) {
-        all[r] = new byte[in.readInt()];
+        all[r] =
+            new byte
+                [WireLimits.checkLength(
+                    in.readInt(), MAX_CONTRIBUTION_BYTES, "the bootstrap root, for rank " + r)];
         in.readFully(all[r]);
       }
       return all;
     } catch (SocketTimeoutException e) {
       throw new CclTimeoutException(
           "rank " + rank + ": bootstrap allGather: not every rank arrived within " + timeout);
+    } catch (WireLimits.LengthRefused e) {
+      close();
+      throw new CclException("rank " + rank + ": bootstrap allGather: " + e.getMessage(), e);
     } catch (IOException e) {
       throw new CclException(
           "rank " + rank + ": bootstrap allGather failed (did the root or a rank die?): " + e, e);
@@ -126,10 +152,67 @@ public final class TcpBootstrap implements Bootstrap, AutoCloseable {
 
   @Override
   public void close() {
+    closeQuietly(socket);
+  }
+
+  private static void closeQuietly(Socket s) {
     try {
-      socket.close();
+      s.close();
     } catch (IOException ignored) {
       // nothing to release beyond the socket
+    }
+  }
+
+  /** The parts of a root's address string. */
+  record RootAddress(String host, int port, byte[] secret) {
+    static RootAddress parse(String address) {
+      int hash = address == null ? -1 : address.lastIndexOf('#');
+      if (hash < 0) {
+        throw new IllegalArgumentException(
+            "root="
+                + address
+                + " has no secret; expected host:port#secret, the string"
+                + " TcpBootstrapRoot.address() returns");
+      }
+      String hostPort = address.substring(0, hash);
+      int colon = hostPort.lastIndexOf(':');
+      if (colon <= 0) {
+        throw new IllegalArgumentException(
+            "root=" + hostPort + "#... is not an address; expected host:port#secret");
+      }
+      int port;
+      try {
+        port = Integer.parseInt(hostPort.substring(colon + 1));
+      } catch (NumberFormatException e) {
+        port = -1;
+      }
+      if (port < 1 || port > 65535) {
+        throw new IllegalArgumentException(
+            "root=" + hostPort + "#... has no valid port; expected host:port#secret");
+      }
+      byte[] secret;
+      try {
+        secret = ChallengeResponse.unhex(address.substring(hash + 1));
+      } catch (IllegalArgumentException e) {
+        secret = null;
+      }
+      if (secret == null || secret.length != ChallengeResponse.SECRET_BYTES) {
+        throw new IllegalArgumentException(
+            "root="
+                + hostPort
+                + "#... has a malformed secret; expected "
+                + 2 * ChallengeResponse.SECRET_BYTES
+                + " hex digits after '#'");
+      }
+      return new RootAddress(hostPort.substring(0, colon), port, secret);
+    }
+
+    InetSocketAddress socketAddress() {
+      return new InetSocketAddress(host, port);
+    }
+
+    String hostPort() {
+      return host + ":" + port;
     }
   }
 }
