@@ -1,5 +1,6 @@
 package org.sparkccl.comm;
 
+import java.nio.BufferUnderflowException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.security.SecureRandom;
@@ -7,6 +8,7 @@ import java.util.ArrayList;
 import java.util.List;
 import org.apache.logging.log4j.Logger;
 import org.sparkccl.CclException;
+import org.sparkccl.auth.ChallengeResponse;
 import org.sparkccl.bootstrap.Bootstrap;
 import org.sparkccl.transport.socket.SocketTransport;
 import org.sparkccl.util.EngineLog;
@@ -49,6 +51,7 @@ final class TransportSelector {
     try {
       candidates.addAll(candidates(sockets));
       Exchange ex = exchange(sockets, candidates);
+      sockets.useSecret(ex.secret);
       RingTransport ring = chooseAndConnect(candidates, ex);
       PeerLinks peers = peerLinks(sockets, ex);
       return new Links(sockets, ring, peers, ex.token);
@@ -69,19 +72,24 @@ final class TransportSelector {
     };
   }
 
-  /** What every rank published: rank 0's token, socket addresses, each candidate's info. */
-  private record Exchange(long token, String[] addresses, byte[][][] infos) {}
+  /**
+   * What every rank published: rank 0's token (names the communicator inside a JVM) and secret
+   * (which every data connection proves), socket addresses, each candidate's info.
+   */
+  private record Exchange(long token, byte[] secret, String[] addresses, byte[][][] infos) {}
 
   private Exchange exchange(SocketTransport sockets, List<RingTransport> candidates) {
     byte[] address = sockets.address().getBytes(StandardCharsets.UTF_8);
-    int size = 8 + 4 + address.length + 4;
+    byte[] secret = ctx.rank == 0 ? ChallengeResponse.newSecret() : new byte[0];
+    int size = 8 + 4 + secret.length + 4 + address.length + 4;
     byte[][] mine = new byte[candidates.size()][];
     for (int i = 0; i < mine.length; i++) {
       mine[i] = candidates.get(i).localInfo();
       size += 4 + (mine[i] == null ? 0 : mine[i].length);
     }
     ByteBuffer out = ByteBuffer.allocate(size);
-    out.putLong(new SecureRandom().nextLong()).putInt(address.length).put(address);
+    out.putLong(new SecureRandom().nextLong()).putInt(secret.length).put(secret);
+    out.putInt(address.length).put(address);
     out.putInt(mine.length);
     for (byte[] info : mine) {
       out.putInt(info == null ? -1 : info.length);
@@ -92,15 +100,46 @@ final class TransportSelector {
     byte[][] all = bootstrap.allGather(out.array(), ctx.config.timeout());
     String[] addresses = new String[ctx.nRanks];
     byte[][][] infos = new byte[candidates.size()][ctx.nRanks][];
-    long token = ByteBuffer.wrap(all[0]).getLong();
+    long[] tokens = new long[ctx.nRanks];
+    byte[][] secrets = new byte[ctx.nRanks][];
     for (int r = 0; r < ctx.nRanks; r++) {
       ByteBuffer in = ByteBuffer.wrap(all[r]);
-      in.getLong();
+      try {
+        tokens[r] = in.getLong();
+        secrets[r] = new byte[checkedLength(in, r)];
+        in.get(secrets[r]);
+        parse(in, r, candidates.size(), addresses, infos);
+      } catch (BufferUnderflowException e) {
+        throw new CclException(
+            "rank "
+                + ctx.rank
+                + ": rank "
+                + r
+                + " sent a truncated address exchange of "
+                + all[r].length
+                + " bytes");
+      }
+    }
+    if (secrets[0].length != ChallengeResponse.SECRET_BYTES) {
+      throw new CclException(
+          "rank "
+              + ctx.rank
+              + ": rank 0 sent a secret of "
+              + secrets[0].length
+              + " bytes; expected "
+              + ChallengeResponse.SECRET_BYTES);
+    }
+    return new Exchange(tokens[0], secrets[0], addresses, infos);
+  }
+
+  /** Reads rank {@code r}'s addresses and transport infos. */
+  private void parse(ByteBuffer in, int r, int nCandidates, String[] addresses, byte[][][] infos) {
+    {
       byte[] a = new byte[checkedLength(in, r)];
       in.get(a);
       addresses[r] = new String(a, StandardCharsets.UTF_8);
       int n = in.getInt();
-      if (n != candidates.size()) {
+      if (n != nCandidates) {
         throw new CclException(
             "rank "
                 + ctx.rank
@@ -109,7 +148,7 @@ final class TransportSelector {
                 + " offers "
                 + n
                 + " ring transports, this rank "
-                + candidates.size()
+                + nCandidates
                 + "; expected every rank to have the same transport setting");
       }
       for (int i = 0; i < n; i++) {
@@ -121,7 +160,6 @@ final class TransportSelector {
         }
       }
     }
-    return new Exchange(token, addresses, infos);
   }
 
   private int checkedLength(ByteBuffer in, int fromRank) {
@@ -248,11 +286,10 @@ final class TransportSelector {
                     ex.addresses[peer],
                     peer,
                     SocketTransport.P2P_CHANNEL,
-                    ex.token,
                     ctx.proxy.selector(),
                     ctx.proxy::wake,
                     System.nanoTime() + ctx.timeoutNanos),
-            sockets.acceptPeers(ex.token, ctx.nRanks, ctx.proxy.selector(), ctx.proxy::wake),
+            sockets.acceptPeers(ctx.nRanks, ctx.proxy.selector(), ctx.proxy::wake),
             ctx.calls::onAnnounce);
     for (CommChannel ch : ctx.channels) {
       ch.send.onAnnounce(call -> ctx.calls.onAnnounce(ch.send.peer(), call));

@@ -4,23 +4,40 @@ import java.nio.ByteBuffer;
 import org.sparkccl.CclException;
 
 /**
- * The first bytes on every socket: who is connecting, for which channel and socket, and the
- * communicator's token. A socket with another token (a stale attempt, a stranger) is refused.
+ * The opening of every data socket: protocol, version, who is connecting, for which channel and
+ * socket. It is followed by the challenge-response of {@link ConnectorHandshake} and {@link
+ * AcceptorHandshake}, which also covers these bytes, so a socket that does not prove the
+ * communicator's secret (a stale attempt, a stranger) is refused and what it claimed is never used.
  */
-record Handshake(long token, int fromRank, int channel, int socketIndex) {
+record Handshake(int fromRank, int channel, int socketIndex) {
   static final int MAGIC = 0x5343434c;
-  static final int BYTES = 24;
+
+  /** The data plane's protocol version; raise it whenever its wire format changes. */
+  static final int VERSION = 2;
+
+  static final int BYTES = 20;
   static final int CONTROL = -1;
 
-  ByteBuffer encode() {
-    ByteBuffer b = ByteBuffer.allocate(BYTES);
-    b.putInt(MAGIC).putLong(token).putInt(fromRank).putInt(channel).putInt(socketIndex).flip();
-    return b;
+  byte[] encode() {
+    return encode(VERSION);
   }
 
-  static Handshake decode(ByteBuffer b) {
-    b.flip();
-    int magic = b.getInt();
+  byte[] encode(int version) {
+    return ByteBuffer.allocate(BYTES)
+        .putInt(MAGIC)
+        .putInt(version)
+        .putInt(fromRank)
+        .putInt(channel)
+        .putInt(socketIndex)
+        .array();
+  }
+
+  /**
+   * @throws CclException when the bytes are not a SparkCCL opening of this version
+   */
+  static Handshake decode(byte[] b) {
+    ByteBuffer in = ByteBuffer.wrap(b);
+    int magic = in.getInt();
     if (magic != MAGIC) {
       throw new CclException(
           "refused a connection: it does not speak SparkCCL (magic 0x"
@@ -29,6 +46,15 @@ record Handshake(long token, int fromRank, int channel, int socketIndex) {
               + Integer.toHexString(MAGIC)
               + ")");
     }
-    return new Handshake(b.getLong(), b.getInt(), b.getInt(), b.getInt());
+    int version = in.getInt();
+    if (version != VERSION) {
+      throw new CclException(
+          "refused a connection: it speaks data protocol version "
+              + version
+              + ", this rank version "
+              + VERSION
+              + "; every rank must run the same SparkCCL release");
+    }
+    return new Handshake(in.getInt(), in.getInt(), in.getInt());
   }
 }

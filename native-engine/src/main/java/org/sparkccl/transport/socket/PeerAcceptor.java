@@ -2,16 +2,20 @@ package org.sparkccl.transport.socket;
 
 import java.io.IOException;
 import java.net.StandardSocketOptions;
-import java.nio.ByteBuffer;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.util.HashMap;
+import java.util.HashSet;
+import java.util.Iterator;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 import org.apache.logging.log4j.Logger;
 import org.sparkccl.CclException;
+import org.sparkccl.auth.ChallengeResponse;
 import org.sparkccl.idle.IdleStrategies;
 import org.sparkccl.proxy.ReadyHandler;
 import org.sparkccl.transport.RecvConnection;
@@ -26,7 +30,8 @@ public final class PeerAcceptor implements ReadyHandler {
   private static final Logger LOG = EngineLog.logger(PeerAcceptor.class);
 
   private final ServerSocketChannel listener;
-  private final long token;
+  private final ChallengeResponse auth;
+  private final long handshakeNanos;
   private final int rank;
   private final int nRanks;
   private final int nThreads;
@@ -36,10 +41,12 @@ public final class PeerAcceptor implements ReadyHandler {
   private final Runnable wakeProxy;
   private final Map<Integer, SocketChannel[]> partial = new HashMap<>();
   private final Map<Integer, RecvConnection> ready = new ConcurrentHashMap<>();
+  private final Set<AcceptorHandshake> pending = new HashSet<>();
 
   PeerAcceptor(
       ServerSocketChannel listener,
-      long token,
+      ChallengeResponse auth,
+      long handshakeNanos,
       int rank,
       int nRanks,
       int nThreads,
@@ -49,7 +56,8 @@ public final class PeerAcceptor implements ReadyHandler {
       Runnable wakeProxy)
       throws IOException {
     this.listener = listener;
-    this.token = token;
+    this.auth = auth;
+    this.handshakeNanos = handshakeNanos;
     this.rank = rank;
     this.nRanks = nRanks;
     this.nThreads = nThreads;
@@ -70,10 +78,20 @@ public final class PeerAcceptor implements ReadyHandler {
     try {
       SocketChannel c;
       while ((c = listener.accept()) != null) {
+        dropExpired();
+        if (pending.size() >= SocketTransport.MAX_PENDING_HANDSHAKES) {
+          LOG.warn(
+              "rank {}: refused a peer connection from {}: {} are already mid-handshake",
+              rank,
+              c.getRemoteAddress(),
+              pending.size());
+          c.close();
+          continue;
+        }
         c.configureBlocking(false);
         c.setOption(StandardSocketOptions.TCP_NODELAY, true);
         c.setOption(StandardSocketOptions.SO_SNDBUF, SocketTransport.SOCKET_BUFFER_BYTES);
-        continueHandshake(c, ByteBuffer.allocate(Handshake.BYTES));
+        continueHandshake(new AcceptorHandshake(c, auth, System.nanoTime() + handshakeNanos));
       }
     } catch (IOException e) {
       LOG.warn("rank {}: accepting a peer connection failed: {}", rank, e.toString());
@@ -81,36 +99,56 @@ public final class PeerAcceptor implements ReadyHandler {
   }
 
   /**
-   * Reads a socket's handshake from where it stands (the start-up accept may hand over a socket
-   * whose handshake it had only begun to read).
+   * Drives a socket's handshake from where it stands (the start-up accept may hand over a socket
+   * whose handshake it had only begun).
    */
-  void continueHandshake(SocketChannel c, ByteBuffer hello) throws IOException {
-    SelectionKey key = c.register(selector, SelectionKey.OP_READ);
-    key.attach((ReadyHandler) () -> readHandshake(c, hello, key));
+  void continueHandshake(AcceptorHandshake h) throws IOException {
+    SelectionKey key = h.channel().register(selector, SelectionKey.OP_READ);
+    pending.add(h);
+    key.attach((ReadyHandler) () -> readHandshake(h, key));
   }
 
-  private void readHandshake(SocketChannel c, ByteBuffer hello, SelectionKey key) {
-    try {
-      if (c.read(hello) < 0) {
-        key.cancel();
-        c.close();
-        return;
-      }
-      if (hello.hasRemaining()) {
-        return;
-      }
-      key.interestOps(0);
-      key.attach(null);
-      adopt(c, Handshake.decode(hello));
-    } catch (IOException | CclException e) {
-      LOG.warn("rank {}: a peer connection failed during its handshake: {}", rank, e.toString());
-      key.cancel();
-      try {
-        c.close();
-      } catch (IOException ignored) {
-        // already failing
+  /**
+   * Closes the handshakes whose deadline passed. There is no timer on the proxy thread: this runs
+   * whenever a socket arrives or moves, which with the cap on pending handshakes bounds what idle
+   * sockets can hold.
+   */
+  private void dropExpired() {
+    long now = System.nanoTime();
+    for (Iterator<AcceptorHandshake> it = pending.iterator(); it.hasNext(); ) {
+      AcceptorHandshake h = it.next();
+      if (now - h.deadlineNanos() > 0) {
+        it.remove();
+        LOG.warn(
+            "rank {}: refused a peer connection: no complete handshake within {} ms",
+            rank,
+            TimeUnit.NANOSECONDS.toMillis(handshakeNanos));
+        SelectionKey k = h.channel().keyFor(selector);
+        if (k != null) {
+          k.cancel();
+        }
+        closeQuietly(h.channel());
       }
     }
+  }
+
+  private void readHandshake(AcceptorHandshake h, SelectionKey key) {
+    SocketChannel c = h.channel();
+    try {
+      Handshake opening = h.advance();
+      if (opening != null) {
+        pending.remove(h);
+        key.interestOps(0);
+        key.attach(null);
+        adopt(c, opening);
+      }
+    } catch (IOException | CclException e) {
+      LOG.warn("rank {}: a peer connection failed during its handshake: {}", rank, e.getMessage());
+      pending.remove(h);
+      key.cancel();
+      closeQuietly(c);
+    }
+    dropExpired();
   }
 
   /**
@@ -119,8 +157,7 @@ public final class PeerAcceptor implements ReadyHandler {
    */
   void adopt(SocketChannel c, Handshake h) throws IOException {
     {
-      if (h.token() != token
-          || h.fromRank() < 0
+      if (h.fromRank() < 0
           || h.fromRank() >= nRanks
           || h.channel() != SocketTransport.P2P_CHANNEL
           || h.socketIndex() < Handshake.CONTROL
@@ -159,13 +196,18 @@ public final class PeerAcceptor implements ReadyHandler {
     ready.values().forEach(RecvConnection::close);
     for (SocketChannel[] sockets : partial.values()) {
       for (SocketChannel s : sockets) {
-        if (s != null) {
-          try {
-            s.close();
-          } catch (IOException ignored) {
-            // closing anyway
-          }
-        }
+        closeQuietly(s);
+      }
+    }
+    pending.forEach(h -> closeQuietly(h.channel()));
+  }
+
+  private static void closeQuietly(SocketChannel c) {
+    if (c != null) {
+      try {
+        c.close();
+      } catch (IOException ignored) {
+        // closing anyway
       }
     }
   }

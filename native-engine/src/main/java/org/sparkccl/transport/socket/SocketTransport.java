@@ -3,18 +3,21 @@ package org.sparkccl.transport.socket;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.StandardSocketOptions;
-import java.nio.ByteBuffer;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
+import java.util.ArrayList;
+import java.util.Collection;
 import java.util.HashMap;
 import java.util.Iterator;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.apache.logging.log4j.Logger;
 import org.sparkccl.CclException;
 import org.sparkccl.CclTimeoutException;
+import org.sparkccl.auth.ChallengeResponse;
 import org.sparkccl.idle.IdleStrategies;
 import org.sparkccl.transport.RecvConnection;
 import org.sparkccl.transport.SendConnection;
@@ -26,9 +29,10 @@ import org.sparkccl.util.EngineLog;
  *
  * <pre>{@code
  * SocketTransport t = SocketTransport.listen("127.0.0.1", rank, 0, 1, IdleStrategies.defaults());
- * // exchange t.address() and a token with the peers, then:
- * SendConnection out = t.connect(nextAddress, next, channel, token, sel, proxy::wake, deadline);
- * RecvConnection in = t.accept(prev, nChannels, token, sel, proxy::wake, deadline)[channel];
+ * // exchange t.address() and rank 0's secret with the peers, then:
+ * t.useSecret(secret);
+ * SendConnection out = t.connect(nextAddress, next, channel, sel, proxy::wake, deadline);
+ * RecvConnection in = t.accept(prev, nChannels, sel, proxy::wake, deadline)[channel];
  * }</pre>
  */
 public final class SocketTransport implements AutoCloseable {
@@ -43,16 +47,25 @@ public final class SocketTransport implements AutoCloseable {
   /** The handshake's channel number of point-to-point connections. */
   public static final int P2P_CHANNEL = 1 << 16;
 
+  /** How long an accepted socket may take to prove the secret. */
+  static final long HANDSHAKE_NANOS = TimeUnit.SECONDS.toNanos(10);
+
+  /** The most sockets that may be mid-handshake at once; more are closed on arrival. */
+  static final int MAX_PENDING_HANDSHAKES = 64;
+
   private final ServerSocketChannel listener;
   private final Map<SocketChannel, Handshake> earlyPeers = new HashMap<>();
 
-  /** Sockets the start-up accept took whose handshake had not fully arrived when it finished. */
-  private final Map<SocketChannel, ByteBuffer> halfRead = new HashMap<>();
+  /** Sockets the start-up accept took whose handshake had not finished when it returned. */
+  private final List<AcceptorHandshake> halfDone = new ArrayList<>();
 
   private final int rank;
   private final int nThreads;
   private final int nSocks;
   private final IdleStrategies idle;
+  private volatile ChallengeResponse auth;
+  private volatile Selector accepting;
+  long handshakeNanos = HANDSHAKE_NANOS;
 
   private SocketTransport(
       ServerSocketChannel listener, int rank, int nThreads, int nSocks, IdleStrategies idle) {
@@ -82,27 +95,56 @@ public final class SocketTransport implements AutoCloseable {
   }
 
   /**
+   * The communicator's secret, which every connection proves in both directions; call once the
+   * ranks share it, before {@link #connect}, {@link #accept} or {@link #acceptPeers}.
+   */
+  public void useSecret(byte[] secret) {
+    auth = new ChallengeResponse(secret);
+  }
+
+  private ChallengeResponse auth() {
+    ChallengeResponse a = auth;
+    if (a == null) {
+      throw new IllegalStateException("rank " + rank + ": useSecret was not called");
+    }
+    return a;
+  }
+
+  /**
    * From now on, accepts point-to-point connections on the proxy thread (see {@link PeerAcceptor}).
    * Call after the ring connections are accepted.
    */
-  public PeerAcceptor acceptPeers(
-      long token, int nRanks, Selector proxySelector, Runnable wakeProxy) {
+  public PeerAcceptor acceptPeers(int nRanks, Selector proxySelector, Runnable wakeProxy) {
     try {
       PeerAcceptor acceptor =
           new PeerAcceptor(
-              listener, token, rank, nRanks, nThreads, idle, nSocks, proxySelector, wakeProxy);
+              listener,
+              auth(),
+              handshakeNanos,
+              rank,
+              nRanks,
+              nThreads,
+              idle,
+              nSocks,
+              proxySelector,
+              wakeProxy);
       for (Map.Entry<SocketChannel, Handshake> e : earlyPeers.entrySet()) {
         acceptor.adopt(e.getKey(), e.getValue());
       }
       earlyPeers.clear();
-      for (Map.Entry<SocketChannel, ByteBuffer> e : halfRead.entrySet()) {
-        acceptor.continueHandshake(e.getKey(), e.getValue());
+      for (AcceptorHandshake h : halfDone) {
+        acceptor.continueHandshake(h);
       }
-      halfRead.clear();
+      halfDone.clear();
       return acceptor;
     } catch (IOException e) {
       throw new CclException("rank " + rank + ": cannot watch the listener: " + e.getMessage(), e);
     }
+  }
+
+  /** Whether the listener is still open (not yet closed). */
+  public boolean isOpen() {
+    return listener.isOpen();
   }
 
   /** {@code host:port} that peers connect to. */
@@ -115,15 +157,30 @@ public final class SocketTransport implements AutoCloseable {
     }
   }
 
-  /** Connects channel {@code channel}'s sending end to rank {@code peer} at {@code address}. */
+  /**
+   * Connects channel {@code channel}'s sending end to rank {@code peer} at {@code address}; each
+   * socket proves the secret and checks the peer's proof before it is used.
+   */
   public SendConnection connect(
       String address,
       int peer,
       int channel,
-      long token,
       Selector proxySelector,
       Runnable wakeProxy,
       long deadlineNanos) {
+    return connect(
+        address, peer, channel, proxySelector, wakeProxy, deadlineNanos, Handshake.VERSION);
+  }
+
+  SendConnection connect(
+      String address,
+      int peer,
+      int channel,
+      Selector proxySelector,
+      Runnable wakeProxy,
+      long deadlineNanos,
+      int version) {
+    ChallengeResponse a = auth();
     String what =
         "rank "
             + rank
@@ -134,10 +191,17 @@ public final class SocketTransport implements AutoCloseable {
     SocketChannel[] data = new SocketChannel[nSocks];
     try {
       control = open(address, deadlineNanos, what);
-      write(control, new Handshake(token, rank, channel, Handshake.CONTROL).encode());
+      ConnectorHandshake.run(
+          control,
+          new Handshake(rank, channel, Handshake.CONTROL),
+          version,
+          a,
+          deadlineNanos,
+          what);
       for (int i = 0; i < nSocks; i++) {
         data[i] = open(address, deadlineNanos, what);
-        write(data[i], new Handshake(token, rank, channel, i).encode());
+        ConnectorHandshake.run(
+            data[i], new Handshake(rank, channel, i), version, a, deadlineNanos, what);
       }
       return new SocketSendConnection(
           what, peer, control, data, nThreads, idle, proxySelector, wakeProxy);
@@ -152,22 +216,23 @@ public final class SocketTransport implements AutoCloseable {
 
   /**
    * Accepts every channel's sockets from rank {@code peer} and returns the receiving ends, indexed
-   * by channel. Connections with a wrong token or from another rank are refused.
+   * by channel. Sockets that do not prove the secret in time, or come from another rank, are
+   * refused. Runs while this rank connects its own sockets (the peer's proofs need answers).
    */
   public RecvConnection[] accept(
-      int peer,
-      int nChannels,
-      long token,
-      Selector proxySelector,
-      Runnable wakeProxy,
-      long deadlineNanos) {
+      int peer, int nChannels, Selector proxySelector, Runnable wakeProxy, long deadlineNanos) {
+    ChallengeResponse a = auth();
     int expected = nChannels * (1 + nSocks);
     Map<Integer, SocketChannel> got = new HashMap<>();
-    Map<SocketChannel, ByteBuffer> pending = new HashMap<>();
+    Map<SocketChannel, AcceptorHandshake> pending = new HashMap<>();
     try (Selector sel = Selector.open()) {
+      accepting = sel;
       listener.register(sel, SelectionKey.OP_ACCEPT);
       while (got.size() < expected) {
         long left = deadlineNanos - System.nanoTime();
+        if (!listener.isOpen()) {
+          throw new CclException("rank " + rank + ": the listener closed while accepting");
+        }
         if (left <= 0) {
           throw new CclTimeoutException(
               "rank "
@@ -180,23 +245,36 @@ public final class SocketTransport implements AutoCloseable {
                   + peer
                   + " arrived before the timeout");
         }
-        sel.select(Math.max(1, TimeUnit.NANOSECONDS.toMillis(left)));
+        sel.select(Math.max(1, Math.min(1_000, TimeUnit.NANOSECONDS.toMillis(left))));
         for (Iterator<SelectionKey> it = sel.selectedKeys().iterator(); it.hasNext(); ) {
           SelectionKey k = it.next();
           it.remove();
+          if (!k.isValid()) {
+            continue;
+          }
           if (k.isAcceptable()) {
             SocketChannel c = listener.accept();
             if (c != null) {
+              if (pending.size() >= MAX_PENDING_HANDSHAKES) {
+                LOG.warn(
+                    "rank {}: refused a connection from {}: {} are already mid-handshake",
+                    rank,
+                    c.getRemoteAddress(),
+                    pending.size());
+                closeQuietly(c);
+                continue;
+              }
               c.configureBlocking(false);
               c.setOption(StandardSocketOptions.TCP_NODELAY, true);
               c.setOption(StandardSocketOptions.SO_SNDBUF, SOCKET_BUFFER_BYTES);
               c.register(sel, SelectionKey.OP_READ);
-              pending.put(c, ByteBuffer.allocate(Handshake.BYTES));
+              pending.put(c, new AcceptorHandshake(c, a, System.nanoTime() + handshakeNanos));
             }
           } else if (k.isReadable()) {
-            readHandshake((SocketChannel) k.channel(), pending, got, peer, nChannels, token, k);
+            readHandshake((SocketChannel) k.channel(), pending, got, peer, nChannels, k);
           }
         }
+        dropExpired(pending.values(), sel);
       }
       RecvConnection[] result = new RecvConnection[nChannels];
       for (int c = 0; c < nChannels; c++) {
@@ -214,77 +292,87 @@ public final class SocketTransport implements AutoCloseable {
                 what, peer, control, data, nThreads, idle, proxySelector, wakeProxy);
       }
       listener.keyFor(sel).cancel();
-      for (Map.Entry<SocketChannel, ByteBuffer> e : pending.entrySet()) {
-        e.getKey().keyFor(sel).cancel();
-        halfRead.put(e.getKey(), e.getValue());
+      for (AcceptorHandshake h : pending.values()) {
+        h.channel().keyFor(sel).cancel();
+        halfDone.add(h);
       }
       sel.selectNow();
       return result;
     } catch (IOException e) {
       got.values().forEach(SocketTransport::closeQuietly);
+      pending.keySet().forEach(SocketTransport::closeQuietly);
       throw new CclException("rank " + rank + ": accepting from rank " + peer + " failed: " + e, e);
     } catch (RuntimeException e) {
       got.values().forEach(SocketTransport::closeQuietly);
       pending.keySet().forEach(SocketTransport::closeQuietly);
       throw e;
+    } finally {
+      accepting = null;
+    }
+  }
+
+  /** Closes, with one line each, the handshakes whose deadline has passed. */
+  private void dropExpired(Collection<AcceptorHandshake> pending, Selector sel) {
+    long now = System.nanoTime();
+    for (Iterator<AcceptorHandshake> it = pending.iterator(); it.hasNext(); ) {
+      AcceptorHandshake h = it.next();
+      if (now - h.deadlineNanos() > 0) {
+        it.remove();
+        LOG.warn(
+            "rank {}: refused a connection: no complete handshake within {} ms",
+            rank,
+            TimeUnit.NANOSECONDS.toMillis(handshakeNanos));
+        SelectionKey k = h.channel().keyFor(sel);
+        if (k != null) {
+          k.cancel();
+        }
+        closeQuietly(h.channel());
+      }
     }
   }
 
   private void readHandshake(
       SocketChannel c,
-      Map<SocketChannel, ByteBuffer> pending,
+      Map<SocketChannel, AcceptorHandshake> pending,
       Map<Integer, SocketChannel> got,
       int peer,
       int nChannels,
-      long token,
-      SelectionKey k)
-      throws IOException {
-    ByteBuffer b = pending.get(c);
-    if (b == null) {
+      SelectionKey k) {
+    AcceptorHandshake hs = pending.get(c);
+    if (hs == null) {
       return;
     }
-    if (c.read(b) < 0) {
-      k.cancel();
+    Handshake h;
+    try {
+      h = hs.advance();
+    } catch (IOException | CclException e) {
+      LOG.warn("rank {}: {}", rank, e.getMessage());
       pending.remove(c);
+      k.cancel();
       closeQuietly(c);
       return;
     }
-    if (b.hasRemaining()) {
+    if (h == null) {
       return;
     }
     pending.remove(c);
     // The peer may start sending data before every socket is accepted: stop watching this one.
     k.interestOps(0);
-    Handshake h;
-    try {
-      h = Handshake.decode(b);
-    } catch (CclException e) {
-      LOG.warn("rank {}: {}", rank, e.getMessage());
-      k.cancel();
-      closeQuietly(c);
-      return;
-    }
-    if (h.channel() == P2P_CHANNEL && h.token() == token) {
+    if (h.channel() == P2P_CHANNEL) {
       // A rank that finished start-up first already sends point-to-point (a tree collective).
       k.cancel();
       earlyPeers.put(c, h);
       return;
     }
     boolean valid =
-        h.token() == token
-            && h.fromRank() == peer
+        h.fromRank() == peer
             && h.channel() >= 0
             && h.channel() < nChannels
             && h.socketIndex() >= Handshake.CONTROL
             && h.socketIndex() < nSocks
             && !got.containsKey(key(h.channel(), h.socketIndex()));
     if (!valid) {
-      LOG.warn(
-          "rank {}: refused a connection {} (expected token {} from rank {})",
-          rank,
-          h,
-          token,
-          peer);
+      LOG.warn("rank {}: refused a connection {} (expected rank {})", rank, h, peer);
       k.cancel();
       closeQuietly(c);
       return;
@@ -319,12 +407,6 @@ public final class SocketTransport implements AutoCloseable {
     }
   }
 
-  private static void write(SocketChannel c, ByteBuffer b) throws IOException {
-    while (b.hasRemaining()) {
-      c.write(b);
-    }
-  }
-
   private static void closeAll(SocketChannel control, SocketChannel[] data) {
     closeQuietly(control);
     for (SocketChannel d : data) {
@@ -346,6 +428,10 @@ public final class SocketTransport implements AutoCloseable {
   public void close() {
     try {
       listener.close();
+      Selector s = accepting;
+      if (s != null) {
+        s.wakeup();
+      }
     } catch (IOException e) {
       LOG.debug("closing the listener", e);
     }
