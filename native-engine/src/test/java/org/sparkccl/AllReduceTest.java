@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
 import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -200,7 +201,7 @@ class AllReduceTest {
                     inputs[r], count, t, new SplittableRandom(1000L * k + r), op == ReduceOp.PROD);
               }
               try (DeviceBuffer buf = HostDevice.INSTANCE.allocate((long) count * t.size())) {
-                buf.copyFromHost(inputs[rank].duplicate(), 0);
+                buf.copyFromHost(inputs[rank].duplicate().order(ByteOrder.nativeOrder()), 0);
                 try {
                   comm.allReduce(buf, buf, count, t, op);
                 } catch (RuntimeException e) {
@@ -283,7 +284,7 @@ class AllReduceTest {
                 try (DeviceBuffer buf = HostDevice.INSTANCE.allocate(count * 4L);
                     Communicator comm =
                         Communicator.create(new LateBootstrap(group.rank(rank), 2, 300), config)) {
-                  buf.copyFromHost(inputs[rank].duplicate(), 0);
+                  buf.copyFromHost(inputs[rank].duplicate().order(ByteOrder.nativeOrder()), 0);
                   comm.allReduce(buf, buf, count, t, ReduceOp.SUM);
                   ByteBuffer got = Reference.heap(count * 4);
                   buf.copyToHost(0, got);
@@ -321,7 +322,7 @@ class AllReduceTest {
           inputs[k][r] = Reference.heap(count * 4);
           Reference.fill(inputs[k][r], count, t, new SplittableRandom(31L * k + r), false);
           bufs[k][r] = HostDevice.INSTANCE.allocate(count * 4L);
-          bufs[k][r].copyFromHost(inputs[k][r].duplicate(), 0);
+          bufs[k][r].copyFromHost(inputs[k][r].duplicate().order(ByteOrder.nativeOrder()), 0);
         }
         for (int r = 0; r < n; r++) {
           perRank.add(comms[r].allReduceAsync(bufs[k][r], bufs[k][r], count, t, op));

@@ -179,7 +179,7 @@ final class CollectiveCase {
 
   private static DeviceBuffer allocate(Device device, ByteBuffer img) {
     DeviceBuffer b = device.allocate(img.capacity());
-    b.copyFromHost(img.duplicate().clear(), 0);
+    b.copyFromHost(img.duplicate().clear().order(ByteOrder.nativeOrder()), 0);
     return b;
   }
 

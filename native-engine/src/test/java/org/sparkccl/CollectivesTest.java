@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
 import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -321,7 +322,7 @@ class CollectivesTest {
                           new Spec(Kind.REDUCE, f32, ReduceOp.SUM, count, 0, false)
                               .inputs(n, 900 + k);
                       DeviceBuffer b = HostDevice.INSTANCE.allocate(count * 4L);
-                      b.copyFromHost(in[rank].duplicate(), 0);
+                      b.copyFromHost(in[rank].duplicate().order(ByteOrder.nativeOrder()), 0);
                       arBufs.add(b);
                       arInputs.add(in);
                       futures.add(comm.allReduceAsync(b, b, count, f32, ReduceOp.SUM));

@@ -3,6 +3,7 @@ package org.sparkccl;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.time.Duration;
 import java.util.SplittableRandom;
 import org.junit.jupiter.api.DisplayName;
@@ -52,7 +53,7 @@ class IdleModesTest {
                 Reference.fill(inputs[r], count, t, new SplittableRandom(77L * count + r), false);
               }
               try (DeviceBuffer buf = HostDevice.INSTANCE.allocate((long) count * t.size())) {
-                buf.copyFromHost(inputs[rank].duplicate(), 0);
+                buf.copyFromHost(inputs[rank].duplicate().order(ByteOrder.nativeOrder()), 0);
                 try {
                   comm.allReduce(buf, buf, count, t, op);
                 } catch (RuntimeException e) {

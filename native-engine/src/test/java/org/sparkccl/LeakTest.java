@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -234,7 +235,7 @@ class LeakTest {
       inputs[r] = Reference.heap(count * 8);
       Reference.fill(inputs[r], count, t, new SplittableRandom(iteration * 100L + r), false);
     }
-    send.copyFromHost(inputs[rank].duplicate(), 0);
+    send.copyFromHost(inputs[rank].duplicate().order(ByteOrder.nativeOrder()), 0);
     comm.allReduce(send, recv, count, t, ReduceOp.SUM);
     ByteBuffer got = Reference.heap(count * 8);
     recv.copyToHost(0, got);

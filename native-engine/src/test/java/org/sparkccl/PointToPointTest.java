@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
 import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -73,7 +74,7 @@ class PointToPointTest {
 
   static DeviceBuffer upload(ByteBuffer image) {
     DeviceBuffer b = HostDevice.INSTANCE.allocate(image.capacity());
-    b.copyFromHost(image.duplicate().clear(), 0);
+    b.copyFromHost(image.duplicate().clear().order(ByteOrder.nativeOrder()), 0);
     return b;
   }
 
@@ -628,7 +629,7 @@ class PointToPointTest {
       Queue<String> wrong) {
     ByteBuffer[] in = inputs(comm.nRanks(), count, t, seed);
     try (DeviceBuffer buf = HostDevice.INSTANCE.allocate((long) count * t.size())) {
-      buf.copyFromHost(in[comm.rank()].duplicate().clear(), 0);
+      buf.copyFromHost(in[comm.rank()].duplicate().clear().order(ByteOrder.nativeOrder()), 0);
       comm.allReduce(buf, buf, count, t, op);
       String m = Reference.allReduce(in, count, t, op).mismatches(download(buf));
       if (m != null) {
@@ -716,7 +717,7 @@ class PointToPointTest {
     ByteBuffer[] in = inputs(n, count, t, seed);
     try (DeviceBuffer send = HostDevice.INSTANCE.allocate(block);
         DeviceBuffer recv = HostDevice.INSTANCE.allocate((long) n * block)) {
-      send.copyFromHost(in[comm.rank()].duplicate().clear(), 0);
+      send.copyFromHost(in[comm.rank()].duplicate().clear().order(ByteOrder.nativeOrder()), 0);
       comm.allGather(send, recv, count, t);
       ByteBuffer got = download(recv);
       for (int k = 0; k < n; k++) {
@@ -759,7 +760,7 @@ class PointToPointTest {
     try (DeviceBuffer s = upload(out);
         DeviceBuffer r = upload(before);
         DeviceBuffer red = HostDevice.INSTANCE.allocate(5_003 * 4)) {
-      red.copyFromHost(in[rank].duplicate().clear(), 0);
+      red.copyFromHost(in[rank].duplicate().clear().order(ByteOrder.nativeOrder()), 0);
       CompletableFuture<Void> reduced;
       try (Communicator.Group g = comm.group()) {
         comm.sendAsync(s, count, t, next);

@@ -1,6 +1,7 @@
 package org.sparkccl;
 
 import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -246,7 +247,7 @@ public final class RankHarness {
         Reference.fill(inputs[r], count, t, rnd, op == ReduceOp.PROD);
         Reference.fillBytes(inputs[r], bytes, bytes + PAD, rnd);
         send[r] = comms[r].device().allocate(bytes + PAD);
-        send[r].copyFromHost(inputs[r].duplicate().clear(), 0);
+        send[r].copyFromHost(inputs[r].duplicate().clear().order(ByteOrder.nativeOrder()), 0);
         if (inPlace) {
           recv[r] = send[r];
           recvBefore[r] = inputs[r];
@@ -254,7 +255,7 @@ public final class RankHarness {
           recvBefore[r] = Reference.heap(bytes + PAD);
           Reference.fillBytes(recvBefore[r], 0, bytes + PAD, rnd);
           recv[r] = comms[r].device().allocate(bytes + PAD);
-          recv[r].copyFromHost(recvBefore[r].duplicate().clear(), 0);
+          recv[r].copyFromHost(recvBefore[r].duplicate().clear().order(ByteOrder.nativeOrder()), 0);
         }
       }
       for (int r = 0; r < n; r++) {

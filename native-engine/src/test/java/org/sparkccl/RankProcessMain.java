@@ -1,6 +1,7 @@
 package org.sparkccl;
 
 import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.time.Duration;
 import java.util.SplittableRandom;
 import org.sparkccl.bootstrap.TcpBootstrap;
@@ -77,7 +78,7 @@ public final class RankProcessMain {
           DeviceBuffer recvBuf =
               inPlace ? null : HostDevice.INSTANCE.allocate((long) count * t.size())) {
         DeviceBuffer recv = inPlace ? send : recvBuf;
-        send.copyFromHost(inputs[rank].duplicate(), 0);
+        send.copyFromHost(inputs[rank].duplicate().order(ByteOrder.nativeOrder()), 0);
         comm.allReduce(send, recv, count, t, op);
         ByteBuffer got = Reference.heap(count * t.size());
         recv.copyToHost(0, got);

@@ -1,6 +1,7 @@
 package org.sparkccl.comm;
 
 import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -219,9 +220,9 @@ public final class PointToPoint {
     staging.add(s);
     ByteBuffer region = s.memory().slice(0, (int) bytes);
     if (c.send()) {
-      copyIn.add(() -> c.buf().copyToHost(0, region.duplicate()));
+      copyIn.add(() -> c.buf().copyToHost(0, region.duplicate().order(ByteOrder.nativeOrder())));
     } else {
-      copyOut.add(() -> c.buf().copyFromHost(region.duplicate(), 0));
+      copyOut.add(() -> c.buf().copyFromHost(region.duplicate().order(ByteOrder.nativeOrder()), 0));
     }
     return s;
   }

@@ -3,6 +3,7 @@ package org.sparkccl.device;
 import java.nio.ByteBuffer;
 import org.sparkccl.memory.BufferUse;
 import org.sparkccl.memory.DirectMemory;
+import org.sparkccl.memory.HostOrder;
 
 /** A {@link DeviceBuffer} in off-heap host memory, released at {@link #close()}. */
 public final class HostBuffer implements DeviceBuffer {
@@ -40,12 +41,14 @@ public final class HostBuffer implements DeviceBuffer {
 
   @Override
   public void copyFromHost(ByteBuffer src, long offset) {
+    HostOrder.check(src, "src");
     checkRange(offset, src.remaining());
     memory.put((int) offset, src, src.position(), src.remaining());
   }
 
   @Override
   public void copyToHost(long offset, ByteBuffer dst) {
+    HostOrder.check(dst, "dst");
     checkRange(offset, dst.remaining());
     dst.put(dst.position(), memory, (int) offset, dst.remaining());
   }
@@ -61,8 +64,8 @@ public final class HostBuffer implements DeviceBuffer {
     if (srcOffset < 0
         || offset < 0
         || length < 0
-        || srcOffset + length > from.capacity()
-        || offset + length > to.capacity()) {
+        || srcOffset > from.capacity() - length
+        || offset > to.capacity() - length) {
       throw new IndexOutOfBoundsException(
           "copying "
               + length
@@ -81,7 +84,7 @@ public final class HostBuffer implements DeviceBuffer {
 
   private void checkRange(long offset, int length) {
     use.checkOpen();
-    if (offset < 0 || offset + length > memory.capacity()) {
+    if (offset < 0 || offset > memory.capacity() - (long) length) {
       throw new IndexOutOfBoundsException(
           "offset="
               + offset

@@ -1,5 +1,6 @@
 package org.sparkccl.perf;
 
+import java.nio.ByteOrder;
 import java.util.Locale;
 import org.sparkccl.device.cuda.CudaBuffer;
 import org.sparkccl.device.cuda.CudaDevice;
@@ -20,8 +21,14 @@ final class CopyBandwidth {
     long size = Math.max(1 << 20, Math.min(bytes, 1L << 30));
     try (MappedMemory host = gpu.allocateMapped(size);
         CudaBuffer dev = gpu.allocate(size)) {
-      double h2d = measure(() -> dev.copyFromHost(host.buffer().duplicate(), 0), size);
-      double d2h = measure(() -> dev.copyToHost(0, host.buffer().duplicate()), size);
+      double h2d =
+          measure(
+              () -> dev.copyFromHost(host.buffer().duplicate().order(ByteOrder.nativeOrder()), 0),
+              size);
+      double d2h =
+          measure(
+              () -> dev.copyToHost(0, host.buffer().duplicate().order(ByteOrder.nativeOrder())),
+              size);
       System.out.printf(
           Locale.ROOT,
           "# pinned copy bandwidth, %d bytes: H2D %.1f GB/s, D2H %.1f GB/s (bound of the"

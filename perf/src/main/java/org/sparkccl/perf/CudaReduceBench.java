@@ -9,6 +9,7 @@ import static jcuda.driver.JCudaDriver.cuLaunchKernel;
 import static jcuda.driver.JCudaDriver.cuMemcpyDtoDAsync;
 
 import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.util.Arrays;
 import java.util.Locale;
 import java.util.SplittableRandom;
@@ -52,9 +53,9 @@ public final class CudaReduceBench {
         MappedMemory host = gpu.allocateMapped(bytes)) {
       for (DataType t : new DataType[] {DataType.FLOAT32, DataType.BFLOAT16}) {
         fill(host.buffer(), t, 1);
-        a.copyFromHost(host.buffer().duplicate(), 0);
+        a.copyFromHost(host.buffer().duplicate().order(ByteOrder.nativeOrder()), 0);
         fill(host.buffer(), t, 2);
-        b.copyFromHost(host.buffer().duplicate(), 0);
+        b.copyFromHost(host.buffer().duplicate().order(ByteOrder.nativeOrder()), 0);
         double reduce = Double.MAX_VALUE;
         String shape = "";
         for (int threads : new int[] {128, 256, 512}) {

@@ -1,6 +1,7 @@
 package org.sparkccl.perf;
 
 import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import org.sparkccl.DataType;
 import org.sparkccl.device.Device;
 import org.sparkccl.device.DeviceBuffer;
@@ -56,14 +57,15 @@ final class PerfBuffers implements AutoCloseable {
   void fillSend(long count, DataType type, long seed, int rank) {
     TestData.fill(sendHost, count, type, seed, rank);
     if (staging.length > 0) {
-      send.copyFromHost(sendHost.slice(0, (int) (count * type.size())), 0);
+      send.copyFromHost(
+          sendHost.slice(0, (int) (count * type.size())).order(ByteOrder.nativeOrder()), 0);
     }
   }
 
   /** The receive buffer's first {@code bytes} bytes, readable on the host. */
   ByteBuffer recvOnHost(long bytes) {
     if (staging.length > 0) {
-      recv.copyToHost(0, recvHost.slice(0, (int) bytes));
+      recv.copyToHost(0, recvHost.slice(0, (int) bytes).order(ByteOrder.nativeOrder()));
     }
     return recvHost;
   }

@@ -39,7 +39,7 @@ final class HostArrays {
   static DeviceBuffer toBuffer(byte[] bytes, Device device) {
     DeviceBuffer buf = device.allocate(bytes.length);
     try {
-      buf.copyFromHost(ByteBuffer.wrap(bytes), 0);
+      buf.copyFromHost(ByteBuffer.wrap(bytes).order(ByteOrder.nativeOrder()), 0);
       return buf;
     } catch (RuntimeException e) {
       buf.close();
@@ -49,7 +49,7 @@ final class HostArrays {
 
   static byte[] toBytes(DeviceBuffer buf) {
     byte[] bytes = new byte[Math.toIntExact(buf.byteSize())];
-    buf.copyToHost(0, ByteBuffer.wrap(bytes));
+    buf.copyToHost(0, ByteBuffer.wrap(bytes).order(ByteOrder.nativeOrder()));
     return bytes;
   }
 

@@ -5,6 +5,7 @@ import com.esotericsoftware.kryo.Serializer;
 import com.esotericsoftware.kryo.io.Input;
 import com.esotericsoftware.kryo.io.Output;
 import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import org.apache.spark.serializer.KryoRegistrator;
 import org.sparkccl.device.DeviceBuffer;
 import org.sparkccl.device.HostBuffer;
@@ -43,7 +44,7 @@ public final class SparkCCLKryoRegistrator implements KryoRegistrator {
       byte[] window = new byte[(int) Math.min(WINDOW, size)];
       for (long off = 0; off < size; off += window.length) {
         int len = (int) Math.min(window.length, size - off);
-        buf.copyToHost(off, ByteBuffer.wrap(window, 0, len));
+        buf.copyToHost(off, ByteBuffer.wrap(window, 0, len).order(ByteOrder.nativeOrder()));
         output.writeBytes(window, 0, len);
       }
     }
@@ -59,7 +60,7 @@ public final class SparkCCLKryoRegistrator implements KryoRegistrator {
       for (long off = 0; off < size; off += window.length) {
         int len = (int) Math.min(window.length, size - off);
         input.readBytes(window, 0, len);
-        buf.copyFromHost(ByteBuffer.wrap(window, 0, len), off);
+        buf.copyFromHost(ByteBuffer.wrap(window, 0, len).order(ByteOrder.nativeOrder()), off);
       }
       return buf;
     }

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.util.SplittableRandom;
 import org.apache.spark.SparkConf;
 import org.apache.spark.serializer.KryoSerializer;
@@ -28,13 +29,13 @@ class KryoRegistratorTest {
       byte[] data = new byte[size];
       new SplittableRandom(size).nextBytes(data);
       try (HostBuffer buf = HostDevice.INSTANCE.allocate(size)) {
-        buf.copyFromHost(ByteBuffer.wrap(data), 0);
+        buf.copyFromHost(ByteBuffer.wrap(data).order(ByteOrder.nativeOrder()), 0);
         ByteBuffer bytes = kryo.serialize(buf, ClassTag$.MODULE$.apply(HostBuffer.class));
         try (DeviceBuffer back =
             kryo.deserialize(bytes, ClassTag$.MODULE$.apply(HostBuffer.class))) {
           assertEquals(size, back.byteSize(), "size " + size);
           byte[] got = new byte[size];
-          back.copyToHost(0, ByteBuffer.wrap(got));
+          back.copyToHost(0, ByteBuffer.wrap(got).order(ByteOrder.nativeOrder()));
           assertArrayEquals(data, got, "contents, size " + size);
         }
       }

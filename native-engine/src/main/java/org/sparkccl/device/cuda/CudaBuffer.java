@@ -11,6 +11,7 @@ import jcuda.Pointer;
 import jcuda.driver.CUdeviceptr;
 import org.sparkccl.device.DeviceBuffer;
 import org.sparkccl.memory.BufferUse;
+import org.sparkccl.memory.HostOrder;
 
 /**
  * A {@link DeviceBuffer} in GPU memory ({@code cuMemAlloc}), released at {@link #close()}. Copies
@@ -56,6 +57,7 @@ public final class CudaBuffer implements DeviceBuffer {
 
   @Override
   public void copyFromHost(ByteBuffer src, long offset) {
+    HostOrder.check(src, "src");
     checkRange(offset, src.remaining());
     device.makeCurrent();
     cuMemcpyHtoD(pointer(offset), Pointer.toBuffer(src), src.remaining());
@@ -63,6 +65,7 @@ public final class CudaBuffer implements DeviceBuffer {
 
   @Override
   public void copyToHost(long offset, ByteBuffer dst) {
+    HostOrder.check(dst, "dst");
     checkRange(offset, dst.remaining());
     device.makeCurrent();
     cuMemcpyDtoH(Pointer.toBuffer(dst), pointer(offset), dst.remaining());
@@ -88,7 +91,7 @@ public final class CudaBuffer implements DeviceBuffer {
   private void checkRange(long offset, long length) {
     // engine copies may still run on a buffer closed during its collective: only freed is fatal
     use.checkNotFreed();
-    if (offset < 0 || length < 0 || offset + length > bytes) {
+    if (offset < 0 || length < 0 || offset > bytes - length) {
       throw new IndexOutOfBoundsException(
           "offset=" + offset + " length=" + length + " is outside a buffer of " + bytes + " bytes");
     }
