@@ -281,14 +281,22 @@ public final class Communicator implements AutoCloseable {
     return core.pointToPoint().call(false, buf, count, dtype, peer);
   }
 
-  /** Blocking {@link #sendAsync}; not inside a group, where it would wait for the group's end. */
+  /**
+   * Blocking {@link #sendAsync}.
+   *
+   * @throws IllegalStateException inside a group, where it would wait for the group's end for ever
+   */
   public void send(DeviceBuffer buf, long count, DataType dtype, int peer) {
-    await(sendAsync(buf, count, dtype, peer));
+    await(core.pointToPoint().call(true, buf, count, dtype, peer, true));
   }
 
-  /** Blocking {@link #recvAsync}; not inside a group. */
+  /**
+   * Blocking {@link #recvAsync}.
+   *
+   * @throws IllegalStateException inside a group, where it would wait for the group's end for ever
+   */
   public void recv(DeviceBuffer buf, long count, DataType dtype, int peer) {
-    await(recvAsync(buf, count, dtype, peer));
+    await(core.pointToPoint().call(false, buf, count, dtype, peer, true));
   }
 
   /**

@@ -82,6 +82,11 @@ public final class CommCore {
     lifecycle.fail(e);
   }
 
+  /** The parts, for tests in this package that reach inside. */
+  CommContext context() {
+    return ctx;
+  }
+
   public CollectiveLauncher collectives() {
     return collectives;
   }

@@ -19,8 +19,11 @@ import org.sparkccl.util.EngineLog;
 final class Lifecycle {
   private static final Logger LOG = EngineLog.logger(Lifecycle.class);
 
-  /** How long a kernel thread may take to stop once its channel is aborted. */
-  private static final long KERNEL_STOP_MILLIS = 10_000;
+  /**
+   * How long the proxy and every kernel thread together may take to stop once aborted: one budget
+   * for all, so that {@code close()} ends within the timeout plus this, however many channels.
+   */
+  static final long STOP_MILLIS = 5_000;
 
   private final CommContext ctx;
 
@@ -103,6 +106,11 @@ final class Lifecycle {
     }
   }
 
+  /** At least 1 ms, so that a thread already done is still seen as stopped. */
+  private static long millisLeft(long deadlineNanos) {
+    return Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadlineNanos - System.nanoTime()));
+  }
+
   /**
    * Stops the proxy, the ring transport (before any FIFO it registered is freed), the kernel
    * threads and the sockets. Also the way out of a constructor that failed half-way.
@@ -112,8 +120,9 @@ final class Lifecycle {
     if (!failed) {
       notifyPeers(false, "rank " + ctx.rank + " closed its communicator");
     }
+    long stopDeadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(STOP_MILLIS);
     ctx.proxy.dropAll();
-    ctx.proxy.close();
+    ctx.proxy.close(millisLeft(stopDeadline));
     Links links = ctx.links();
     if (links != null) {
       links.ring().close(failed);
@@ -122,7 +131,7 @@ final class Lifecycle {
     for (CommChannel ch : ctx.channels) {
       if (ch != null) {
         ch.abort();
-        stopped &= ch.release(KERNEL_STOP_MILLIS);
+        stopped &= ch.release(millisLeft(stopDeadline));
       }
     }
     if (links != null) {

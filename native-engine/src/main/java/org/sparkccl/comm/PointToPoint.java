@@ -5,6 +5,7 @@ import java.nio.ByteOrder;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import org.sparkccl.CclException;
 import org.sparkccl.DataType;
 import org.sparkccl.device.DeviceBuffer;
 import org.sparkccl.device.HostBuffer;
@@ -65,6 +66,16 @@ public final class PointToPoint {
   /** A send ({@code send}) or receive of {@code count} elements with {@code peer}. */
   public CompletableFuture<Void> call(
       boolean send, DeviceBuffer buf, long count, DataType dtype, int peer) {
+    return call(send, buf, count, dtype, peer, false);
+  }
+
+  /**
+   * {@link #call}, for a caller that will wait for the future ({@code blocking}): refused inside a
+   * group, where the future completes only at the group's end, which the waiting thread would never
+   * reach.
+   */
+  public CompletableFuture<Void> call(
+      boolean send, DeviceBuffer buf, long count, DataType dtype, int peer, boolean blocking) {
     Arguments.checkDtype(dtype);
     if (peer < 0 || peer >= ctx.nRanks || peer == ctx.rank) {
       throw new IllegalArgumentException(
@@ -79,6 +90,18 @@ public final class PointToPoint {
     DeviceBuffer b = Arguments.buffer(send ? "send" : "recv", buf, count, dtype, ctx.device);
     synchronized (ctx.launchLock) {
       ctx.failure.checkUsable();
+      if (blocking && groupDepth > 0) {
+        String name = send ? "send" : "recv";
+        throw new IllegalStateException(
+            "rank "
+                + ctx.rank
+                + ": a blocking "
+                + name
+                + " inside a group would wait for the group's end for ever; inside groupStart()"
+                + "/groupEnd() (or comm.group()) call "
+                + name
+                + "Async, and wait once the group has ended");
+      }
       PeerCall call = new PeerCall(send, b, count, dtype, peer, new CompletableFuture<>());
       if (groupDepth > 0) {
         group.add(call);
@@ -88,7 +111,15 @@ public final class PointToPoint {
     }
   }
 
-  /** Launches sends and receives as one kernel task on channel 0's kernel thread. */
+  /** One transfer whose link is connected and whose host memory is ready. */
+  private record Prepared(PeerCall call, PeerLinks.Link link, HostBuffer host) {}
+
+  /**
+   * Launches sends and receives as one kernel task on channel 0's kernel thread. Everything that
+   * can fail (a buffer closed since it was recorded, a peer that cannot be reached, staging memory)
+   * happens before anything is queued; a failure there releases what was taken and fails the calls'
+   * futures, so nothing stays retained and no future waits for ever.
+   */
   private CompletableFuture<Void> launch(List<PeerCall> calls) {
     ctx.failure.checkUsable();
     List<PeerCall> live = calls.stream().filter(c -> c.count() > 0).toList();
@@ -99,16 +130,38 @@ public final class PointToPoint {
     // Groups have their own numbering: ranks may run different numbers of them, while the
     // collectives' numbers must agree on every rank for the mismatch check.
     String what = "send/recv group #" + ++groups + " (" + live.size() + " transfers)";
-    live.forEach(c -> c.buf().retain());
+    List<DeviceBuffer> retained = new ArrayList<>();
     List<HostBuffer> staging = new ArrayList<>();
     List<Runnable> copyIn = new ArrayList<>();
     List<Runnable> copyOut = new ArrayList<>();
+    List<Prepared> prepared = new ArrayList<>();
+    try {
+      for (PeerCall c : live) {
+        c.buf().retain();
+        retained.add(c.buf());
+      }
+      PeerLinks peers = ctx.links().peers();
+      for (PeerCall c : live) {
+        PeerLinks.Link link = c.send() ? peers.sendTo(c.peer()) : peers.recvFrom(c.peer());
+        long bytes = c.count() * c.dtype().size();
+        prepared.add(new Prepared(c, link, hostSide(c, bytes, staging, copyIn, copyOut)));
+      }
+    } catch (RuntimeException e) {
+      retained.forEach(DeviceBuffer::release);
+      staging.forEach(HostBuffer::close);
+      CclException err =
+          e instanceof CclException ce
+              ? ce
+              : new CclException("rank " + ctx.rank + ": " + what + " cannot start: " + e, e);
+      calls.forEach(c -> c.done().completeExceptionally(err));
+      return CompletableFuture.failedFuture(err);
+    }
     Collective coll =
         new Collective(
             what,
             1,
             () -> {
-              live.forEach(c -> c.buf().release());
+              retained.forEach(DeviceBuffer::release);
               staging.forEach(HostBuffer::close);
             });
     ctx.pending.add(coll);
@@ -127,8 +180,8 @@ public final class PointToPoint {
               }
             });
     List<HostP2pKernel.Transfer> transfers = new ArrayList<>();
-    for (PeerCall c : live) {
-      transfers.add(transfer(c, what, staging, copyIn, copyOut));
+    for (Prepared p : prepared) {
+      transfers.add(transfer(p, what));
     }
     CommChannel ch = ctx.channels[0];
     ChannelGuard guard = new ChannelGuard(ctx, 0);
@@ -144,14 +197,9 @@ public final class PointToPoint {
   }
 
   /** Queues the proxy operation of one transfer and describes it for the kernel. */
-  private HostP2pKernel.Transfer transfer(
-      PeerCall c,
-      String what,
-      List<HostBuffer> staging,
-      List<Runnable> copyIn,
-      List<Runnable> copyOut) {
-    PeerLinks peers = ctx.links().peers();
-    PeerLinks.Link link = c.send() ? peers.sendTo(c.peer()) : peers.recvFrom(c.peer());
+  private HostP2pKernel.Transfer transfer(Prepared p, String what) {
+    PeerCall c = p.call();
+    PeerLinks.Link link = p.link();
     long bytes = c.count() * c.dtype().size();
     int stepSize = ctx.config.stepSize();
     long steps = (bytes + stepSize - 1) / stepSize;
@@ -191,7 +239,7 @@ public final class PointToPoint {
             c.send(),
             link.fifo,
             link.nextStep,
-            hostSide(c, bytes, staging, copyIn, copyOut).memory(),
+            p.host().memory(),
             0,
             (int) bytes,
             prefix
