@@ -33,9 +33,9 @@ record UcxRankInfo(byte[] workerAddress, Region[] recvSlots, Region[] sideAreas)
   static UcxRankInfo decode(byte[] bytes, int rank) {
     try {
       ByteBuffer b = ByteBuffer.wrap(bytes);
-      byte[] address = new byte[b.getInt()];
+      byte[] address = new byte[length(b, 1)];
       b.get(address);
-      int n = b.getInt();
+      int n = length(b, 2 * (8 + 4));
       Region[] slots = new Region[n];
       Region[] sides = new Region[n];
       for (int c = 0; c < n; c++) {
@@ -50,8 +50,21 @@ record UcxRankInfo(byte[] workerAddress, Region[] recvSlots, Region[] sideAreas)
 
   private static Region region(ByteBuffer b) {
     long address = b.getLong();
-    byte[] rkey = new byte[b.getInt()];
+    byte[] rkey = new byte[length(b, 1)];
     b.get(rkey);
     return new Region(address, rkey);
+  }
+
+  /**
+   * A count of items of at least {@code minBytes} each, checked against what is left before
+   * anything is allocated for it.
+   */
+  private static int length(ByteBuffer b, int minBytes) {
+    int n = b.getInt();
+    if (n < 0 || n > b.remaining() / minBytes) {
+      throw new IllegalArgumentException(
+          "a count of " + n + " with " + b.remaining() + " bytes left");
+    }
+    return n;
   }
 }
