@@ -65,9 +65,58 @@ public final class GpuSuiteMain {
       passed++;
     }
     System.out.println("timeout case: " + (timeout == null ? "ok" : timeout));
+    String copies = hostCopiesKeepTheMachinesOrder();
+    if (copies != null) {
+      failures.add(copies);
+    } else {
+      passed++;
+    }
+    System.out.println("host copies case: " + (copies == null ? "ok" : copies));
     failures.stream().limit(30).forEach(f -> System.out.println("FAILED " + f));
     System.out.printf("GPU suite: %d passed, %d failed%n", passed, failures.size());
     System.exit(failures.isEmpty() ? 0 : 1);
+  }
+
+  /**
+   * On GPU memory too: a host buffer in another byte order is refused, and the typed copies make an
+   * exact round trip of random values across several staging chunks.
+   */
+  private static String hostCopiesKeepTheMachinesOrder() {
+    java.util.SplittableRandom random = new java.util.SplittableRandom();
+    int n = 700_001;
+    try (DeviceBuffer buf = CudaBackend.device(0).allocate(8L * n + 8)) {
+      try {
+        buf.copyFromHost(java.nio.ByteBuffer.allocate(16), 8);
+        if (java.nio.ByteOrder.nativeOrder() != java.nio.ByteOrder.BIG_ENDIAN) {
+          return "host copies: a big-endian ByteBuffer was accepted";
+        }
+      } catch (IllegalArgumentException expected) {
+        // refused, as it should be
+      }
+      double[] d = random.doubles(n).toArray();
+      buf.copyFromHost(d, 8);
+      double[] back = new double[n];
+      buf.copyToHost(8, back);
+      if (!java.util.Arrays.equals(d, back)) {
+        return "host copies: the double[] round trip differs";
+      }
+      float[] f = new float[2 * n];
+      for (int i = 0; i < f.length; i++) {
+        f[i] = Float.intBitsToFloat(random.nextInt());
+      }
+      buf.copyFromHost(f, 8);
+      // the floats read back as the raw ints the machine's order gives
+      int[] bits = new int[f.length];
+      buf.copyToHost(8, bits);
+      for (int i = 0; i < f.length; i++) {
+        if (bits[i] != Float.floatToRawIntBits(f[i])) {
+          return "host copies: float " + i + " came back as other bits";
+        }
+      }
+      return null;
+    } catch (RuntimeException e) {
+      return "host copies: " + e;
+    }
   }
 
   static CclConfig config(int channels, Duration timeout) {
