@@ -1,0 +1,46 @@
+package org.sparkccl.ml.train;
+
+import java.io.Serializable;
+
+/**
+ * What one barrier stage trains, fixed on the driver and shipped to the tasks: the loss, the
+ * shape, and MLlib's settings with their MLlib meanings.
+ *
+ * @param numClasses classes of a classification (the label histogram's length); 0 for regression
+ * @param timeoutMillis longest wait of a collective, or 0 for the executor's {@code
+ *     spark.ccl.timeout}
+ */
+public record TrainSpec(
+    Loss loss,
+    int numFeatures,
+    int numClasses,
+    boolean fitIntercept,
+    boolean standardization,
+    double regParam,
+    double elasticNetParam,
+    int maxIter,
+    double tol,
+    double maxBlockSizeInMB,
+    long timeoutMillis)
+    implements Serializable {
+
+  /** The losses the trainer knows. */
+  public enum Loss {
+    BINOMIAL,
+    MULTINOMIAL,
+    SQUARED_ERROR
+  }
+
+  boolean classification() {
+    return loss != Loss.SQUARED_ERROR;
+  }
+
+  /** Coefficient sets: {@code K} for multinomial, else 1. */
+  int numSets() {
+    return loss == Loss.MULTINOMIAL ? numClasses : 1;
+  }
+
+  Problem problem() {
+    return classification() ? new LogisticProblem(this) : new LeastSquaresProblem(this);
+  }
+}
