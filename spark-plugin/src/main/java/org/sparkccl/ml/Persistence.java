@@ -2,7 +2,6 @@ package org.sparkccl.ml;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import java.util.Iterator;
 import java.util.Map;
 import java.util.function.Function;
 import org.apache.spark.ml.param.Param;
@@ -74,10 +73,8 @@ public final class Persistence {
   /** Sets the saved (user-set) params; defaults come from the instance's own constructor. */
   private static <T extends Params> T setParams(T instance, JsonNode metadata) {
     JsonNode params = metadata.get("paramMap");
-    for (Iterator<Map.Entry<String, JsonNode>> it = params.fields(); it.hasNext(); ) {
-      Map.Entry<String, JsonNode> e = it.next();
-      @SuppressWarnings("unchecked")
-      Param<Object> param = (Param<Object>) instance.getParam(e.getKey());
+    for (Map.Entry<String, JsonNode> e : params.properties()) {
+      Param<Object> param = instance.getParam(e.getKey());
       instance.set(param, param.jsonDecode(e.getValue().toString()));
     }
     return instance;
