@@ -32,6 +32,7 @@ public final class TestData {
         .master("local[" + cores + "]")
         .appName(app)
         .config("spark.ui.enabled", "false")
+        .config("spark.plugins", "org.sparkccl.spark.SparkCCLPlugin")
         .config("spark.sql.shuffle.partitions", "4")
         .config("spark.ccl.timeout", "60s")
         .getOrCreate();
