@@ -30,10 +30,10 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 /**
- * MLlib's {@code LogisticRegression} and SparkCCL's {@code CclLogisticRegression} on the same
- * dense random dataset (made on the executors, cached) with the same settings; each estimator is
- * fitted once to warm up (on a tenth of the rows), then {@code --repeats} times, and the medians
- * are compared. The last line is the result contract:
+ * MLlib's {@code LogisticRegression} and SparkCCL's {@code CclLogisticRegression} on the same dense
+ * random dataset (made on the executors, cached) with the same settings; each estimator is fitted
+ * once to warm up (on a tenth of the rows), then {@code --repeats} times, and the medians are
+ * compared. The last line is the result contract:
  *
  * <pre>
  * RESULT job=logreg rows=N features=F classes=K partitions=P iterations_ccl=I iterations_mllib=J
@@ -54,7 +54,9 @@ public final class LogisticRegressionJob implements Runnable {
   @Option(names = "--classes", description = "classes (default ${DEFAULT-VALUE})")
   int classes = 2;
 
-  @Option(names = "--partitions", description = "partitions = SparkCCL workers (default ${DEFAULT-VALUE})")
+  @Option(
+      names = "--partitions",
+      description = "partitions = SparkCCL workers (default ${DEFAULT-VALUE})")
   int partitions = 4;
 
   @Option(names = "--reg", description = "regParam (default ${DEFAULT-VALUE})")
@@ -69,7 +71,9 @@ public final class LogisticRegressionJob implements Runnable {
   @Option(names = "--tol", description = "tol (default ${DEFAULT-VALUE})")
   double tol = 1e-6;
 
-  @Option(names = "--repeats", description = "timed fits of each, after a warm-up (default ${DEFAULT-VALUE})")
+  @Option(
+      names = "--repeats",
+      description = "timed fits of each, after a warm-up (default ${DEFAULT-VALUE})")
   int repeats = 1;
 
   public static void main(String[] args) {
@@ -99,8 +103,13 @@ public final class LogisticRegressionJob implements Runnable {
       Dataset<Row> data = dataset(spark).cache();
       long n = data.count();
       System.out.printf(
-          Locale.ROOT, "# %d rows x %d features, %d classes, %d partitions, BLAS %s%n", n, features,
-          classes, partitions, dev.ludovic.netlib.blas.BLAS.getInstance().getClass().getSimpleName());
+          Locale.ROOT,
+          "# %d rows x %d features, %d classes, %d partitions, BLAS %s%n",
+          n,
+          features,
+          classes,
+          partitions,
+          dev.ludovic.netlib.blas.BLAS.getInstance().getClass().getSimpleName());
 
       LogisticRegression mllib = configure(new LogisticRegression());
       CclLogisticRegression ccl =
@@ -131,8 +140,13 @@ public final class LogisticRegressionJob implements Runnable {
         cclModel = ccl.fit(data);
         cclSeconds[r] = (System.nanoTime() - t1) / 1e9;
         System.out.printf(
-            Locale.ROOT, "# fit %d: mllib %.2f s (%d jobs), sparkccl %.2f s (%s)%n", r + 1,
-            mllibSeconds[r], mllibJobs, cclSeconds[r], cclModel.summary().timings());
+            Locale.ROOT,
+            "# fit %d: mllib %.2f s (%d jobs), sparkccl %.2f s (%s)%n",
+            r + 1,
+            mllibSeconds[r],
+            mllibJobs,
+            cclSeconds[r],
+            cclModel.summary().timings());
       }
       double[] mllibHistory = mllibModel.summary().objectiveHistory();
       double[] cclHistory = cclModel.summary().objectiveHistory();
@@ -145,17 +159,27 @@ public final class LogisticRegressionJob implements Runnable {
           Locale.ROOT,
           "# per loss evaluation: mllib %.1f ms (%d jobs in the fit), sparkccl %.1f ms"
               + " (%d evaluations; in-task computation %.1f ms)%n",
-          1000 * mllibS / Math.max(1, mllibJobs), mllibJobs,
-          cclModel.summary().timings().optimizeMs() / Math.max(1, cclEvals), cclEvals,
+          1000 * mllibS / Math.max(1, mllibJobs),
+          mllibJobs,
+          cclModel.summary().timings().optimizeMs() / Math.max(1, cclEvals),
+          cclEvals,
           cclModel.summary().timings().computeMs() / Math.max(1, cclEvals));
       System.out.printf(
           Locale.ROOT,
           "RESULT job=logreg rows=%d features=%d classes=%d partitions=%d iterations_ccl=%d"
               + " iterations_mllib=%d objective_rel_diff=%.3g auc_ccl=%.5f auc_mllib=%.5f"
               + " sparkccl_s=%.2f mllib_s=%.2f speedup=%.2f%n",
-          n, features, classes, partitions, cclModel.summary().totalIterations(),
-          mllibModel.summary().totalIterations(), Math.abs(cclLoss - mllibLoss) / Math.abs(mllibLoss),
-          quality(cclModel.transform(data)), quality(mllibModel.transform(data)), cclS, mllibS,
+          n,
+          features,
+          classes,
+          partitions,
+          cclModel.summary().totalIterations(),
+          mllibModel.summary().totalIterations(),
+          Math.abs(cclLoss - mllibLoss) / Math.abs(mllibLoss),
+          quality(cclModel.transform(data)),
+          quality(mllibModel.transform(data)),
+          cclS,
+          mllibS,
           mllibS / cclS);
     } finally {
       spark.stop();

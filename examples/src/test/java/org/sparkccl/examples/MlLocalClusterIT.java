@@ -12,12 +12,12 @@ import java.util.Comparator;
 import java.util.List;
 import org.apache.spark.ml.classification.LogisticRegression;
 import org.apache.spark.ml.classification.LogisticRegressionModel;
+import org.apache.spark.ml.linalg.SQLDataTypes;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.StructType;
-import org.apache.spark.ml.linalg.SQLDataTypes;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
@@ -43,7 +43,9 @@ class MlLocalClusterIT {
     String home = System.getenv("SPARK_HOME");
     if (home == null || !new File(home, "jars").isDirectory()) {
       String why =
-          "SKIPPED: SPARK_HOME (" + home + ") is not a Spark home with jars/; bin/run-tests sets it"
+          "SKIPPED: SPARK_HOME ("
+              + home
+              + ") is not a Spark home with jars/; bin/run-tests sets it"
               + " from pip's pyspark==4.2.0";
       System.out.println(why);
       Assumptions.abort(why);
@@ -116,10 +118,12 @@ class MlLocalClusterIT {
       diff += (a[i] - b[i]) * (a[i] - b[i]);
       norm += b[i] * b[i];
     }
-    assertTrue(Math.sqrt(diff) <= 1e-4 * Math.sqrt(norm), "relative distance " + Math.sqrt(diff / norm));
+    assertTrue(
+        Math.sqrt(diff) <= 1e-4 * Math.sqrt(norm), "relative distance " + Math.sqrt(diff / norm));
     assertEquals(want.intercept(), got.intercept(), 1e-4);
     double[] history = want.summary().objectiveHistory();
     double[] mine = got.summary().objectiveHistory();
-    assertEquals(history[history.length - 1], mine[mine.length - 1], 1e-6 * history[history.length - 1]);
+    assertEquals(
+        history[history.length - 1], mine[mine.length - 1], 1e-6 * history[history.length - 1]);
   }
 }

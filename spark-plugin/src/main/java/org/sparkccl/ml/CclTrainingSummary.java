@@ -6,8 +6,8 @@ import org.sparkccl.ml.train.Timings;
 
 /**
  * How a SparkCCL fit went: the objective history as MLlib's training summaries report it (the
- * objective before the first step, then after each iteration), the loss evaluations, and where
- * the time went.
+ * objective before the first step, then after each iteration), the loss evaluations, and where the
+ * time went.
  *
  * <pre>{@code
  * CclTrainingSummary s = model.summary();

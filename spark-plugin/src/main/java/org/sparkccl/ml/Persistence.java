@@ -23,7 +23,8 @@ public final class Persistence {
   private Persistence() {}
 
   /** A writer for a model: MLlib's params metadata, then the model's row. */
-  public static MLWriter modelWriter(MLWriter paramsWriter, Function<SparkSession, Dataset<Row>> row) {
+  public static MLWriter modelWriter(
+      MLWriter paramsWriter, Function<SparkSession, Dataset<Row>> row) {
     return new MLWriter() {
       @Override
       public void saveImpl(String path) {

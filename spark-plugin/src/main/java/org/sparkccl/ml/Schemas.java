@@ -15,8 +15,13 @@ public final class Schemas {
     DataType type = field(schema, column).dataType();
     if (!type.equals(SQLDataTypes.VectorType())) {
       throw new IllegalArgumentException(
-          "Column " + column + " must be of type " + SQLDataTypes.VectorType().simpleString()
-              + " but was actually " + type.simpleString() + ".");
+          "Column "
+              + column
+              + " must be of type "
+              + SQLDataTypes.VectorType().simpleString()
+              + " but was actually "
+              + type.simpleString()
+              + ".");
     }
   }
 
@@ -24,8 +29,11 @@ public final class Schemas {
     DataType type = field(schema, column).dataType();
     if (!(type instanceof NumericType)) {
       throw new IllegalArgumentException(
-          "Column " + column + " must be of a numeric type but was actually "
-              + type.simpleString() + ".");
+          "Column "
+              + column
+              + " must be of a numeric type but was actually "
+              + type.simpleString()
+              + ".");
     }
   }
 
@@ -37,13 +45,16 @@ public final class Schemas {
     if (Arrays.asList(schema.fieldNames()).contains(column)) {
       throw new IllegalArgumentException("Output column " + column + " already exists.");
     }
-    return schema.add(new StructField(column, type, false, org.apache.spark.sql.types.Metadata.empty()));
+    return schema.add(
+        new StructField(column, type, false, org.apache.spark.sql.types.Metadata.empty()));
   }
 
   private static StructField field(StructType schema, String column) {
     if (!Arrays.asList(schema.fieldNames()).contains(column)) {
       throw new IllegalArgumentException(
-          "Column " + column + " does not exist. Available: "
+          "Column "
+              + column
+              + " does not exist. Available: "
               + String.join(", ", schema.fieldNames()));
     }
     return schema.apply(column);

@@ -45,8 +45,8 @@ import org.sparkccl.ml.regression.CclLinearRegressionModel;
 import org.sparkccl.ml.train.BarrierTrainer;
 
 /**
- * The estimators inside MLlib's machinery: pipelines, cross-validation, persistence; the checks
- * the driver makes before a stage starts; and a stage whose first attempt fails.
+ * The estimators inside MLlib's machinery: pipelines, cross-validation, persistence; the checks the
+ * driver makes before a stage starts; and a stage whose first attempt fails.
  */
 @DisplayName("SparkCCL estimators in pipelines, persistence, checks and retries")
 @Timeout(300)
@@ -67,7 +67,8 @@ class MlPipelineTest {
 
   /** The features as separate columns a, b, c, ... for a VectorAssembler to put together. */
   private static Dataset<Row> columns() {
-    Dataset<Row> arrays = data.withColumn("x", functions.vector_to_array(col("features"), "float64"));
+    Dataset<Row> arrays =
+        data.withColumn("x", functions.vector_to_array(col("features"), "float64"));
     for (int j = 0; j < 6; j++) {
       arrays = arrays.withColumn("c" + j, col("x").getItem(j));
     }
@@ -113,8 +114,10 @@ class MlPipelineTest {
     model.write().overwrite().save(path);
     PipelineModel loaded = PipelineModel.load(path);
     assertInstanceOf(CclLogisticRegressionModel.class, loaded.stages()[1]);
-    List<Row> before = model.transform(columns()).select("probability", "prediction").collectAsList();
-    List<Row> after = loaded.transform(columns()).select("probability", "prediction").collectAsList();
+    List<Row> before =
+        model.transform(columns()).select("probability", "prediction").collectAsList();
+    List<Row> after =
+        loaded.transform(columns()).select("probability", "prediction").collectAsList();
     assertEquals(before, after);
   }
 
@@ -149,12 +152,11 @@ class MlPipelineTest {
     CclLogisticRegression lr = new CclLogisticRegression();
     assertMessage("empty", () -> lr.fit(data.limit(0)));
     assertMessage(
-        "label", () -> lr.fit(data.withColumn("label", when(col("label").equalTo(1), 2.5).otherwise(0.0))));
+        "label",
+        () -> lr.fit(data.withColumn("label", when(col("label").equalTo(1), 2.5).otherwise(0.0))));
+    assertMessage("label", () -> lr.fit(data.withColumn("label", lit(Double.NaN))));
     assertMessage(
-        "label", () -> lr.fit(data.withColumn("label", lit(Double.NaN))));
-    assertMessage(
-        "weight",
-        () -> lr.setWeightCol("weight").fit(data.withColumn("weight", lit(-1.0))));
+        "weight", () -> lr.setWeightCol("weight").fit(data.withColumn("weight", lit(-1.0))));
     lr.setWeightCol("");
     assertMessage("task slots", () -> lr.setNumWorkers(3).fit(data));
     SparkConf dynamic = new SparkConf().set("spark.dynamicAllocation.enabled", "true");
@@ -174,7 +176,8 @@ class MlPipelineTest {
     CclLogisticRegression lr = new CclLogisticRegression().setRegParam(0.01).setNumWorkers(2);
     CclLogisticRegressionModel clean = lr.fit(data);
     JavaRDD<Row> failing =
-        data.toJavaRDD().mapPartitions((FlatMapFunction<Iterator<Row>, Row>) MlPipelineTest::failOnce, true);
+        data.toJavaRDD()
+            .mapPartitions((FlatMapFunction<Iterator<Row>, Row>) MlPipelineTest::failOnce, true);
     Dataset<Row> flaky = spark.createDataFrame(failing, data.schema());
     ARMED.set(true);
     CclLogisticRegressionModel retried = lr.fit(flaky);
@@ -185,7 +188,9 @@ class MlPipelineTest {
 
   private static Iterator<Row> failOnce(Iterator<Row> rows) {
     TaskContext task = TaskContext.get();
-    if (task instanceof BarrierTaskContext && task.partitionId() == 0 && ARMED.compareAndSet(true, false)) {
+    if (task instanceof BarrierTaskContext
+        && task.partitionId() == 0
+        && ARMED.compareAndSet(true, false)) {
       throw new IllegalStateException("injected failure of the first attempt");
     }
     return rows;

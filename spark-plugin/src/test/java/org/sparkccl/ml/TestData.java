@@ -13,9 +13,9 @@ import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.StructType;
 
 /**
- * Random datasets for the estimator tests: Gaussian features with their own means and scales
- * (so standardization matters), labels drawn from a random linear or logistic model, weights in
- * [0.5, 2).
+ * Random datasets for the estimator tests: Gaussian features with their own means and scales (so
+ * standardization matters), labels drawn from a random linear or logistic model, weights in [0.5,
+ * 2).
  */
 public final class TestData {
   private static final StructType SCHEMA =

@@ -32,11 +32,11 @@ import org.sparkccl.ml.train.TrainSpec;
 import org.sparkccl.ml.train.TrainingRows;
 
 /**
- * MLlib's {@code LogisticRegression} (binomial and multinomial, L2 and elastic net), trained in
- * one barrier stage: the tasks keep their rows in memory and run the same LBFGS / OWL-QN as MLlib,
- * with one SparkCCL all-reduce per loss evaluation instead of one Spark job. The params have
- * MLlib's names and defaults, so it drops into a {@code Pipeline} or {@code CrossValidator} in
- * place of MLlib's estimator; bound constraints and initial models are not supported.
+ * MLlib's {@code LogisticRegression} (binomial and multinomial, L2 and elastic net), trained in one
+ * barrier stage: the tasks keep their rows in memory and run the same LBFGS / OWL-QN as MLlib, with
+ * one SparkCCL all-reduce per loss evaluation instead of one Spark job. The params have MLlib's
+ * names and defaults, so it drops into a {@code Pipeline} or {@code CrossValidator} in place of
+ * MLlib's estimator; bound constraints and initial models are not supported.
  *
  * <pre>{@code
  * CclLogisticRegression lr = new CclLogisticRegression().setRegParam(0.01).setNumWorkers(4);
@@ -78,10 +78,12 @@ public final class CclLogisticRegression extends Estimator<CclLogisticRegression
     weightCol = CclParams.weightCol(this);
     predictionCol = CclParams.column(this, "predictionCol", "prediction column name");
     rawPredictionCol =
-        CclParams.column(this, "rawPredictionCol", "raw prediction (a.k.a. confidence) column name");
+        CclParams.column(
+            this, "rawPredictionCol", "raw prediction (a.k.a. confidence) column name");
     probabilityCol =
         CclParams.column(
-            this, "probabilityCol",
+            this,
+            "probabilityCol",
             "Column name for predicted class conditional probabilities. Note: Not all models"
                 + " output well-calibrated probability estimates! These probabilities should be"
                 + " treated as confidences, not precise probabilities");
@@ -93,7 +95,8 @@ public final class CclLogisticRegression extends Estimator<CclLogisticRegression
     standardization = CclParams.standardization(this);
     family =
         new Param<>(
-            this, "family",
+            this,
+            "family",
             "The name of family which is a description of the label distribution to be used in"
                 + " the model. Supported options: auto, binomial, multinomial.",
             ParamValidators.inArray(java.util.List.of("auto", "binomial", "multinomial")));
@@ -341,7 +344,8 @@ public final class CclLogisticRegression extends Estimator<CclLogisticRegression
   public StructType transformSchema(StructType schema) {
     Schemas.requireVector(schema, getFeaturesCol());
     Schemas.requireNumeric(schema, getLabelCol());
-    StructType out = Schemas.append(schema, getOrDefault(rawPredictionCol), SQLDataTypes.VectorType());
+    StructType out =
+        Schemas.append(schema, getOrDefault(rawPredictionCol), SQLDataTypes.VectorType());
     out = Schemas.append(out, getOrDefault(probabilityCol), SQLDataTypes.VectorType());
     return Schemas.append(out, getOrDefault(predictionCol), DataTypes.DoubleType);
   }
@@ -353,21 +357,31 @@ public final class CclLogisticRegression extends Estimator<CclLogisticRegression
     Dataset<Row> rows = TrainingRows.select(dataset, getLabelCol(), weight, getFeaturesCol());
     int workers =
         BarrierTrainer.workers(
-            dataset.sparkSession().sparkContext().getConf(), getNumWorkers(),
+            dataset.sparkSession().sparkContext().getConf(),
+            getNumWorkers(),
             rows.rdd().getNumPartitions());
     DatasetChecks checks = DatasetChecks.run(rows, true);
     int numClasses = numClasses(dataset.schema().apply(getLabelCol()), checks.maxLabel());
     boolean multinomial = multinomial(numClasses);
     if (isDefined(thresholds) && getOrDefault(thresholds).length != numClasses) {
       throw new IllegalArgumentException(
-          "thresholds has " + getOrDefault(thresholds).length + " values but the labels have "
-              + numClasses + " classes");
+          "thresholds has "
+              + getOrDefault(thresholds).length
+              + " values but the labels have "
+              + numClasses
+              + " classes");
     }
     TrainSpec spec =
         new TrainSpec(
             multinomial ? TrainSpec.Loss.MULTINOMIAL : TrainSpec.Loss.BINOMIAL,
-            checks.numFeatures(), numClasses, getFitIntercept(), getStandardization(),
-            getRegParam(), getElasticNetParam(), getMaxIter(), getTol(),
+            checks.numFeatures(),
+            numClasses,
+            getFitIntercept(),
+            getStandardization(),
+            getRegParam(),
+            getElasticNetParam(),
+            getMaxIter(),
+            getTol(),
             (Double) getOrDefault(maxBlockSizeInMB),
             Math.round((Double) getOrDefault(collectiveTimeout) * 1000));
     Fit fit = BarrierTrainer.fit(rows, spec, workers);
@@ -394,7 +408,9 @@ public final class CclLogisticRegression extends Estimator<CclLogisticRegression
     }
     if (fromMetadata < fromLabels) {
       throw new IllegalArgumentException(
-          "the label's metadata says " + fromMetadata + " classes, fewer than the labels' "
+          "the label's metadata says "
+              + fromMetadata
+              + " classes, fewer than the labels' "
               + fromLabels);
     }
     return fromMetadata;

@@ -33,8 +33,8 @@ import org.sparkccl.ml.train.Fit;
 
 /**
  * The model {@link CclLogisticRegression} fits: MLlib's {@code LogisticRegressionModel} output
- * columns ({@code rawPrediction}, {@code probability}, {@code prediction}) and accessors, saved
- * and loaded in MLlib's layout.
+ * columns ({@code rawPrediction}, {@code probability}, {@code prediction}) and accessors, saved and
+ * loaded in MLlib's layout.
  *
  * <pre>{@code
  * CclLogisticRegressionModel model = new CclLogisticRegression().fit(training);
@@ -64,7 +64,11 @@ public final class CclLogisticRegressionModel extends Model<CclLogisticRegressio
   }
 
   private CclLogisticRegressionModel(
-      String uid, int numClasses, boolean multinomial, int numFeatures, double[] coefficients,
+      String uid,
+      int numClasses,
+      boolean multinomial,
+      int numFeatures,
+      double[] coefficients,
       double[] intercepts) {
     this.uid = uid;
     this.numClasses = numClasses;
@@ -75,7 +79,8 @@ public final class CclLogisticRegressionModel extends Model<CclLogisticRegressio
     featuresCol = CclParams.column(this, "featuresCol", "features column name");
     predictionCol = CclParams.column(this, "predictionCol", "prediction column name");
     rawPredictionCol =
-        CclParams.column(this, "rawPredictionCol", "raw prediction (a.k.a. confidence) column name");
+        CclParams.column(
+            this, "rawPredictionCol", "raw prediction (a.k.a. confidence) column name");
     probabilityCol =
         CclParams.column(
             this, "probabilityCol", "Column name for predicted class conditional probabilities");
@@ -209,8 +214,13 @@ public final class CclLogisticRegressionModel extends Model<CclLogisticRegressio
   private LogisticScorer scorer() {
     double[] t = isDefined(thresholds) ? getOrDefault(thresholds) : null;
     return new LogisticScorer(
-        intercepts.length, numFeatures, coefficients, intercepts, multinomial,
-        (Double) getOrDefault(threshold), t);
+        intercepts.length,
+        numFeatures,
+        coefficients,
+        intercepts,
+        multinomial,
+        (Double) getOrDefault(threshold),
+        t);
   }
 
   public Vector predictRaw(Vector features) {
@@ -258,8 +268,7 @@ public final class CclLogisticRegressionModel extends Model<CclLogisticRegressio
     String predictionColName = getOrDefault(predictionCol);
     if (!predictionColName.isEmpty()) {
       out =
-          out.withColumn(
-              predictionColName, udf(prediction, DataTypes.DoubleType).apply(features));
+          out.withColumn(predictionColName, udf(prediction, DataTypes.DoubleType).apply(features));
     }
     return out;
   }
@@ -301,7 +310,11 @@ public final class CclLogisticRegressionModel extends Model<CclLogisticRegressio
     return Persistence.modelReader(
         (uid, row) ->
             new CclLogisticRegressionModel(
-                uid, row.getInt(0), row.getBoolean(1), row.getInt(2), doubles(row, 3),
+                uid,
+                row.getInt(0),
+                row.getBoolean(1),
+                row.getInt(2),
+                doubles(row, 3),
                 doubles(row, 4)));
   }
 
@@ -316,7 +329,11 @@ public final class CclLogisticRegressionModel extends Model<CclLogisticRegressio
 
   @Override
   public String toString() {
-    return "CclLogisticRegressionModel: uid=" + uid + ", numClasses=" + numClasses
-        + ", numFeatures=" + numFeatures;
+    return "CclLogisticRegressionModel: uid="
+        + uid
+        + ", numClasses="
+        + numClasses
+        + ", numFeatures="
+        + numFeatures;
   }
 }

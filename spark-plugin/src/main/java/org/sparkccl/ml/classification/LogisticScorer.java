@@ -7,8 +7,8 @@ import org.apache.spark.ml.linalg.Vector;
 import org.apache.spark.ml.linalg.Vectors;
 
 /**
- * A logistic model's arithmetic, shipped to the tasks of {@code transform}: margins, MLlib's
- * raw predictions ({@code [-m, m]} for binomial), probabilities and thresholded predictions.
+ * A logistic model's arithmetic, shipped to the tasks of {@code transform}: margins, MLlib's raw
+ * predictions ({@code [-m, m]} for binomial), probabilities and thresholded predictions.
  */
 final class LogisticScorer implements Serializable {
   private final int sets;
@@ -20,8 +20,13 @@ final class LogisticScorer implements Serializable {
   private final double[] thresholds; // null when unset
 
   LogisticScorer(
-      int sets, int numFeatures, double[] coefficients, double[] intercepts, boolean multinomial,
-      double threshold, double[] thresholds) {
+      int sets,
+      int numFeatures,
+      double[] coefficients,
+      double[] intercepts,
+      boolean multinomial,
+      double threshold,
+      double[] thresholds) {
     this.sets = sets;
     this.numFeatures = numFeatures;
     this.coefficients = coefficients;

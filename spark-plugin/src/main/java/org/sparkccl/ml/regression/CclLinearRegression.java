@@ -27,8 +27,8 @@ import org.sparkccl.ml.train.TrainingRows;
 /**
  * MLlib's {@code LinearRegression} with its l-bfgs solver (least squares, L2 and elastic net),
  * trained in one barrier stage with one SparkCCL all-reduce per loss evaluation. Params have
- * MLlib's names and defaults; {@code solver} may be {@code auto} or {@code l-bfgs} and {@code
- * loss} only {@code squaredError}: other values fail, naming MLlib's estimator to use instead.
+ * MLlib's names and defaults; {@code solver} may be {@code auto} or {@code l-bfgs} and {@code loss}
+ * only {@code squaredError}: other values fail, naming MLlib's estimator to use instead.
  *
  * <pre>{@code
  * CclLinearRegressionModel model =
@@ -75,19 +75,22 @@ public final class CclLinearRegression extends Estimator<CclLinearRegressionMode
     standardization = CclParams.standardization(this);
     solver =
         new Param<>(
-            this, "solver",
+            this,
+            "solver",
             "The solver algorithm for optimization. Supported options: auto, l-bfgs (normal is"
                 + " MLlib's LinearRegression only). (Default auto)",
             ParamValidators.inArray(java.util.List.of("auto", "normal", "l-bfgs")));
     loss =
         new Param<>(
-            this, "loss",
+            this,
+            "loss",
             "The loss function to be optimized. Supported options: squaredError (huber is"
                 + " MLlib's LinearRegression only). (Default squaredError)",
             ParamValidators.inArray(java.util.List.of("squaredError", "huber")));
     epsilon =
         new DoubleParam(
-            this, "epsilon",
+            this,
+            "epsilon",
             "The shape parameter to control the amount of robustness. Must be > 1.0; used by the"
                 + " huber loss only",
             ParamValidators.gt(1.0));
@@ -328,7 +331,8 @@ public final class CclLinearRegression extends Estimator<CclLinearRegressionMode
     }
     if (!getLoss().equals("squaredError")) {
       throw new IllegalArgumentException(
-          "CclLinearRegression supports loss=squaredError; for loss=" + getLoss()
+          "CclLinearRegression supports loss=squaredError; for loss="
+              + getLoss()
               + " use org.apache.spark.ml.regression.LinearRegression");
     }
   }
@@ -341,13 +345,21 @@ public final class CclLinearRegression extends Estimator<CclLinearRegressionMode
     Dataset<Row> rows = TrainingRows.select(dataset, getLabelCol(), weight, getFeaturesCol());
     int workers =
         BarrierTrainer.workers(
-            dataset.sparkSession().sparkContext().getConf(), getNumWorkers(),
+            dataset.sparkSession().sparkContext().getConf(),
+            getNumWorkers(),
             rows.rdd().getNumPartitions());
     DatasetChecks checks = DatasetChecks.run(rows, false);
     TrainSpec spec =
         new TrainSpec(
-            TrainSpec.Loss.SQUARED_ERROR, checks.numFeatures(), 0, getFitIntercept(),
-            getStandardization(), getRegParam(), getElasticNetParam(), getMaxIter(), getTol(),
+            TrainSpec.Loss.SQUARED_ERROR,
+            checks.numFeatures(),
+            0,
+            getFitIntercept(),
+            getStandardization(),
+            getRegParam(),
+            getElasticNetParam(),
+            getMaxIter(),
+            getTol(),
             (Double) getOrDefault(maxBlockSizeInMB),
             Math.round((Double) getOrDefault(collectiveTimeout) * 1000));
     Fit fit = BarrierTrainer.fit(rows, spec, workers);

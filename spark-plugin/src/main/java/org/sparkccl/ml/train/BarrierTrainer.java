@@ -63,7 +63,10 @@ public final class BarrierTrainer {
     Fit timed = fit.withTimings(t.withResult(done - t.resultMs()));
     LOG.info(
         "SparkCCL fit on {} workers: {} iterations in {} ms ({})",
-        workers, timed.iterations(), done - submitted, timed.timings());
+        workers,
+        timed.iterations(),
+        done - submitted,
+        timed.timings());
     return timed;
   }
 

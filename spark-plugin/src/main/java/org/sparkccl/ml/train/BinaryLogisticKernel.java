@@ -4,9 +4,9 @@ import java.util.Arrays;
 import java.util.List;
 
 /**
- * Binary logistic loss, as MLlib computes it: coefficients {@code [w_0 .. w_{d-1}, b]}; with
- * {@code fitWithMean} the features are centered virtually (the margin subtracts {@code w .
- * scaledMean}), which is what makes the intercept cheap to fit.
+ * Binary logistic loss, as MLlib computes it: coefficients {@code [w_0 .. w_{d-1}, b]}; with {@code
+ * fitWithMean} the features are centered virtually (the margin subtracts {@code w . scaledMean}),
+ * which is what makes the intercept cheap to fit.
  */
 final class BinaryLogisticKernel implements LossKernel {
   private final int numFeatures;

@@ -34,7 +34,10 @@ public final class Blocks {
       Vector v = (Vector) row.get(2);
       if (v.size() != numFeatures) {
         throw new IllegalArgumentException(
-            "a features vector has " + v.size() + " elements; expected " + numFeatures
+            "a features vector has "
+                + v.size()
+                + " elements; expected "
+                + numFeatures
                 + " like the first row's");
       }
       y[n] = row.getDouble(0);

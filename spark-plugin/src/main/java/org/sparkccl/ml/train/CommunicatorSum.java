@@ -9,12 +9,12 @@ import org.sparkccl.ReduceOp;
 import org.sparkccl.device.DeviceBuffer;
 
 /**
- * A {@link SumReducer} over a communicator: one float64 all-reduce per call, through one buffer
- * on the communicator's device that is reused for every call of up to {@code capacity} values.
+ * A {@link SumReducer} over a communicator: one float64 all-reduce per call, through one buffer on
+ * the communicator's device that is reused for every call of up to {@code capacity} values.
  *
- * <p>The engine's all-reduces give every rank bit-identical results: the ring reduces each
- * element along one path and then copies the finished value to every rank, and the tree reduces
- * to the root and broadcasts. The tests check it for every algorithm the engine offers.
+ * <p>The engine's all-reduces give every rank bit-identical results: the ring reduces each element
+ * along one path and then copies the finished value to every rank, and the tree reduces to the root
+ * and broadcasts. The tests check it for every algorithm the engine offers.
  */
 public final class CommunicatorSum implements SumReducer, AutoCloseable {
   private final Communicator comm;
@@ -24,7 +24,8 @@ public final class CommunicatorSum implements SumReducer, AutoCloseable {
   public CommunicatorSum(Communicator comm, int capacity) {
     this.comm = comm;
     this.buffer = comm.device().allocate(8L * Math.max(1, capacity));
-    this.window = ByteBuffer.allocateDirect(8 * Math.max(1, capacity)).order(ByteOrder.nativeOrder());
+    this.window =
+        ByteBuffer.allocateDirect(8 * Math.max(1, capacity)).order(ByteOrder.nativeOrder());
   }
 
   @Override

@@ -19,9 +19,9 @@ import org.apache.spark.sql.api.java.UDF1;
 import org.apache.spark.sql.types.DataTypes;
 
 /**
- * What the driver checks before any barrier task starts, in one aggregation over the prepared
- * rows (label, weight, features): a bad input fails here with a message, not as a hung or failed
- * stage. Also yields the feature count and, for classification, the largest label.
+ * What the driver checks before any barrier task starts, in one aggregation over the prepared rows
+ * (label, weight, features): a bad input fails here with a message, not as a hung or failed stage.
+ * Also yields the feature count and, for classification, the largest label.
  *
  * @param rows the number of rows
  * @param numFeatures the features' size (every row's)
@@ -55,7 +55,10 @@ public record DatasetChecks(long rows, int numFeatures, double maxLabel) {
     long labels = r.getLong(1);
     if (labels > 0) {
       throw new IllegalArgumentException(
-          labels + " of " + n + " rows have a label that is null, NaN or infinite"
+          labels
+              + " of "
+              + n
+              + " rows have a label that is null, NaN or infinite"
               + (classification ? ", or not a class index 0, 1, ..., K-1" : ""));
     }
     long weights = r.getLong(2);

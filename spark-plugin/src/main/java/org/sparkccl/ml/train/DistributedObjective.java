@@ -5,13 +5,13 @@ import java.util.List;
 import org.sparkccl.ml.optim.Objective;
 
 /**
- * The loss every rank hands to its optimizer: the rank's share from its blocks, then one
- * all-reduce of {@code [gradient, loss, fingerprint]}, then MLlib's normalization by the weight
- * sum and the L2 penalty.
+ * The loss every rank hands to its optimizer: the rank's share from its blocks, then one all-reduce
+ * of {@code [gradient, loss, fingerprint]}, then MLlib's normalization by the weight sum and the L2
+ * penalty.
  *
  * <p>The fingerprint is a hash of the point being evaluated. Ranks that hold the same point sum to
- * {@code nRanks * hash} exactly (small integers in doubles), so a rank whose optimizer drifted
- * from the others fails at once with a clear message instead of leaving the rest waiting.
+ * {@code nRanks * hash} exactly (small integers in doubles), so a rank whose optimizer drifted from
+ * the others fails at once with a clear message instead of leaving the rest waiting.
  */
 public final class DistributedObjective implements Objective {
   private final List<Block> blocks;
@@ -45,8 +45,14 @@ public final class DistributedObjective implements Objective {
     long t2 = System.nanoTime();
     if (buf[dim + 1] != reducer.nRanks() * fingerprint) {
       throw new IllegalStateException(
-          "rank " + reducer.rank() + " of " + reducer.nRanks() + " evaluated another point than"
-              + " its peers (evaluation " + evaluations + "): the ranks' optimizers diverged");
+          "rank "
+              + reducer.rank()
+              + " of "
+              + reducer.nRanks()
+              + " evaluated another point than"
+              + " its peers (evaluation "
+              + evaluations
+              + "): the ranks' optimizers diverged");
     }
     double inverse = 1.0 / weightSum;
     for (int i = 0; i < dim; i++) {

@@ -29,8 +29,15 @@ final class FitCodec {
       writeDoubles(
           out,
           new double[] {
-            t.launchMs(), t.packMs(), t.communicatorMs(), t.summaryMs(), t.optimizeMs(),
-            t.computeMs(), t.reduceMs(), t.evaluations(), t.resultMs()
+            t.launchMs(),
+            t.packMs(),
+            t.communicatorMs(),
+            t.summaryMs(),
+            t.optimizeMs(),
+            t.computeMs(),
+            t.reduceMs(),
+            t.evaluations(),
+            t.resultMs()
           });
     } catch (IOException e) {
       throw new UncheckedIOException(e);

@@ -17,8 +17,12 @@ final class LeastSquaresKernel implements LossKernel {
   private final double labelStd;
 
   LeastSquaresKernel(
-      int numFeatures, boolean fitIntercept, double[] scaledMean, double[] inverseStd,
-      double labelMean, double labelStd) {
+      int numFeatures,
+      boolean fitIntercept,
+      double[] scaledMean,
+      double[] inverseStd,
+      double labelMean,
+      double labelStd) {
     this.numFeatures = numFeatures;
     this.fitIntercept = fitIntercept;
     this.scaledMean = scaledMean;
@@ -39,9 +43,7 @@ final class LeastSquaresKernel implements LossKernel {
       effective[j] = inverseStd[j] != 0 ? coef[j] : 0.0;
     }
     double offset =
-        fitIntercept
-            ? labelMean / labelStd - BLAS.ddot(numFeatures, coef, 1, scaledMean, 1)
-            : 0.0;
+        fitIntercept ? labelMean / labelStd - BLAS.ddot(numFeatures, coef, 1, scaledMean, 1) : 0.0;
     double loss = 0.0;
     for (Block b : blocks) {
       if (b.allWeightsZero()) {
@@ -50,7 +52,8 @@ final class LeastSquaresKernel implements LossKernel {
       double[] diff = new double[b.rows];
       Arrays.fill(diff, offset);
       BLAS.daxpy(b.rows, -1.0 / labelStd, b.labels, 1, diff, 1);
-      BLAS.dgemv("T", numFeatures, b.rows, 1.0, b.features, numFeatures, effective, 1, 1.0, diff, 1);
+      BLAS.dgemv(
+          "T", numFeatures, b.rows, 1.0, b.features, numFeatures, effective, 1, 1.0, diff, 1);
       for (int i = 0; i < b.rows; i++) {
         double w = b.weights[i];
         loss += w * diff[i] * diff[i] / 2;

@@ -1,8 +1,8 @@
 package org.sparkccl.ml.train;
 
 /**
- * Least squares as MLlib's {@code LinearRegression} sets it up for its l-bfgs solver: features
- * and label standardized, the penalties divided by the label's deviation, the intercept solved in
+ * Least squares as MLlib's {@code LinearRegression} sets it up for its l-bfgs solver: features and
+ * label standardized, the penalties divided by the label's deviation, the intercept solved in
  * closed form at the end.
  */
 final class LeastSquaresProblem implements Problem {

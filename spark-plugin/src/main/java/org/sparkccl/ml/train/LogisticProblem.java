@@ -3,9 +3,9 @@ package org.sparkccl.ml.train;
 import java.util.Arrays;
 
 /**
- * Logistic regression as MLlib's {@code LogisticRegression} sets it up: coefficients trained in
- * the standardized space, column-major ({@code index = feature * numSets + set}), intercepts
- * after them, started from the label distribution.
+ * Logistic regression as MLlib's {@code LogisticRegression} sets it up: coefficients trained in the
+ * standardized space, column-major ({@code index = feature * numSets + set}), intercepts after
+ * them, started from the label distribution.
  */
 final class LogisticProblem implements Problem {
   private final TrainSpec spec;
@@ -35,8 +35,7 @@ final class LogisticProblem implements Problem {
     if (multinomial) {
       intercepts[argmax] = Double.POSITIVE_INFINITY;
     } else {
-      intercepts[0] =
-          spec.numClasses() == 2 ? Double.POSITIVE_INFINITY : Double.NEGATIVE_INFINITY;
+      intercepts[0] = spec.numClasses() == 2 ? Double.POSITIVE_INFINITY : Double.NEGATIVE_INFINITY;
     }
     return new Fit(sets, d, new double[sets * d], intercepts, new double[] {0.0}, Timings.NONE);
   }

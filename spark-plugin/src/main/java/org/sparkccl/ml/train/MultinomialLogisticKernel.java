@@ -3,9 +3,9 @@ package org.sparkccl.ml.train;
 import java.util.List;
 
 /**
- * Multinomial (softmax) loss, as MLlib computes it: coefficients column-major {@code K x d}
- * (index {@code j * K + k}) followed by the {@code K} intercepts; features centered virtually
- * when an intercept is fitted.
+ * Multinomial (softmax) loss, as MLlib computes it: coefficients column-major {@code K x d} (index
+ * {@code j * K + k}) followed by the {@code K} intercepts; features centered virtually when an
+ * intercept is fitted.
  */
 final class MultinomialLogisticKernel implements LossKernel {
   private final int numFeatures;

@@ -1,9 +1,9 @@
 package org.sparkccl.ml.train;
 
 /**
- * The parts of a fit that depend on the loss: MLlib's penalties, start point, trivial cases and
- * the way back from the standardized space. Every rank computes them from the same reduced
- * summary, so they agree without talking.
+ * The parts of a fit that depend on the loss: MLlib's penalties, start point, trivial cases and the
+ * way back from the standardized space. Every rank computes them from the same reduced summary, so
+ * they agree without talking.
  */
 interface Problem {
   /** A model that needs no training (a constant label), or {@code null}. */

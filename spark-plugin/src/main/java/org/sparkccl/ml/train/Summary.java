@@ -3,8 +3,8 @@ package org.sparkccl.ml.train;
 import java.util.List;
 
 /**
- * The statistics MLlib's summarizer job computes before training (count, weight sum, weighted
- * means and unbiased weighted standard deviations, the label histogram or the label's mean and
+ * The statistics MLlib's summarizer job computes before training (count, weight sum, weighted means
+ * and unbiased weighted standard deviations, the label histogram or the label's mean and
  * deviation), gathered by one all-reduce instead of a job.
  *
  * <p>Each rank contributes its weighted sums and {@code M2 + W mean^2} around its own mean, so the
@@ -25,8 +25,13 @@ public final class Summary {
   public final double labelStd;
 
   private Summary(
-      long count, double weightSum, double[] mean, double[] std, double[] histogram,
-      double labelMean, double labelStd) {
+      long count,
+      double weightSum,
+      double[] mean,
+      double[] std,
+      double[] histogram,
+      double labelMean,
+      double labelStd) {
     this.count = count;
     this.weightSum = weightSum;
     this.mean = mean;

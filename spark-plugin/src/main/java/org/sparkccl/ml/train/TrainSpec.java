@@ -3,8 +3,8 @@ package org.sparkccl.ml.train;
 import java.io.Serializable;
 
 /**
- * What one barrier stage trains, fixed on the driver and shipped to the tasks: the loss, the
- * shape, and MLlib's settings with their MLlib meanings.
+ * What one barrier stage trains, fixed on the driver and shipped to the tasks: the loss, the shape,
+ * and MLlib's settings with their MLlib meanings.
  *
  * @param numClasses classes of a classification (the label histogram's length); 0 for regression
  * @param timeoutMillis longest wait of a collective, or 0 for the executor's {@code

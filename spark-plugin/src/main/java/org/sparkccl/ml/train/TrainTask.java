@@ -47,11 +47,14 @@ final class TrainTask
     try (CommunicatorSum reducer = new CommunicatorSum(comm, Trainer.reduceCapacity(spec))) {
       fit = Trainer.train(spec, blocks, reducer);
     }
-    Timings timings =
-        fit.timings().withLaunch(launch, Trainer.ms(t1 - t0), Trainer.ms(t2 - t1));
+    Timings timings = fit.timings().withLaunch(launch, Trainer.ms(t1 - t0), Trainer.ms(t2 - t1));
     LOG.info(
         "SparkCCL fit, rank {}/{} (stage attempt {}): {} iterations, {}",
-        comm.rank(), comm.nRanks(), context.stageAttemptNumber(), fit.iterations(), timings);
+        comm.rank(),
+        comm.nRanks(),
+        context.stageAttemptNumber(),
+        fit.iterations(),
+        timings);
     if (comm.rank() != 0) {
       return CollectionConverters.asScala(Collections.<byte[]>emptyIterator());
     }

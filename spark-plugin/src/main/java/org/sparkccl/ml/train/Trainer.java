@@ -6,8 +6,8 @@ import org.sparkccl.ml.optim.Minimum;
 
 /**
  * One rank's whole fit, given its blocks and a way to sum over ranks: the summary all-reduce,
- * standardization in place, then the optimizer with one all-reduce per loss evaluation. Every
- * rank returns the same {@link Fit}. Knows nothing of Spark, so tests run ranks as threads.
+ * standardization in place, then the optimizer with one all-reduce per loss evaluation. Every rank
+ * returns the same {@link Fit}. Knows nothing of Spark, so tests run ranks as threads.
  *
  * <pre>{@code
  * Fit fit = Trainer.train(spec, Blocks.pack(rows, d, Blocks.rowsPerBlock(0, d)), reducer);
@@ -38,8 +38,7 @@ public final class Trainer {
     Problem problem = spec.problem();
     Fit trivial = problem.trivial(s);
     if (trivial != null) {
-      return trivial.withTimings(
-          new Timings(0, 0, 0, ms(t1 - t0), 0, 0, 0, 0, 0));
+      return trivial.withTimings(new Timings(0, 0, 0, ms(t1 - t0), 0, 0, 0, 0, 0));
     }
     double[] inverseStd = new double[d];
     double[] scaledMean = new double[d];
@@ -52,8 +51,7 @@ public final class Trainer {
     }
     DistributedObjective objective =
         new DistributedObjective(
-            blocks, problem.kernel(s, inverseStd, scaledMean), reducer, s.weightSum,
-            problem.l2(s));
+            blocks, problem.kernel(s, inverseStd, scaledMean), reducer, s.weightSum, problem.l2(s));
     Minimum minimum =
         BreezeMinimizer.minimize(
             objective, problem.start(s), spec.maxIter(), spec.tol(), problem.l1(s));
@@ -64,8 +62,15 @@ public final class Trainer {
     Fit fit = problem.finish(minimum.solution(), minimum.objectiveHistory(), s, scaledMean);
     return fit.withTimings(
         new Timings(
-            0, 0, 0, ms(t1 - t0), ms(t2 - t1), ms(objective.computeNanos()),
-            ms(objective.reduceNanos()), objective.evaluations(), 0));
+            0,
+            0,
+            0,
+            ms(t1 - t0),
+            ms(t2 - t1),
+            ms(objective.computeNanos()),
+            ms(objective.reduceNanos()),
+            objective.evaluations(),
+            0));
   }
 
   static double ms(long nanos) {

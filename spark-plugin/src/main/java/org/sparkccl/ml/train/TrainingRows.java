@@ -11,7 +11,9 @@ import org.apache.spark.sql.Row;
 public final class TrainingRows {
   private TrainingRows() {}
 
-  /** @param weightCol the weight column, or {@code null} / empty for weight 1 */
+  /**
+   * @param weightCol the weight column, or {@code null} / empty for weight 1
+   */
   public static Dataset<Row> select(
       Dataset<?> dataset, String labelCol, String weightCol, String featuresCol) {
     Column weight =

@@ -91,8 +91,10 @@ class CclLogisticRegressionTest {
         TestData.relativeDistance(have, want) <= 1e-4,
         "coefficients differ by " + TestData.relativeDistance(have, want) + " (relative)");
     assertArrayEquals(
-        expected.interceptVector().toArray(), got.interceptVector().toArray(),
-        1e-4 * Math.max(1, norm(expected.interceptVector().toArray())), "intercepts");
+        expected.interceptVector().toArray(),
+        got.interceptVector().toArray(),
+        1e-4 * Math.max(1, norm(expected.interceptVector().toArray())),
+        "intercepts");
     if (c.elasticNet() > 0) {
       for (int i = 0; i < want.length; i++) {
         assertEquals(want[i] == 0.0, have[i] == 0.0, "zero pattern at " + i);
@@ -105,8 +107,11 @@ class CclLogisticRegressionTest {
     System.out.printf(
         "%s: coefficients %.2e apart (relative), objective %.2e apart, iterations %d / %d"
             + " (SparkCCL / MLlib)%n",
-        c, TestData.relativeDistance(have, want), Math.abs(haveLoss - wantLoss) / wantLoss,
-        got.summary().totalIterations(), expected.summary().totalIterations());
+        c,
+        TestData.relativeDistance(have, want),
+        Math.abs(haveLoss - wantLoss) / wantLoss,
+        got.summary().totalIterations(),
+        expected.summary().totalIterations());
     assertEquals(wantLoss, haveLoss, 1e-6 * Math.abs(wantLoss), "final objective");
 
     Dataset<Row> wantScored = expected.transform(data);

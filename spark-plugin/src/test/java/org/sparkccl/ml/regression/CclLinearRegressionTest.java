@@ -95,11 +95,16 @@ class CclLinearRegressionTest {
     System.out.printf(
         "%s: coefficients %.2e apart (relative), objective %.2e apart, iterations %d / %d"
             + " (SparkCCL / MLlib)%n",
-        c, distance, Math.abs(haveLoss - wantLoss) / wantLoss, got.summary().totalIterations(),
+        c,
+        distance,
+        Math.abs(haveLoss - wantLoss) / wantLoss,
+        got.summary().totalIterations(),
         expected.summary().totalIterations());
     assertTrue(distance <= 1e-4, "coefficients differ by " + distance + " (relative)");
     assertEquals(
-        expected.intercept(), got.intercept(), 1e-4 * Math.max(1, Math.abs(expected.intercept())),
+        expected.intercept(),
+        got.intercept(),
+        1e-4 * Math.max(1, Math.abs(expected.intercept())),
         "intercept");
     if (c.elasticNet() > 0) {
       for (int i = 0; i < want.length; i++) {

@@ -28,9 +28,9 @@ import org.sparkccl.bootstrap.LocalBootstrap;
 import org.sparkccl.config.CclConfig;
 
 /**
- * Ranks as threads, each with a communicator and a share of the rows: after a fit every rank
- * holds the same coefficients bit for bit, for each all-reduce algorithm the engine offers and
- * several rank counts; a rank that drifts fails loudly.
+ * Ranks as threads, each with a communicator and a share of the rows: after a fit every rank holds
+ * the same coefficients bit for bit, for each all-reduce algorithm the engine offers and several
+ * rank counts; a rank that drifts fails loudly.
  */
 @DisplayName("Every rank ends a fit with bit-identical coefficients")
 @Timeout(180)
@@ -153,8 +153,11 @@ class RanksAgreeTest {
                 List<Block> blocks = Blocks.pack(rows.iterator(), FEATURES, 64);
                 DistributedObjective objective =
                     new DistributedObjective(
-                        blocks, new BinaryLogisticKernel(FEATURES, true, new double[FEATURES]),
-                        sum, 1.0, new L2Penalty(0.0, FEATURES, null));
+                        blocks,
+                        new BinaryLogisticKernel(FEATURES, true, new double[FEATURES]),
+                        sum,
+                        1.0,
+                        new L2Penalty(0.0, FEATURES, null));
                 double[] x = new double[FEATURES + 1];
                 x[0] = rank; // the ranks disagree on the point
                 objective.calculate(x, new double[FEATURES + 1]);
