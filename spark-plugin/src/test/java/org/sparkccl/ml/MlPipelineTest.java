@@ -157,6 +157,8 @@ class MlPipelineTest {
     assertMessage("label", () -> lr.fit(data.withColumn("label", lit(Double.NaN))));
     assertMessage(
         "weight", () -> lr.setWeightCol("weight").fit(data.withColumn("weight", lit(-1.0))));
+    assertMessage(
+        "weights sum", () -> lr.setWeightCol("weight").fit(data.withColumn("weight", lit(0.0))));
     lr.setWeightCol("");
     assertMessage("task slots", () -> lr.setNumWorkers(3).fit(data));
     SparkConf dynamic = new SparkConf().set("spark.dynamicAllocation.enabled", "true");

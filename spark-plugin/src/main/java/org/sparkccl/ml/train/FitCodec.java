@@ -13,6 +13,7 @@ import java.io.UncheckedIOException;
  */
 final class FitCodec {
   private static final int VERSION = 1;
+  private static final int REJECTED = -1;
 
   private FitCodec() {}
 
@@ -45,9 +46,27 @@ final class FitCodec {
     return bytes.toByteArray();
   }
 
+  /** The message of a fit the data ruled out ({@link InputRejected}). */
+  static byte[] encodeRejection(String message) {
+    ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+    try (DataOutputStream out = new DataOutputStream(bytes)) {
+      out.writeInt(REJECTED);
+      out.writeUTF(message);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    return bytes.toByteArray();
+  }
+
+  /**
+   * @throws InputRejected for a rejection's bytes
+   */
   static Fit decode(byte[] message) {
     try (DataInputStream in = new DataInputStream(new ByteArrayInputStream(message))) {
       int version = in.readInt();
+      if (version == REJECTED) {
+        throw new InputRejected(in.readUTF());
+      }
       if (version != VERSION) {
         throw new IllegalArgumentException("a trained model of format " + version);
       }

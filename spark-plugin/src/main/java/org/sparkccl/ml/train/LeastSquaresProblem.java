@@ -24,7 +24,7 @@ final class LeastSquaresProblem implements Problem {
           1, d, new double[d], new double[] {s.labelMean}, new double[] {0.0}, Timings.NONE);
     }
     if (spec.regParam() != 0.0) {
-      throw new IllegalArgumentException(
+      throw new InputRejected(
           "The standard deviation of the label is zero. Model cannot be regularized.");
     }
     return null;

@@ -46,6 +46,11 @@ final class TrainTask
     Fit fit;
     try (CommunicatorSum reducer = new CommunicatorSum(comm, Trainer.reduceCapacity(spec))) {
       fit = Trainer.train(spec, blocks, reducer);
+    } catch (InputRejected e) {
+      return CollectionConverters.asScala(
+          comm.rank() == 0
+              ? List.of(FitCodec.encodeRejection(e.getMessage())).iterator()
+              : Collections.<byte[]>emptyIterator());
     }
     Timings timings = fit.timings().withLaunch(launch, Trainer.ms(t1 - t0), Trainer.ms(t2 - t1));
     LOG.info(

@@ -31,7 +31,7 @@ public final class Trainer {
     reducer.sum(stats);
     Summary s = Summary.of(stats, d, classes);
     if (!(s.weightSum > 0)) {
-      throw new IllegalArgumentException(
+      throw new InputRejected(
           "the instances' weights sum to " + s.weightSum + "; nothing to train on");
     }
     long t1 = System.nanoTime();
