@@ -18,7 +18,7 @@ masters=("$@")
 ((${#masters[@]})) || masters=('local[4]' 'local-cluster[2,2,3072]')
 max_iter="${MAX_ITER:-100}"
 reg="${REG:-0.01}"
-echo "# $(date -u +%Y-%m-%dT%H:%MZ) $(nproc) cores; BLAS: $(ldconfig -p | grep -oE 'lib(openblas|blas)\.so\.[0-9]+' | sort -u | paste -sd, - || true)"
+echo "# $(date -u +%Y-%m-%dT%H:%MZ) $(nproc) cores; BLAS: $(ldconfig -p | grep -oE "lib(openblas|blas)\.so\.[0-9]+" | sort -u | paste -sd, - | grep . || echo "no system BLAS (Spark uses its Java BLAS)")"
 for m in "${masters[@]}"; do
   echo "# master=$m rows=$rows features=$features classes=$classes repeats=$repeats maxIter=$max_iter regParam=$reg"
   bin/sparkccl-example logreg --master "$m" --partitions 4 --rows "$rows" --features "$features" \
