@@ -17,7 +17,7 @@ import picocli.CommandLine;
 class LogisticRegressionJobTest {
   private static final Pattern RESULT =
       Pattern.compile(
-          "RESULT job=logreg rows=2000 features=10 classes=3 partitions=2 iterations_ccl=(\\d+)"
+          "RESULT job=logreg rows=1000 features=10 classes=2 partitions=2 iterations_ccl=(\\d+)"
               + " iterations_mllib=(\\d+) objective_rel_diff=(\\S+) auc_ccl=([0-9.]+)"
               + " auc_mllib=([0-9.]+) sparkccl_s=[0-9.]+ mllib_s=[0-9.]+ speedup=[0-9.]+");
 
@@ -31,7 +31,7 @@ class LogisticRegressionJobTest {
       System.setOut(new PrintStream(captured, true, StandardCharsets.UTF_8));
       code =
           new CommandLine(new LogisticRegressionJob())
-              .execute("--rows", "2000", "--features", "10", "--classes", "3", "--partitions", "2");
+              .execute("--rows", "1000", "--features", "10", "--classes", "2", "--partitions", "2");
     } finally {
       System.setOut(original);
     }
