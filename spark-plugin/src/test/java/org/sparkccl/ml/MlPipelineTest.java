@@ -170,6 +170,52 @@ class MlPipelineTest {
     assertTrue(e.getMessage().contains(part), "'" + part + "' in: " + e.getMessage());
   }
 
+  @Test
+  void inputsOfAnotherShapeAreRepartitionedToTheWorkers() {
+    CclLogisticRegression lr = new CclLogisticRegression().setRegParam(0.01);
+    double[] want = lr.setNumWorkers(2).fit(data).coefficientMatrix().toArray();
+    // the same rows as a union of two one-partition halves (two partitions, as the workers, but
+    // a chain Spark cannot run as a barrier stage), in three partitions, and on one worker
+    Dataset<Row> union =
+        data.filter(col("label").equalTo(0))
+            .coalesce(1)
+            .union(data.filter(col("label").equalTo(1)).coalesce(1));
+    Exception rejected =
+        assertThrows(
+            Exception.class,
+            () ->
+                union
+                    .toJavaRDD()
+                    .rdd()
+                    .barrier()
+                    .mapPartitions(
+                        new IdentityFunction(),
+                        false,
+                        scala.reflect.ClassTag$.MODULE$.apply(Row.class))
+                    .count());
+    assertTrue(rejected.getMessage().contains("RDD chain"), rejected.toString());
+    List<double[]> got =
+        List.of(
+            lr.setNumWorkers(2).fit(union).coefficientMatrix().toArray(),
+            lr.setNumWorkers(2).fit(data.repartition(3)).coefficientMatrix().toArray(),
+            lr.setNumWorkers(1).fit(data).coefficientMatrix().toArray());
+    for (double[] have : got) {
+      double distance = TestData.relativeDistance(have, want);
+      assertTrue(distance < 1e-8, "coefficients " + distance + " apart (relative)");
+    }
+  }
+
+  /** A stage function that passes its rows on. */
+  private static final class IdentityFunction
+      extends scala.runtime.AbstractFunction1<
+          scala.collection.Iterator<Row>, scala.collection.Iterator<Row>>
+      implements java.io.Serializable {
+    @Override
+    public scala.collection.Iterator<Row> apply(scala.collection.Iterator<Row> rows) {
+      return rows;
+    }
+  }
+
   /** Throws in the first barrier task that reads partition 0, once per JVM. */
   private static final AtomicBoolean ARMED = new AtomicBoolean();
 

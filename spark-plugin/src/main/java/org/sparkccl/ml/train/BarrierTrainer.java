@@ -3,12 +3,15 @@ package org.sparkccl.ml.train;
 import java.util.List;
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
+import org.apache.spark.Dependency;
+import org.apache.spark.NarrowDependency;
 import org.apache.spark.SparkConf;
 import org.apache.spark.api.java.JavaRDD;
 import org.apache.spark.rdd.RDD;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.sparkccl.spark.SparkCCL;
+import scala.jdk.javaapi.CollectionConverters;
 import scala.reflect.ClassTag;
 import scala.reflect.ClassTag$;
 
@@ -42,11 +45,11 @@ public final class BarrierTrainer {
   /**
    * Trains {@code spec} on {@code rows} (columns: label double, weight double, features vector)
    * with {@code workers} barrier tasks, repartitioning the rows (with a shuffle) when they come in
-   * another number of partitions.
+   * another number of partitions or from a chain Spark does not run as a barrier stage.
    */
   public static Fit fit(Dataset<Row> rows, TrainSpec spec, int workers) {
     JavaRDD<Row> input = rows.toJavaRDD();
-    if (input.getNumPartitions() != workers) {
+    if (!stageFits(input.rdd(), workers)) {
       input = input.repartition(workers);
     }
     long submitted = System.currentTimeMillis();
@@ -58,9 +61,9 @@ public final class BarrierTrainer {
       throw new IllegalStateException(
           "the barrier stage returned " + results.size() + " models; expected rank 0's only");
     }
-    Fit fit = FitCodec.decode(results.get(0));
-    Timings t = fit.timings();
-    Fit timed = fit.withTimings(t.withResult(done - t.resultMs()));
+    FitCodec.Message message = FitCodec.decode(results.get(0));
+    Fit fit = message.fit();
+    Fit timed = fit.withTimings(fit.timings().withResult(done - message.taskEndMillis()));
     LOG.info(
         "SparkCCL fit on {} workers: {} iterations in {} ms ({})",
         workers,
@@ -68,6 +71,23 @@ public final class BarrierTrainer {
         done - submitted,
         timed.timings());
     return timed;
+  }
+
+  /**
+   * Whether {@code rdd} can run as the barrier stage as it is: Spark requires every RDD of the
+   * stage (the chain back to the previous shuffle) to have the stage's partition count, which rules
+   * out, say, a union or a coalesce without shuffle upstream.
+   */
+  static boolean stageFits(RDD<?> rdd, int workers) {
+    if (rdd.getNumPartitions() != workers) {
+      return false;
+    }
+    for (Dependency<?> dep : CollectionConverters.asJava(rdd.dependencies())) {
+      if (dep instanceof NarrowDependency<?> && !stageFits(dep.rdd(), workers)) {
+        return false;
+      }
+    }
+    return true;
   }
 
   private static ClassTag<byte[]> bytesTag() {

@@ -17,10 +17,14 @@ final class FitCodec {
 
   private FitCodec() {}
 
-  static byte[] encode(Fit fit) {
+  /** Rank 0's fit, with when its task ended (to time the way back to the driver). */
+  record Message(Fit fit, long taskEndMillis) {}
+
+  static byte[] encode(Fit fit, long taskEndMillis) {
     ByteArrayOutputStream bytes = new ByteArrayOutputStream();
     try (DataOutputStream out = new DataOutputStream(bytes)) {
       out.writeInt(VERSION);
+      out.writeLong(taskEndMillis);
       out.writeInt(fit.numSets());
       out.writeInt(fit.numFeatures());
       writeDoubles(out, fit.coefficients());
@@ -61,7 +65,7 @@ final class FitCodec {
   /**
    * @throws InputRejected for a rejection's bytes
    */
-  static Fit decode(byte[] message) {
+  static Message decode(byte[] message) {
     try (DataInputStream in = new DataInputStream(new ByteArrayInputStream(message))) {
       int version = in.readInt();
       if (version == REJECTED) {
@@ -70,6 +74,7 @@ final class FitCodec {
       if (version != VERSION) {
         throw new IllegalArgumentException("a trained model of format " + version);
       }
+      long taskEnd = in.readLong();
       int sets = in.readInt();
       int d = in.readInt();
       double[] coefficients = readDoubles(in);
@@ -77,7 +82,7 @@ final class FitCodec {
       double[] history = readDoubles(in);
       double[] t = readDoubles(in);
       Timings timings = new Timings(t[0], t[1], t[2], t[3], t[4], t[5], t[6], (int) t[7], t[8]);
-      return new Fit(sets, d, coefficients, intercepts, history, timings);
+      return new Message(new Fit(sets, d, coefficients, intercepts, history, timings), taskEnd);
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }

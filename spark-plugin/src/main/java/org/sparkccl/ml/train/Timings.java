@@ -33,7 +33,7 @@ public record Timings(
   }
 
   /** With the time from the task's end to the driver holding the result. */
-  public Timings withResult(double result) {
+  Timings withResult(double result) {
     return new Timings(
         launchMs,
         packMs,

@@ -63,8 +63,7 @@ final class TrainTask
     if (comm.rank() != 0) {
       return CollectionConverters.asScala(Collections.<byte[]>emptyIterator());
     }
-    // the end of the task, in the driver's clock where the driver's host runs it
-    Fit stamped = fit.withTimings(timings.withResult(System.currentTimeMillis()));
-    return CollectionConverters.asScala(List.of(FitCodec.encode(stamped)).iterator());
+    byte[] message = FitCodec.encode(fit.withTimings(timings), System.currentTimeMillis());
+    return CollectionConverters.asScala(List.of(message).iterator());
   }
 }
