@@ -13,6 +13,13 @@ import org.apache.spark.ml.util.Identifiable;
  * The params of the SparkCCL estimators and models, with MLlib's names, docs and checks, so that
  * {@code ParamGridBuilder}, {@code CrossValidator} and saved pipelines treat them as MLlib's. Each
  * estimator and model creates its own (a param belongs to one owner).
+ *
+ * <pre>{@code
+ * private final DoubleParam regParam = CclParams.regParam(this);
+ * public DoubleParam regParam() {
+ *   return regParam;
+ * }
+ * }</pre>
  */
 public final class CclParams {
   private CclParams() {}

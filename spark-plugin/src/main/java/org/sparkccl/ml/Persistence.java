@@ -16,6 +16,15 @@ import org.apache.spark.sql.SparkSession;
  * Saving and loading in MLlib's layout: {@code path/metadata} is MLlib's params metadata (written
  * by MLlib's own params writer, so {@code Pipeline} and {@code PipelineModel} find the class and
  * uid there), and a model adds its numbers as one row of Parquet under {@code path/data}.
+ *
+ * <pre>{@code
+ * public MLWriter write() {
+ *   return Persistence.modelWriter(DefaultParamsWritable.super.write(), this::dataRow);
+ * }
+ * public static MLReader<MyModel> read() {
+ *   return Persistence.modelReader((uid, row) -> new MyModel(uid, row.getDouble(0)));
+ * }
+ * }</pre>
  */
 public final class Persistence {
   private static final ObjectMapper JSON = new ObjectMapper();

@@ -7,7 +7,14 @@ import org.apache.spark.sql.types.NumericType;
 import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
 
-/** Schema checks the estimators and models share, with MLlib's kind of messages. */
+/**
+ * Schema checks the estimators and models share, with MLlib's kind of messages. *
+ *
+ * <pre>{@code
+ * Schemas.requireVector(schema, "features");
+ * StructType out = Schemas.append(schema, "prediction", DataTypes.DoubleType);
+ * }</pre>
+ */
 public final class Schemas {
   private Schemas() {}
 

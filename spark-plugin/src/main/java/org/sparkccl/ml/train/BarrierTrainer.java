@@ -19,6 +19,11 @@ import scala.reflect.ClassTag$;
  * Runs a fit as one barrier stage on the driver's behalf. The stage ends in a shuffle (the result
  * goes through {@code repartition(1)}) so that it is a shuffle-map stage, which Spark retries as a
  * whole when a task fails; a failed barrier result stage would fail the job.
+ *
+ * <pre>{@code
+ * int workers = BarrierTrainer.workers(spark.sparkContext().getConf(), 0, 4);
+ * Fit fit = BarrierTrainer.fit(rows, spec, workers);
+ * }</pre>
  */
 public final class BarrierTrainer {
   private static final Logger LOG = LogManager.getLogger(BarrierTrainer.class);

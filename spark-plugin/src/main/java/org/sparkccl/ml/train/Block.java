@@ -4,7 +4,7 @@ package org.sparkccl.ml.train;
  * Rows of one partition packed for level-2/3 BLAS: {@code features} is row-major {@code rows x
  * numFeatures} (column-major {@code numFeatures x rows}, leading dimension {@code numFeatures}).
  */
-public final class Block {
+final class Block {
   final int rows;
   final int numFeatures;
   final double[] features;

@@ -13,7 +13,7 @@ import org.apache.spark.sql.Row;
  * Packs a partition's rows ({@code label, weight, features}) into dense blocks of at most {@code
  * maxRows} rows. Sparse vectors are densified: the estimators are for dense data.
  */
-public final class Blocks {
+final class Blocks {
   private Blocks() {}
 
   /** Rows per block so that a block's features take at most {@code maxBlockSizeInMB}. */

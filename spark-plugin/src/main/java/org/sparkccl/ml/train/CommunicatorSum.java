@@ -16,7 +16,7 @@ import org.sparkccl.device.DeviceBuffer;
  * along one path and then copies the finished value to every rank, and the tree reduces to the root
  * and broadcasts. The tests check it for every algorithm the engine offers.
  */
-public final class CommunicatorSum implements SumReducer, AutoCloseable {
+final class CommunicatorSum implements SumReducer, AutoCloseable {
   private final Communicator comm;
   private final DeviceBuffer buffer;
   private final ByteBuffer window;

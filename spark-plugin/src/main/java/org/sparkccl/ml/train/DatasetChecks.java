@@ -26,6 +26,10 @@ import org.apache.spark.sql.types.DataTypes;
  * @param rows the number of rows
  * @param numFeatures the features' size (every row's)
  * @param maxLabel the largest label
+ *     <pre>{@code
+ * DatasetChecks checks = DatasetChecks.run(TrainingRows.select(df, "label", null, "features"), true);
+ * int numClasses = (int) checks.maxLabel() + 1;
+ * }</pre>
  */
 public record DatasetChecks(long rows, int numFeatures, double maxLabel) {
 

@@ -13,7 +13,7 @@ import org.sparkccl.ml.optim.Objective;
  * {@code nRanks * hash} exactly (small integers in doubles), so a rank whose optimizer drifted from
  * the others fails at once with a clear message instead of leaving the rest waiting.
  */
-public final class DistributedObjective implements Objective {
+final class DistributedObjective implements Objective {
   private final List<Block> blocks;
   private final LossKernel kernel;
   private final SumReducer reducer;

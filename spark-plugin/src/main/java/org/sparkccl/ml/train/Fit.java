@@ -6,6 +6,10 @@ package org.sparkccl.ml.train;
  * @param coefficients row-major {@code numSets x numFeatures}
  * @param intercepts one per coefficient set
  * @param objectiveHistory the objective at the start and after each iteration, as MLlib reports it
+ *     <pre>{@code
+ * Fit fit = BarrierTrainer.fit(rows, spec, 4);
+ * double[] firstClass = Arrays.copyOf(fit.coefficients(), fit.numFeatures());
+ * }</pre>
  */
 public record Fit(
     int numSets,

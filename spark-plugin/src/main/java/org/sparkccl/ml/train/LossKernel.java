@@ -8,7 +8,7 @@ import java.util.List;
  * in the standardized space the optimizer works in (features already multiplied by {@code 1 /
  * std}). Dividing by the weight sum and adding the penalties happen after the all-reduce.
  */
-public interface LossKernel {
+interface LossKernel {
   /** Spark's BLAS: native when a system BLAS loads, else its Java implementation. */
   BLAS BLAS = dev.ludovic.netlib.blas.BLAS.getInstance();
 

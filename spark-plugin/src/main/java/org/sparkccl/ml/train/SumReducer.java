@@ -5,7 +5,7 @@ package org.sparkccl.ml.train;
  * run the optimizer on the result, and if their line searches saw different numbers they would take
  * different steps and stop waiting for each other.
  */
-public interface SumReducer {
+interface SumReducer {
   void sum(double[] values);
 
   int rank();

@@ -10,7 +10,7 @@ import java.util.List;
  * <p>Each rank contributes its weighted sums and {@code M2 + W mean^2} around its own mean, so the
  * only cancellation left is between ranks' means, not across the raw squares.
  */
-public final class Summary {
+final class Summary {
   /** Rows with a positive weight, as MLlib counts them. */
   public final long count;
 

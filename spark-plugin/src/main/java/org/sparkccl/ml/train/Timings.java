@@ -5,6 +5,11 @@ package org.sparkccl.ml.train;
  * task's start ({@code launch}), packing rows into blocks, forming the communicator, the summary
  * all-reduce, the optimizer (split into local computation and all-reduces over {@code evaluations}
  * loss evaluations), and returning the result to the driver.
+ *
+ * <pre>{@code
+ * Timings t = model.summary().timings();
+ * double perEvaluationMs = t.optimizeMs() / t.evaluations();
+ * }</pre>
  */
 public record Timings(
     double launchMs,

@@ -9,6 +9,10 @@ import java.io.Serializable;
  * @param numClasses classes of a classification (the label histogram's length); 0 for regression
  * @param timeoutMillis longest wait of a collective, or 0 for the executor's {@code
  *     spark.ccl.timeout}
+ *     <pre>{@code
+ * TrainSpec spec = new TrainSpec(TrainSpec.Loss.SQUARED_ERROR, 10, 0, true, true, 0.1, 0.5, 100,
+ *     1e-6, 0.0, 0);
+ * }</pre>
  */
 public record TrainSpec(
     Loss loss,

@@ -13,7 +13,7 @@ import org.sparkccl.ml.optim.Minimum;
  * Fit fit = Trainer.train(spec, Blocks.pack(rows, d, Blocks.rowsPerBlock(0, d)), reducer);
  * }</pre>
  */
-public final class Trainer {
+final class Trainer {
   private Trainer() {}
 
   /** Values a reducer must hold for {@code spec}: the summary or one loss evaluation. */

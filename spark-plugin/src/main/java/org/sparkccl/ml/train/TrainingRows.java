@@ -7,7 +7,13 @@ import org.apache.spark.sql.Column;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 
-/** The three columns a fit reads, under fixed names: label, weight (1 when unset), features. */
+/**
+ * The three columns a fit reads, under fixed names: label, weight (1 when unset), features. *
+ *
+ * <pre>{@code
+ * Dataset<Row> rows = TrainingRows.select(df, "y", "w", "x"); // columns label, weight, features
+ * }</pre>
+ */
 public final class TrainingRows {
   private TrainingRows() {}
 
