@@ -48,17 +48,4 @@ for ((r = 1; r <= ROUNDS; r++)); do
   echo "# round $r of $ROUNDS done" >&2
 done
 
-python3 - "$RESULTS" "$OLD" "$NEW" "$ROUNDS" "$RANKS" <<'PY'
-import statistics, sys
-path, old, new, rounds, ranks = sys.argv[1:]
-times = {}
-for line in open(path):
-    label, size, us = line.split()
-    times.setdefault((size, label), []).append(float(us))
-print(f"allReduce float32, {ranks} ranks, median time_us of {rounds} rounds: {old} (old) vs {new} (new)")
-print(f"{'size':>6} {'old_us':>10} {'new_us':>10} {'new/old':>8}")
-for size in ("8", "1M", "64M"):
-    o = statistics.median(times[(size, "old")])
-    n = statistics.median(times[(size, "new")])
-    print(f"{size:>6} {o:>10.1f} {n:>10.1f} {n / o:>8.3f}")
-PY
+python3 "$ROOT/bench/ab_summary.py" "$RESULTS" "$OLD" "$NEW" "allReduce float32, $RANKS ranks"

@@ -33,4 +33,21 @@ for jar in org/junit/jupiter/junit-jupiter-api/5.14.4/junit-jupiter-api-5.14.4.j
 done
 rm -rf "$DEST/test-classes" && cp -r native-engine/target/test-classes "$DEST/test-classes"
 cp bench/gpu/run.sh "$DEST/run.sh"
+cp bench/ab_summary.py "$DEST/ab_summary.py"
+# BASELINE=<rev>: also pack that revision's perf tool into DEST/baseline-lib, for `run.sh DEST ab`
+# (the same-run comparison of two revisions on the GPU machine's cores, host memory).
+if [ -n "${BASELINE:-}" ]; then
+  tmp="$(mktemp -d)"
+  git worktree add -q --detach "$tmp/src" "$BASELINE"
+  module=native-engine
+  [ -f "$tmp/src/perf/pom.xml" ] && module=perf
+  (cd "$tmp/src" && mvn -o -q -B package -DskipTests -pl "$module" -am)
+  rm -rf "$DEST/baseline-lib" && mkdir -p "$DEST/baseline-lib"
+  cp "$tmp/src/$module"/target/sparkccl-*.jar "$tmp/src/$module"/target/lib/*.jar "$DEST/baseline-lib/"
+  # host memory only: no JCuda natives; log4j-api's simple logger as above
+  rm -f "$DEST"/baseline-lib/*-tests.jar "$DEST"/baseline-lib/*-sources.jar \
+        "$DEST"/baseline-lib/jcuda-natives-*.jar "$DEST"/baseline-lib/log4j-core-*.jar
+  git worktree remove --force "$tmp/src"
+  rm -rf "$tmp"
+fi
 du -sh "$DEST"

@@ -92,6 +92,27 @@ case "$MODE" in
       done
     done
     ;;
+  ab)
+    # this build against the one pack.sh put in baseline-lib (BASELINE=<rev>), host memory,
+    # 4 rank processes, alternating, ROUNDS rounds (default 5) of ITERS timed iterations (default
+    # 50); medians and ratio at 8 B, 1 MiB, 64 MiB
+    [ -d "$DIR/baseline-lib" ] || { echo "no $DIR/baseline-lib: pack with BASELINE=<rev>"; exit 2; }
+    : >"$OUT/ab.txt"
+    for ((round = 1; round <= ${ROUNDS:-5}; round++)); do
+      for size in 8 1M 64M; do
+        for side in old new; do
+          lib="$DIR/lib"
+          [ "$side" = old ] && lib="$DIR/baseline-lib"
+          "${JAVA[@]}" -cp "$lib/*" org.sparkccl.perf.PerfTool --device host -n 4 -o allreduce \
+            -d float32 -b "$size" -e "$size" -w 10 -i "${ITERS:-50}" -c 0 2>>"$OUT/ab.err" |
+            awk -v side="$side" -v size="$size" '$1 ~ /^[0-9]+$/ && NF >= 9 { print side, size, $6 }' \
+            >>"$OUT/ab.txt"
+        done
+      done
+      echo "round $round done"
+    done
+    python3 "$DIR/ab_summary.py" "$OUT/ab.txt" baseline this "allReduce float32, 4 rank processes, host memory"
+    ;;
   check)
     suite 1,2,4,8 0
     SPARKCCL_TRANSPORT=local suite 2,4,8 0

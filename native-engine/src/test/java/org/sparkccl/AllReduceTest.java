@@ -200,20 +200,9 @@ class AllReduceTest {
                 Reference.fill(
                     inputs[r], count, t, new SplittableRandom(1000L * k + r), op == ReduceOp.PROD);
               }
-              try (DeviceBuffer buf = HostDevice.INSTANCE.allocate((long) count * t.size())) {
-                buf.copyFromHost(inputs[rank].duplicate().order(ByteOrder.nativeOrder()), 0);
-                try {
-                  comm.allReduce(buf, buf, count, t, op);
-                } catch (RuntimeException e) {
-                  comm.close(); // stop the kernels before the buffer is freed
-                  throw e;
-                }
-                ByteBuffer got = Reference.heap(count * t.size());
-                buf.copyToHost(0, got);
-                String m = Reference.allReduce(inputs, count, t, op).mismatches(got);
-                assertEquals(
-                    null, m, "rank " + rank + ": " + t + " " + op + " count=" + count + ": " + m);
-              }
+              String m = RankHarness.allReduceInPlaceOnRank(comm, rank, inputs, count, t, op);
+              assertEquals(
+                  null, m, "rank " + rank + ": " + t + " " + op + " count=" + count + ": " + m);
             }
           }
         });

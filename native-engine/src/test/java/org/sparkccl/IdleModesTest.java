@@ -3,7 +3,6 @@ package org.sparkccl;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
 import java.time.Duration;
 import java.util.SplittableRandom;
 import org.junit.jupiter.api.DisplayName;
@@ -13,8 +12,6 @@ import org.sparkccl.bootstrap.LocalBootstrap;
 import org.sparkccl.config.CclConfig;
 import org.sparkccl.config.IdleMode;
 import org.sparkccl.config.Transport;
-import org.sparkccl.device.DeviceBuffer;
-import org.sparkccl.device.HostDevice;
 
 /**
  * Every idle mode gives the reference's results: ranks as threads over the socket transport, with a
@@ -52,19 +49,8 @@ class IdleModesTest {
                 inputs[r] = Reference.heap(count * t.size());
                 Reference.fill(inputs[r], count, t, new SplittableRandom(77L * count + r), false);
               }
-              try (DeviceBuffer buf = HostDevice.INSTANCE.allocate((long) count * t.size())) {
-                buf.copyFromHost(inputs[rank].duplicate().order(ByteOrder.nativeOrder()), 0);
-                try {
-                  comm.allReduce(buf, buf, count, t, op);
-                } catch (RuntimeException e) {
-                  comm.close(); // stop the kernels before the buffer is freed
-                  throw e;
-                }
-                ByteBuffer got = Reference.heap(count * t.size());
-                buf.copyToHost(0, got);
-                String m = Reference.allReduce(inputs, count, t, op).mismatches(got);
-                assertEquals(null, m, "rank " + rank + " idle=" + mode + " count=" + count);
-              }
+              String m = RankHarness.allReduceInPlaceOnRank(comm, rank, inputs, count, t, op);
+              assertEquals(null, m, "rank " + rank + " idle=" + mode + " count=" + count);
             }
           }
         });

@@ -213,6 +213,29 @@ public final class RankHarness {
     }
   }
 
+  /**
+   * On one rank's own thread: runs an in-place allReduce of this rank's {@code inputs[rank]} and
+   * checks the result against {@link Reference} over every rank's input. Closes the communicator
+   * before the buffer goes when the collective fails, so no kernel touches freed memory.
+   *
+   * @return null when the result matches, otherwise a description of what is wrong
+   */
+  public static String allReduceInPlaceOnRank(
+      Communicator comm, int rank, ByteBuffer[] inputs, int count, DataType t, ReduceOp op) {
+    try (DeviceBuffer buf = comm.device().allocate((long) count * t.size())) {
+      buf.copyFromHost(inputs[rank].duplicate().order(ByteOrder.nativeOrder()), 0);
+      try {
+        comm.allReduce(buf, buf, count, t, op);
+      } catch (RuntimeException e) {
+        comm.close(); // stop the kernels before the buffer is freed
+        throw e;
+      }
+      ByteBuffer got = Reference.heap(count * t.size());
+      buf.copyToHost(0, got);
+      return Reference.allReduce(inputs, count, t, op).mismatches(got);
+    }
+  }
+
   /** Bytes after the {@code count} elements that must stay untouched. */
   static final int PAD = 64;
 

@@ -1,5 +1,6 @@
 package org.sparkccl.spark;
 
+import java.time.Duration;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.apache.spark.BarrierTaskContext;
@@ -12,6 +13,7 @@ import org.apache.spark.util.TaskFailureListener;
 import org.sparkccl.Communicator;
 import org.sparkccl.DataType;
 import org.sparkccl.ReduceOp;
+import org.sparkccl.config.CclConfig;
 import org.sparkccl.device.DeviceBuffer;
 import org.sparkccl.spark.CollectiveSpec.Kind;
 import scala.reflect.ClassTag;
@@ -61,9 +63,19 @@ public final class SparkCCL {
    * earlier attempt cannot join a retry.
    */
   public static Communicator communicator(BarrierTaskContext context) {
-    Communicator comm =
-        Communicator.create(
-            new BarrierBootstrap(context), ExecutorEngine.get().configFor(context.resourcesJMap()));
+    return communicator(context, null);
+  }
+
+  /**
+   * {@link #communicator(BarrierTaskContext)} with its own collective timeout in place of the
+   * executor's {@code spark.ccl.timeout} ({@code null} keeps the executor's).
+   */
+  public static Communicator communicator(BarrierTaskContext context, Duration timeout) {
+    CclConfig config = ExecutorEngine.get().configFor(context.resourcesJMap());
+    if (timeout != null) {
+      config = config.toBuilder().timeout(timeout).build();
+    }
+    Communicator comm = Communicator.create(new BarrierBootstrap(context), config);
     TaskFailureListener onFailure = (ctx, error) -> comm.abort();
     TaskCompletionListener onCompletion = ctx -> comm.close();
     context.addTaskFailureListener(onFailure);
@@ -190,7 +202,7 @@ public final class SparkCCL {
    * (local and local-cluster masters, or a static executor count) a shortfall fails here, with what
    * to change, instead of in Spark's own check, which retries for minutes first.
    */
-  static void checkSlots(SparkConf conf, int partitions) {
+  public static void checkSlots(SparkConf conf, int partitions) {
     String master = conf.get("spark.master", "");
     int slots = knownSlots(conf, master);
     if (slots > 0 && partitions > slots) {
@@ -213,7 +225,7 @@ public final class SparkCCL {
       Pattern.compile("local-cluster\\[\\s*(\\d+)\\s*,\\s*(\\d+)\\s*,\\s*(\\d+)\\s*\\]");
 
   /** Task slots of the application, or -1 where the master does not tell. */
-  static int knownSlots(SparkConf conf, String master) {
+  public static int knownSlots(SparkConf conf, String master) {
     int taskCpus = conf.getInt("spark.task.cpus", 1);
     if (master.equals("local")) {
       return 1;
