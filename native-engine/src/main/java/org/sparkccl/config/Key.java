@@ -30,7 +30,7 @@ public enum Key {
   IB_QPS_PER_CONNECTION("ib.qpsPerConnection", "1"),
   /** Longest wait without progress before a collective fails; ms, s, m suffixes (plain: s). */
   TIMEOUT("timeout", "120s"),
-  /** {@code auto} (the tuner picks), {@code ring} or {@code tree}. */
+  /** {@code auto} (the tuner picks), {@code ring}, {@code tree} or {@code rd}. */
   ALGO("algo", "auto"),
   /** The engine's log level, like {@code NCCL_DEBUG}; unset leaves it to the logging setup. */
   DEBUG("debug", null),
@@ -44,7 +44,7 @@ public enum Key {
   TUNER_HOP_LATENCY_US("tuner.hopLatencyUs", "46"),
   /** The tuner's bandwidth of one link in GB/s. */
   TUNER_LINK_GBPS("tuner.linkGBps", "0.68"),
-  /** The tuner's cost of one tree hop in microseconds. */
+  /** The tuner's cost of one hop over point-to-point links (tree, rd) in microseconds. */
   TUNER_TREE_HOP_LATENCY_US("tuner.treeHopLatencyUs", "43");
 
   /** At most this many rings. */
