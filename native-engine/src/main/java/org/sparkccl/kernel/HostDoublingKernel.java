@@ -3,6 +3,7 @@ package org.sparkccl.kernel;
 import java.nio.ByteBuffer;
 import org.sparkccl.DataType;
 import org.sparkccl.ReduceOp;
+import org.sparkccl.fifo.FifoLayout;
 
 /**
  * Recursive doubling allReduce on host memory ({@code algorithm.RecursiveDoubling} gives the
@@ -12,6 +13,13 @@ import org.sparkccl.ReduceOp;
  * canonical after each reduction ({@link NanBits}), so that both end with the same bits.
  */
 public final class HostDoublingKernel {
+  /**
+   * Slices a rank sends before it waits for the partner's first: waiting for slice {@code s} right
+   * after sending it would cost a hop per slice; half the FIFO's slots keep the sends from ever
+   * waiting for room while the partner reduces.
+   */
+  static final int AHEAD = FifoLayout.STEPS / 2;
+
   private HostDoublingKernel() {}
 
   /** What one exchange does with its edges; either edge may be null where the kind has none. */
@@ -70,19 +78,28 @@ public final class HostDoublingKernel {
     }
   }
 
+  /**
+   * One exchange, slice by slice. Sending runs {@link #AHEAD} slices before the reduction, and
+   * reads slices the reduction has not written yet, so in place is safe.
+   */
   private static void exchange(
       Work w, Exchange e, ByteBuffer current, KernelWaiter waiter, KernelGuard guard) {
     ByteBuffer dst = w.dst();
-    for (long off = 0; off < w.bytes(); off += w.stepSize()) {
-      int o = (int) off;
-      int len = (int) Math.min(w.stepSize(), w.bytes() - off);
-      if (e.send() != null) {
+    long slices = (w.bytes() + w.stepSize() - 1) / w.stepSize();
+    long sent = 0;
+    for (long s = 0; s < slices; s++) {
+      while (e.send() != null && sent < slices && sent <= s + AHEAD) {
+        int o = (int) (sent * w.stepSize());
+        int len = (int) Math.min(w.stepSize(), w.bytes() - o);
         e.send().awaitRoom(waiter, guard, w.what()).put(0, current, o, len);
         e.send().publish(len);
+        sent++;
       }
       if (e.recv() == null) {
         continue;
       }
+      int o = (int) (s * w.stepSize());
+      int len = (int) Math.min(w.stepSize(), w.bytes() - o);
       ByteBuffer in = e.recv().awaitFilled(len, waiter, guard, w.what());
       int elems = len / w.type().size();
       if (e.kind() == Kind.RECEIVE_COPY) {
