@@ -4,6 +4,7 @@ import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.security.SecureRandom;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import org.apache.logging.log4j.Logger;
 import org.sparkccl.CclException;
@@ -49,6 +50,7 @@ final class TransportSelector {
     try {
       candidates.addAll(candidates(sockets));
       Exchange ex = exchange(sockets, candidates);
+      ctx.settleIdle(ex.ranksOnHost);
       RingTransport ring = chooseAndConnect(candidates, ex);
       PeerLinks peers = peerLinks(sockets, ex);
       return new Links(sockets, ring, peers, ex.token);
@@ -69,12 +71,16 @@ final class TransportSelector {
     };
   }
 
-  /** What every rank published: rank 0's token, socket addresses, each candidate's info. */
-  private record Exchange(long token, String[] addresses, byte[][][] infos) {}
+  /**
+   * What every rank published: rank 0's token, socket addresses, each candidate's info; and how
+   * many ranks named the same host as this one (for {@code idle=auto}).
+   */
+  private record Exchange(long token, String[] addresses, byte[][][] infos, int ranksOnHost) {}
 
   private Exchange exchange(SocketTransport sockets, List<RingTransport> candidates) {
     byte[] address = sockets.address().getBytes(StandardCharsets.UTF_8);
-    int size = 8 + 4 + address.length + 4;
+    byte[] host = HostIdentity.local().getBytes(StandardCharsets.UTF_8);
+    int size = 8 + 4 + address.length + 4 + 4 + host.length;
     byte[][] mine = new byte[candidates.size()][];
     for (int i = 0; i < mine.length; i++) {
       mine[i] = candidates.get(i).localInfo();
@@ -89,10 +95,12 @@ final class TransportSelector {
         out.put(info);
       }
     }
+    out.putInt(host.length).put(host);
     byte[][] all = bootstrap.allGather(out.array(), ctx.config.timeout());
     String[] addresses = new String[ctx.nRanks];
     byte[][][] infos = new byte[candidates.size()][ctx.nRanks][];
     long token = ByteBuffer.wrap(all[0]).getLong();
+    int ranksOnHost = 0;
     for (int r = 0; r < ctx.nRanks; r++) {
       ByteBuffer in = ByteBuffer.wrap(all[r]);
       in.getLong();
@@ -120,8 +128,13 @@ final class TransportSelector {
           in.get(infos[i][r]);
         }
       }
+      byte[] h = new byte[checkedLength(in, r)];
+      in.get(h);
+      if (Arrays.equals(h, host)) {
+        ranksOnHost++;
+      }
     }
-    return new Exchange(token, addresses, infos);
+    return new Exchange(token, addresses, infos, ranksOnHost);
   }
 
   private int checkedLength(ByteBuffer in, int fromRank) {

@@ -36,8 +36,16 @@ public enum Key {
   DEBUG("debug", null),
   /** Where collectives run: {@code host}, {@code cuda}, {@code cuda:N} or {@code auto}. */
   DEVICE("device", "host"),
-  /** How waiting threads idle: {@code spin}, {@code backoff} or {@code park}. */
-  IDLE("idle", "backoff"),
+  /**
+   * How waiting threads idle: {@code auto} (spin when the host's cores cover every local rank's
+   * polling threads, else back off), {@code spin}, {@code backoff} or {@code park}.
+   */
+  IDLE("idle", "auto"),
+  /**
+   * Cores each rank may keep busy, for {@code idle=auto} (Spark: {@code spark.task.cpus}); 0: every
+   * core the JVM sees.
+   */
+  IDLE_CPUS_PER_RANK("idle.cpusPerRank", "0"),
   /** Microseconds a backing-off wait yields before it blocks; also when a spinning wait stalls. */
   IDLE_YIELD_US("idle.yieldUs", "200"),
   /** The tuner's cost of one ring hop in microseconds ({@code bin/sparkccl-calibrate}). */
