@@ -8,6 +8,7 @@ import static org.sparkccl.kernel.HostDoublingKernel.Kind.SEND;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.LongFunction;
 import org.sparkccl.CclException;
 import org.sparkccl.CclMismatchException;
 import org.sparkccl.DataType;
@@ -43,11 +44,15 @@ public final class CollectiveLauncher {
   private final CommContext ctx;
   private final Lifecycle lifecycle;
   private final Tuner tuner;
+  private final RingSites sites;
+  private final LongFunction<CollectiveCall> launched;
   private long seq;
 
   CollectiveLauncher(CommContext ctx, Lifecycle lifecycle) {
     this.ctx = ctx;
     this.lifecycle = lifecycle;
+    this.sites = new RingSites(ctx.rank, ctx.channels.length);
+    this.launched = ctx.calls::launched;
     this.tuner =
         new Tuner(
             ctx.config.hopLatencyUs(),
@@ -106,7 +111,7 @@ public final class CollectiveLauncher {
       dst.retain();
       Collective coll =
           new Collective(
-              call.what(),
+              null, // described by the call, built only when a message needs it
               call,
               ctx.nRanks,
               announce,
@@ -181,7 +186,7 @@ public final class CollectiveLauncher {
     int stepSize = ctx.config.stepSize();
     long bytes = call.count() * call.dtype().size();
     long slices = (bytes + stepSize - 1) / stepSize;
-    String where = "rank " + rank + ": " + coll.what + " (tree)";
+    String where = "rank " + rank + ": " + coll.what() + " (tree)";
     int parent = tree.parent();
     PeerEdge toParent = up && parent >= 0 ? peerEdge(true, parent, slices, call, where) : null;
     PeerEdge fromParent = down && parent >= 0 ? peerEdge(false, parent, slices, call, where) : null;
@@ -228,7 +233,7 @@ public final class CollectiveLauncher {
     int stepSize = ctx.config.stepSize();
     long bytes = call.count() * call.dtype().size();
     long slices = (bytes + stepSize - 1) / stepSize;
-    String where = "rank " + rank + ": " + coll.what + " (rd)";
+    String where = "rank " + rank + ": " + coll.what() + " (rd)";
     List<HostDoublingKernel.Exchange> ex = new ArrayList<>();
     int finalAt;
     int into = rd.foldsInto();
@@ -317,7 +322,6 @@ public final class CollectiveLauncher {
       int used,
       Planner planner,
       Collective coll) {
-    String where = "rank " + ctx.rank + ": " + coll.what;
     for (int c = 0; c < used; c++) {
       CommChannel ch = ctx.channels[c];
       ChannelPlan plan =
@@ -334,7 +338,7 @@ public final class CollectiveLauncher {
                 plan.sendSteps(),
                 call,
                 ctx.timeoutNanos,
-                where + ": sending to rank " + ch.send.peer() + " (channel " + c + ")"));
+                sites.send(ch)));
       }
       if (plan.recvSteps() > 0) {
         ctx.proxy.enqueue(
@@ -344,10 +348,9 @@ public final class CollectiveLauncher {
                 ch.recvBase,
                 plan.recvSteps(),
                 call,
-                ctx.rank,
-                ctx.calls::launched,
+                launched,
                 ctx.timeoutNanos,
-                where + ": receiving from rank " + ch.recv.peer() + " (channel " + c + ")"));
+                sites.recv(ch)));
       }
       ch.sendBase += plan.sendSteps();
       ch.recvBase += plan.recvSteps();
