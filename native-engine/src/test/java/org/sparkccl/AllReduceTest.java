@@ -18,10 +18,12 @@ import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
+import org.junit.jupiter.params.provider.ValueSource;
 import org.sparkccl.algorithm.RingAllReduce;
 import org.sparkccl.bootstrap.Bootstrap;
 import org.sparkccl.bootstrap.LocalBootstrap;
 import org.sparkccl.config.CclConfig;
+import org.sparkccl.config.Key;
 import org.sparkccl.device.DeviceBuffer;
 import org.sparkccl.device.HostDevice;
 import org.sparkccl.fifo.FifoLayout;
@@ -36,14 +38,32 @@ class AllReduceTest {
   private static final Duration WAIT = Duration.ofSeconds(60);
   private static final int SMALL_BUFF = 64 << 10;
 
-  /** One communicator setup; {@code reduced} runs a smaller dtype x op x count set. */
+  /**
+   * One communicator setup; {@code reduced} runs a smaller dtype x op x count set, {@code algo} is
+   * the {@code algo} key.
+   */
   record Setup(
       int ranks,
       int channels,
       int buffSize,
       int socketThreads,
       int socksPerThread,
-      boolean reduced) {
+      boolean reduced,
+      String algo) {
+    Setup(
+        int ranks,
+        int channels,
+        int buffSize,
+        int socketThreads,
+        int socksPerThread,
+        boolean reduced) {
+      this(ranks, channels, buffSize, socketThreads, socksPerThread, reduced, "auto");
+    }
+
+    static Setup doubling(int ranks, boolean reduced) {
+      return new Setup(ranks, 1, SMALL_BUFF, 0, 1, reduced, "rd");
+    }
+
     CclConfig config() {
       return TestConfig.builder()
           .buffSize(buffSize)
@@ -51,6 +71,7 @@ class AllReduceTest {
           .socketThreads(socketThreads)
           .socketsPerThread(socksPerThread)
           .timeout(Duration.ofSeconds(30))
+          .set(Key.ALGO, algo)
           .build();
     }
 
@@ -65,6 +86,8 @@ class AllReduceTest {
           + (socketThreads > 0
               ? ", socket.nThreads " + socketThreads + " x nSocksPerThread " + socksPerThread
               : "")
+          + ", algo "
+          + algo
           + (reduced ? " (reduced set)" : "");
     }
   }
@@ -79,7 +102,18 @@ class AllReduceTest {
         // slots of 128K and 64K: big enough (>= 64K) for the socket helper threads to carry data
         new Setup(3, 2, 1 << 20, 2, 2, true),
         new Setup(4, 2, 512 << 10, 1, 3, true),
-        new Setup(8, 2, SMALL_BUFF, 0, 1, true));
+        new Setup(8, 2, SMALL_BUFF, 0, 1, true),
+        // recursive doubling forced at every rank count up to 9: powers of two, and the others
+        // with 1, 2, 3 and 1 ranks folded into the core
+        Setup.doubling(1, true),
+        Setup.doubling(2, false),
+        Setup.doubling(3, false),
+        Setup.doubling(4, true),
+        Setup.doubling(5, true),
+        Setup.doubling(6, true),
+        Setup.doubling(7, true),
+        Setup.doubling(8, true),
+        Setup.doubling(9, true));
   }
 
   /**
@@ -162,6 +196,75 @@ class AllReduceTest {
       fail(wrong.size() + " of " + cases + " cases wrong:\n" + String.join("\n", wrong));
     }
     assertTrue(cases > 0, "no case ran");
+  }
+
+  @ParameterizedTest(name = "{0} ranks")
+  @ValueSource(ints = {2, 5, 8})
+  @DisplayName(
+      "recursive doubling leaves the same bits on every rank, also where NaNs of different payloads"
+          + " meet (the operand order decides which survives)")
+  void doublingIsBitIdenticalAcrossRanks(int n) {
+    Communicator[] comms = RankHarness.createAll(n, Setup.doubling(n, true).config(), WAIT);
+    RankHarness.closingAfter(
+        comms,
+        WAIT,
+        () -> {
+          for (DataType t : new DataType[] {DataType.FLOAT32, DataType.FLOAT64}) {
+            for (ReduceOp op : new ReduceOp[] {ReduceOp.SUM, ReduceOp.PROD, ReduceOp.AVG}) {
+              bitIdentical(comms, t, op, 3001 + n);
+            }
+          }
+        });
+  }
+
+  /** Random values, and at every 7th element a NaN whose payload names the rank. */
+  private static void bitIdentical(Communicator[] comms, DataType t, ReduceOp op, int count) {
+    int n = comms.length;
+    int bytes = count * t.size();
+    SplittableRandom rnd = new SplittableRandom(count * 31L + op.ordinal());
+    DeviceBuffer[] bufs = new DeviceBuffer[n];
+    try {
+      List<CompletableFuture<Void>> futures = new ArrayList<>();
+      for (int r = 0; r < n; r++) {
+        ByteBuffer in = Reference.heap(bytes);
+        for (int i = 0; i < count; i++) {
+          boolean nan = i % 7 == 0;
+          if (t == DataType.FLOAT32) {
+            in.putFloat(
+                i * 4,
+                nan ? Float.intBitsToFloat(0x7fc00000 | (r + 1)) : (float) rnd.nextDouble(-2, 2));
+          } else {
+            in.putDouble(
+                i * 8,
+                nan
+                    ? Double.longBitsToDouble(0x7ff8000000000000L | (r + 1))
+                    : rnd.nextDouble(-2, 2));
+          }
+        }
+        bufs[r] = comms[r].device().allocate(bytes);
+        bufs[r].copyFromHost(in, 0);
+      }
+      for (int r = 0; r < n; r++) {
+        futures.add(comms[r].allReduceAsync(bufs[r], bufs[r], count, t, op));
+      }
+      ByteBuffer first = null;
+      for (int r = 0; r < n; r++) {
+        Throwable e = RankHarness.await(futures.get(r), WAIT, "rank " + r);
+        assertEquals(null, e, "rank " + r + " failed");
+        ByteBuffer got = Reference.heap(bytes);
+        bufs[r].copyToHost(0, got);
+        if (first == null) {
+          first = got;
+        } else {
+          int at = got.mismatch(first);
+          assertEquals(-1, at, t + " " + op + ": rank " + r + " differs from rank 0 at byte " + at);
+        }
+      }
+    } finally {
+      for (DeviceBuffer b : bufs) {
+        RankHarness.closeBuffer(b);
+      }
+    }
   }
 
   @Test

@@ -4,18 +4,26 @@ import org.sparkccl.comm.CollectiveCall;
 import org.sparkccl.config.Algorithm;
 
 /**
- * Picks ring or tree for a collective from a latency/bandwidth model, as NCCL's tuner does: a hop
- * costs {@code hopLatencyUs}, a byte over one link {@code 1 / linkGBps}. The constants come from
- * configuration; {@code bin/sparkccl-calibrate} measures them on a machine (docs/benchmarks.md has
- * the figures behind the defaults).
+ * Picks ring, tree or recursive doubling for a collective from a latency/bandwidth model, as NCCL's
+ * tuner does: a hop costs {@code hopLatencyUs}, a byte over one link {@code 1 / linkGBps}. The
+ * constants come from configuration; {@code bin/sparkccl-calibrate} measures them on a machine
+ * (docs/benchmarks.md has the figures behind the defaults).
  *
  * <ul>
  *   <li>ring allReduce: {@code 2(n-1)} hops, {@code 2(n-1)/n} of the bytes per link;
  *   <li>tree allReduce: {@code 2 floor(log2 n)} hops, each interior rank sends every byte to two
  *       children and its parent: about {@code 2x} the bytes per link;
  *   <li>ring broadcast/reduce: a chain of {@code n-1} hops, every byte once per link;
- *   <li>tree broadcast/reduce: {@code floor(log2 n)} hops, every byte twice (two children).
+ *   <li>tree broadcast/reduce: {@code floor(log2 n)} hops, every byte twice (two children);
+ *   <li>recursive doubling allReduce: {@link RecursiveDoubling#rounds} hops (both directions of an
+ *       exchange at once), and every one of them carries all the bytes, counted twice: one kernel
+ *       thread copies out and reduces in every byte of every round, where the ring's kernels share
+ *       the reduction (measured on 2 ranks over sockets at 64 MiB: 1.1x to 2.2x the ring's time for
+ *       the same bytes per link). It runs over the same point-to-point links as the tree, so its
+ *       hops cost a tree hop.
  * </ul>
+ *
+ * <p>Where two predict the same time the ring is preferred, then the tree.
  */
 public final class Tuner {
   private final double hopUs;
@@ -42,24 +50,48 @@ public final class Tuner {
         || kind == CollectiveCall.Kind.REDUCE;
   }
 
-  /** {@code RING} or {@code TREE}, never {@code AUTO}. */
+  /** Whether {@code kind} has a recursive doubling version: allReduce only. */
+  public static boolean hasDoubling(CollectiveCall.Kind kind) {
+    return kind == CollectiveCall.Kind.ALL_REDUCE;
+  }
+
+  /** Whether {@code algo} can run {@code kind} on {@code nRanks} ranks. */
+  public static boolean applies(Algorithm algo, CollectiveCall.Kind kind, int nRanks) {
+    return switch (algo) {
+      case RING -> true;
+      case TREE -> hasTree(kind) && nRanks >= 3;
+      case RD -> hasDoubling(kind) && nRanks >= 2;
+      case AUTO -> false;
+    };
+  }
+
+  /** A concrete algorithm, never {@code AUTO}; a forced one that does not apply runs as a ring. */
   public Algorithm choose(CollectiveCall.Kind kind, long bytes, int nRanks) {
-    if (!hasTree(kind) || nRanks < 3 || forced == Algorithm.RING) {
-      return Algorithm.RING;
+    if (forced != Algorithm.AUTO) {
+      return applies(forced, kind, nRanks) ? forced : Algorithm.RING;
     }
-    if (forced == Algorithm.TREE) {
-      return Algorithm.TREE;
+    Algorithm best = Algorithm.RING;
+    double bestUs = predictUs(kind, best, bytes, nRanks);
+    for (Algorithm a : new Algorithm[] {Algorithm.TREE, Algorithm.RD}) {
+      if (applies(a, kind, nRanks)) {
+        double us = predictUs(kind, a, bytes, nRanks);
+        if (us < bestUs) {
+          best = a;
+          bestUs = us;
+        }
+      }
     }
-    return predictUs(kind, Algorithm.TREE, bytes, nRanks)
-            < predictUs(kind, Algorithm.RING, bytes, nRanks)
-        ? Algorithm.TREE
-        : Algorithm.RING;
+    return best;
   }
 
   /** The model's time for one call, in microseconds. */
   public double predictUs(CollectiveCall.Kind kind, Algorithm algo, long bytes, int nRanks) {
     int depth = Tree.depth(nRanks);
     boolean allReduce = kind == CollectiveCall.Kind.ALL_REDUCE;
+    if (algo == Algorithm.RD) {
+      int rounds = RecursiveDoubling.rounds(nRanks);
+      return rounds * treeHopUs + 2.0 * rounds * bytes * usPerByte;
+    }
     if (algo == Algorithm.RING) {
       return allReduce
           ? 2.0 * (nRanks - 1) * hopUs + 2.0 * (nRanks - 1) / nRanks * bytes * usPerByte

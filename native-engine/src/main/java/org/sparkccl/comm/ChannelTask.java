@@ -30,7 +30,7 @@ final class ChannelTask implements KernelTask {
     try {
       CclException f = ctx.failure.get();
       if (f != null) {
-        coll.channelDone(ctx.failure.aborted(coll.what, f));
+        coll.channelDone(ctx.failure.aborted(coll.what(), f));
         return;
       }
       work.run();
@@ -38,7 +38,7 @@ final class ChannelTask implements KernelTask {
     } catch (RuntimeException | Error e) {
       // Errors too (an OutOfMemoryError in a reduction): the kernel thread must live on and
       // the caller must get an answer, or the collective would never complete.
-      CclException err = ctx.failure.asCcl(e, coll.what);
+      CclException err = ctx.failure.asCcl(e, coll.what());
       lifecycle.fail(err);
       coll.channelDone(err);
     } finally {
@@ -50,6 +50,6 @@ final class ChannelTask implements KernelTask {
   public void cancel() {
     CclException f = ctx.failure.get();
     coll.channelDone(
-        ctx.failure.aborted(coll.what, f != null ? f : new CclException("communicator closed")));
+        ctx.failure.aborted(coll.what(), f != null ? f : new CclException("communicator closed")));
   }
 }

@@ -11,7 +11,8 @@ import org.sparkccl.CclException;
  * fails can never pull memory from under a kernel.
  */
 final class Collective {
-  final String what;
+  /** Null when {@link #call} describes it: then no text is built unless asked for. */
+  private final String what;
 
   /** The call, or null for a group of sends and receives. */
   final CollectiveCall call;
@@ -46,6 +47,11 @@ final class Collective {
     this.announceOnStall = announceOnStall;
     this.remaining = new AtomicInteger(channels);
     this.releaseBuffers = releaseBuffers;
+  }
+
+  /** What this collective is, for messages. */
+  String what() {
+    return what != null ? what : call.what();
   }
 
   /** A channel's kernel is done with the buffers; {@code failure} is null on success. */

@@ -79,25 +79,25 @@ public record CollectiveCall(
     out.putInt(at + 20, root);
   }
 
+  // values() clones its array on every call, and a receiver decodes a call per message
+  private static final Kind[] KINDS = Kind.values();
+  private static final DataType[] TYPES = DataType.values();
+  private static final ReduceOp[] OPS = ReduceOp.values();
+
   /** Decodes what {@link #encode} wrote, or {@code null} for bytes that are no call. */
   public static CollectiveCall decode(ByteBuffer in, int at) {
     int k = in.get(at + 16);
     int t = in.get(at + 17);
     int o = in.get(at + 18);
-    if (k < 0
-        || k >= Kind.values().length
-        || t < 0
-        || t >= DataType.values().length
-        || o < -1
-        || o >= ReduceOp.values().length) {
+    if (k < 0 || k >= KINDS.length || t < 0 || t >= TYPES.length || o < -1 || o >= OPS.length) {
       return null;
     }
     return new CollectiveCall(
-        Kind.values()[k],
+        KINDS[k],
         in.getLong(at),
         in.getLong(at + 8),
-        DataType.values()[t],
-        o < 0 ? null : ReduceOp.values()[o],
+        TYPES[t],
+        o < 0 ? null : OPS[o],
         in.getInt(at + 20));
   }
 }

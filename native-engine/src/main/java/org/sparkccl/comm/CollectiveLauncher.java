@@ -1,12 +1,21 @@
 package org.sparkccl.comm;
 
+import static org.sparkccl.kernel.HostDoublingKernel.Kind.EXCHANGE;
+import static org.sparkccl.kernel.HostDoublingKernel.Kind.RECEIVE_COPY;
+import static org.sparkccl.kernel.HostDoublingKernel.Kind.RECEIVE_REDUCE;
+import static org.sparkccl.kernel.HostDoublingKernel.Kind.SEND;
+
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.LongFunction;
 import org.sparkccl.CclException;
 import org.sparkccl.CclMismatchException;
 import org.sparkccl.DataType;
 import org.sparkccl.ReduceOp;
 import org.sparkccl.algorithm.ChannelPlan;
 import org.sparkccl.algorithm.ChannelSplit;
+import org.sparkccl.algorithm.RecursiveDoubling;
 import org.sparkccl.algorithm.Tree;
 import org.sparkccl.algorithm.Tuner;
 import org.sparkccl.config.Algorithm;
@@ -14,14 +23,17 @@ import org.sparkccl.device.DeviceBuffer;
 import org.sparkccl.device.HostBuffer;
 import org.sparkccl.device.HostDevice;
 import org.sparkccl.kernel.ChannelWork;
+import org.sparkccl.kernel.HostDoublingKernel;
 import org.sparkccl.kernel.HostTreeKernel;
+import org.sparkccl.kernel.PeerEdge;
 import org.sparkccl.proxy.RecvProxyOp;
 import org.sparkccl.proxy.SendProxyOp;
 
 /**
- * Plans and launches collectives, in call order, like NCCL's enqueue: picks ring or tree, splits
- * the ring's work over the channels, queues each channel's send and receive operations on the proxy
- * and its share of the work on the channel's kernel thread. With one rank a collective is a copy.
+ * Plans and launches collectives, in call order, like NCCL's enqueue: picks ring, tree or recursive
+ * doubling, splits the ring's work over the channels, queues each channel's send and receive
+ * operations on the proxy and its share of the work on the channel's kernel thread. With one rank a
+ * collective is a copy.
  */
 public final class CollectiveLauncher {
   /** Plans one channel's part, elements {@code [start, start + len)} of the per-rank count. */
@@ -32,11 +44,15 @@ public final class CollectiveLauncher {
   private final CommContext ctx;
   private final Lifecycle lifecycle;
   private final Tuner tuner;
+  private final RingSites sites;
+  private final LongFunction<CollectiveCall> launched;
   private long seq;
 
   CollectiveLauncher(CommContext ctx, Lifecycle lifecycle) {
     this.ctx = ctx;
     this.lifecycle = lifecycle;
+    this.sites = new RingSites(ctx.rank, ctx.channels.length);
+    this.launched = ctx.calls::launched;
     this.tuner =
         new Tuner(
             ctx.config.hopLatencyUs(),
@@ -71,13 +87,16 @@ public final class CollectiveLauncher {
       if (count == 0) {
         return CompletableFuture.completedFuture(null);
       }
-      boolean tree = useTree(kind, count * dtype.size());
-      // Tree and chain collectives can leave two mismatched ranks both waiting to receive; a
+      Algorithm algo = pick(kind, count * dtype.size());
+      // over point-to-point links, on channel 0's kernel
+      boolean peerToPeer = algo != Algorithm.RING;
+      // Tree, doubling and chain collectives can leave two mismatched ranks both waiting to
+      // receive; a
       // kernel stalled in one then announces the call to its ring predecessor (see
       // announceStalled). Ring allReduce, allGather and reduceScatter need no announcement:
       // every rank's first step sends to its successor, whose receive checks the header.
       boolean rooted = kind == CollectiveCall.Kind.BROADCAST || kind == CollectiveCall.Kind.REDUCE;
-      boolean announce = CollectiveCall.CHECKED && ctx.nRanks > 1 && (tree || rooted);
+      boolean announce = CollectiveCall.CHECKED && ctx.nRanks > 1 && (peerToPeer || rooted);
       if (announce && rooted) {
         // A root may finish its part without ever waiting, so it could not announce on a
         // stall: broadcast and reduce announce at once (one small frame, nobody waits for it).
@@ -85,14 +104,14 @@ public final class CollectiveLauncher {
         ctx.channels[0].recv.announce(call);
       }
       int used =
-          ctx.nRanks == 1 || tree
+          ctx.nRanks == 1 || peerToPeer
               ? 1
               : ChannelSplit.channels(count, dtype.size(), ctx.channels.length);
       src.retain();
       dst.retain();
       Collective coll =
           new Collective(
-              call.what(),
+              null, // described by the call, built only when a message needs it
               call,
               ctx.nRanks,
               announce,
@@ -107,13 +126,16 @@ public final class CollectiveLauncher {
         if (ctx.nRanks == 1) {
           int size = dtype.size();
           launchLocalCopy(src, dst, localSrc * size, localDst * size, count * size, coll);
-        } else if (tree) {
+        } else if (algo == Algorithm.TREE) {
           launchTree(src, dst, call, coll);
+        } else if (algo == Algorithm.RD) {
+          launchDoubling(src, dst, call, coll);
         } else {
           launchRing(src, dst, call, used, planner, coll);
         }
       } catch (RuntimeException e) {
-        // A tree's first use of a point-to-point link connects it and can fail: the peers must
+        // A tree's or doubling's first use of a point-to-point link connects it and can fail: the
+        // peers must
         // hear of it, and the collective must still complete and let go of the buffers.
         CclException c = ctx.failure.asCcl(e, "launching " + call.what());
         lifecycle.fail(c);
@@ -124,16 +146,17 @@ public final class CollectiveLauncher {
   }
 
   /**
-   * Trees run over point-to-point links, which are sockets; on a ring transport the tuner's cost
-   * model does not describe (UCX), the tuner's choice applies only when asked for explicitly
-   * ({@code algo=tree}). Tree kernels run on the host only; elsewhere every collective is a ring.
+   * Trees and recursive doubling run over point-to-point links, which are sockets; on a ring
+   * transport the tuner's cost model does not describe (UCX), they run only when asked for
+   * explicitly ({@code algo=tree}, {@code algo=rd}). Their kernels run on the host only; elsewhere
+   * every collective is a ring.
    */
-  private boolean useTree(CollectiveCall.Kind kind, long bytes) {
-    Links links = ctx.links();
-    return ctx.nRanks > 1
-        && (links.ring().tunerDescribes() || ctx.config.algo() == Algorithm.TREE)
-        && ctx.device == HostDevice.INSTANCE
-        && tuner.choose(kind, bytes, ctx.nRanks) == Algorithm.TREE;
+  private Algorithm pick(CollectiveCall.Kind kind, long bytes) {
+    if (ctx.nRanks == 1 || ctx.device != HostDevice.INSTANCE) {
+      return Algorithm.RING;
+    }
+    Algorithm a = tuner.choose(kind, bytes, ctx.nRanks);
+    return ctx.links().ring().tunerDescribes() || ctx.config.algo() == a ? a : Algorithm.RING;
   }
 
   private void launchLocalCopy(
@@ -163,21 +186,19 @@ public final class CollectiveLauncher {
     int stepSize = ctx.config.stepSize();
     long bytes = call.count() * call.dtype().size();
     long slices = (bytes + stepSize - 1) / stepSize;
-    String where = "rank " + rank + ": " + coll.what + " (tree)";
+    String where = "rank " + rank + ": " + coll.what() + " (tree)";
     int parent = tree.parent();
-    HostTreeKernel.Edge toParent =
-        up && parent >= 0 ? treeEdge(true, parent, slices, call, where) : null;
-    HostTreeKernel.Edge fromParent =
-        down && parent >= 0 ? treeEdge(false, parent, slices, call, where) : null;
+    PeerEdge toParent = up && parent >= 0 ? peerEdge(true, parent, slices, call, where) : null;
+    PeerEdge fromParent = down && parent >= 0 ? peerEdge(false, parent, slices, call, where) : null;
     int[] children = tree.children();
-    HostTreeKernel.Edge[] fromChildren = new HostTreeKernel.Edge[up ? children.length : 0];
-    HostTreeKernel.Edge[] toChildren = new HostTreeKernel.Edge[down ? children.length : 0];
+    PeerEdge[] fromChildren = new PeerEdge[up ? children.length : 0];
+    PeerEdge[] toChildren = new PeerEdge[down ? children.length : 0];
     for (int i = 0; i < children.length; i++) {
       if (up) {
-        fromChildren[i] = treeEdge(false, children[i], slices, call, where);
+        fromChildren[i] = peerEdge(false, children[i], slices, call, where);
       }
       if (down) {
-        toChildren[i] = treeEdge(true, children[i], slices, call, where);
+        toChildren[i] = peerEdge(true, children[i], slices, call, where);
       }
     }
     HostTreeKernel.Work work =
@@ -201,8 +222,68 @@ public final class CollectiveLauncher {
     runOn(ch, coll, () -> HostTreeKernel.run(work, ch.waiter, guard));
   }
 
-  /** A tree edge over the point-to-point link to or from {@code peer}, with its proxy op. */
-  private HostTreeKernel.Edge treeEdge(
+  /**
+   * A recursive doubling allReduce ({@link RecursiveDoubling}) over point-to-point links, on
+   * channel 0's kernel: fold in, the core exchanges, result out.
+   */
+  private void launchDoubling(
+      DeviceBuffer src, DeviceBuffer dst, CollectiveCall call, Collective coll) {
+    int rank = ctx.rank;
+    RecursiveDoubling rd = new RecursiveDoubling(rank, ctx.nRanks);
+    int stepSize = ctx.config.stepSize();
+    long bytes = call.count() * call.dtype().size();
+    long slices = (bytes + stepSize - 1) / stepSize;
+    String where = "rank " + rank + ": " + coll.what() + " (rd)";
+    List<HostDoublingKernel.Exchange> ex = new ArrayList<>();
+    int finalAt;
+    int into = rd.foldsInto();
+    if (into >= 0) {
+      ex.add(exchange(SEND, into, slices, call, where));
+      ex.add(exchange(RECEIVE_COPY, into, slices, call, where));
+      finalAt = -1;
+    } else {
+      int from = rd.foldedFrom();
+      if (from >= 0) {
+        ex.add(exchange(RECEIVE_REDUCE, from, slices, call, where));
+      }
+      for (int partner : rd.partners()) {
+        ex.add(exchange(EXCHANGE, partner, slices, call, where));
+      }
+      finalAt = ex.size();
+      if (from >= 0) {
+        ex.add(exchange(SEND, from, slices, call, where));
+      }
+    }
+    HostDoublingKernel.Work work =
+        new HostDoublingKernel.Work(
+            ex.toArray(new HostDoublingKernel.Exchange[0]),
+            finalAt,
+            ((HostBuffer) src).memory(),
+            ((HostBuffer) dst).memory(),
+            bytes,
+            call.dtype(),
+            call.op(),
+            ctx.nRanks,
+            stepSize,
+            where);
+    CommChannel ch = ctx.channels[0];
+    ChannelGuard guard = new ChannelGuard(ctx, 0);
+    runOn(ch, coll, () -> HostDoublingKernel.run(work, ch.waiter, guard));
+  }
+
+  private HostDoublingKernel.Exchange exchange(
+      HostDoublingKernel.Kind kind, int peer, long slices, CollectiveCall call, String where) {
+    boolean sends = kind == EXCHANGE || kind == SEND;
+    boolean receives = kind != SEND;
+    return new HostDoublingKernel.Exchange(
+        kind,
+        sends ? peerEdge(true, peer, slices, call, where) : null,
+        receives ? peerEdge(false, peer, slices, call, where) : null,
+        peer < ctx.rank);
+  }
+
+  /** An edge over the point-to-point link to or from {@code peer}, with its proxy op. */
+  private PeerEdge peerEdge(
       boolean send, int peer, long slices, CollectiveCall call, String where) {
     PeerLinks peers = ctx.links().peers();
     PeerLinks.Link link = send ? peers.sendTo(peer) : peers.recvFrom(peer);
@@ -229,7 +310,7 @@ public final class CollectiveLauncher {
               ctx.timeoutNanos,
               where + ": receiving from rank " + peer));
     }
-    HostTreeKernel.Edge edge = new HostTreeKernel.Edge(link.fifo, peer, link.nextStep);
+    PeerEdge edge = new PeerEdge(link.fifo, peer, link.nextStep);
     link.nextStep += slices;
     return edge;
   }
@@ -241,7 +322,6 @@ public final class CollectiveLauncher {
       int used,
       Planner planner,
       Collective coll) {
-    String where = "rank " + ctx.rank + ": " + coll.what;
     for (int c = 0; c < used; c++) {
       CommChannel ch = ctx.channels[c];
       ChannelPlan plan =
@@ -258,7 +338,7 @@ public final class CollectiveLauncher {
                 plan.sendSteps(),
                 call,
                 ctx.timeoutNanos,
-                where + ": sending to rank " + ch.send.peer() + " (channel " + c + ")"));
+                sites.send(ch)));
       }
       if (plan.recvSteps() > 0) {
         ctx.proxy.enqueue(
@@ -268,10 +348,9 @@ public final class CollectiveLauncher {
                 ch.recvBase,
                 plan.recvSteps(),
                 call,
-                ctx.rank,
-                ctx.calls::launched,
+                launched,
                 ctx.timeoutNanos,
-                where + ": receiving from rank " + ch.recv.peer() + " (channel " + c + ")"));
+                sites.recv(ch)));
       }
       ch.sendBase += plan.sendSteps();
       ch.recvBase += plan.recvSteps();

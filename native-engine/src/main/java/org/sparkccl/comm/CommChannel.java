@@ -41,7 +41,7 @@ final class CommChannel {
   /** What the kernel thread runs, for messages. */
   String currentOp() {
     Collective c = current;
-    return c == null ? "idle" : c.what;
+    return c == null ? "idle" : c.what();
   }
 
   CommChannel(

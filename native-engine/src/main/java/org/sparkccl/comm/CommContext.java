@@ -5,6 +5,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
 import org.sparkccl.config.CclConfig;
 import org.sparkccl.device.Device;
+import org.sparkccl.idle.AutoIdle;
 import org.sparkccl.idle.IdleStrategies;
 import org.sparkccl.proxy.ProxyThread;
 
@@ -77,6 +78,19 @@ final class CommContext {
       return false;
     }
     return proxy.assist();
+  }
+
+  /**
+   * Settles {@code idle=auto} for {@code ranksOnHost} ranks of this communicator on this host, each
+   * with this rank's polling threads, on the cores the JVM sees (capped by {@code
+   * idle.cpusPerRank}).
+   */
+  void settleIdle(int ranksOnHost) {
+    idle.settle(
+        ranksOnHost,
+        AutoIdle.pollingThreadsPerRank(config.nChannels(), config.socketThreads()),
+        AutoIdle.cores(
+            Runtime.getRuntime().availableProcessors(), config.idleCpusPerRank(), ranksOnHost));
   }
 
   Links links() {

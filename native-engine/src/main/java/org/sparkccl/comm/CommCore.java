@@ -37,6 +37,8 @@ public final class CommCore {
       }
       if (ctx.nRanks > 1) {
         ctx.setLinks(TransportSelector.connect(ctx, bootstrap));
+      } else {
+        ctx.settleIdle(1);
       }
       ctx.proxy.start();
     } catch (RuntimeException e) {
@@ -61,7 +63,7 @@ public final class CommCore {
         config.linkGBps(),
         config.buffSize(),
         config.stepSize(),
-        config.idle(),
+        ctx.idle,
         config.timeout().toMillis(),
         (ctx.rank + 1) % ctx.nRanks,
         (ctx.rank - 1 + ctx.nRanks) % ctx.nRanks,

@@ -5,6 +5,7 @@ import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.security.SecureRandom;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import org.apache.logging.log4j.Logger;
 import org.sparkccl.CclException;
@@ -52,6 +53,7 @@ final class TransportSelector {
       candidates.addAll(candidates(sockets));
       Exchange ex = exchange(sockets, candidates);
       sockets.useSecret(ex.secret);
+      ctx.settleIdle(ex.ranksOnHost);
       RingTransport ring = chooseAndConnect(candidates, ex);
       PeerLinks peers = peerLinks(sockets, ex);
       return new Links(sockets, ring, peers, ex.token);
@@ -74,14 +76,17 @@ final class TransportSelector {
 
   /**
    * What every rank published: rank 0's token (names the communicator inside a JVM) and secret
-   * (which every data connection proves), socket addresses, each candidate's info.
+   * (which every data connection proves), socket addresses, each candidate's info; and how many
+   * ranks named the same host as this one (for {@code idle=auto}).
    */
-  private record Exchange(long token, byte[] secret, String[] addresses, byte[][][] infos) {}
+  private record Exchange(
+      long token, byte[] secret, String[] addresses, byte[][][] infos, int ranksOnHost) {}
 
   private Exchange exchange(SocketTransport sockets, List<RingTransport> candidates) {
     byte[] address = sockets.address().getBytes(StandardCharsets.UTF_8);
     byte[] secret = ctx.rank == 0 ? ChallengeResponse.newSecret() : new byte[0];
-    int size = 8 + 4 + secret.length + 4 + address.length + 4;
+    byte[] host = HostIdentity.local().getBytes(StandardCharsets.UTF_8);
+    int size = 8 + 4 + secret.length + 4 + address.length + 4 + 4 + host.length;
     byte[][] mine = new byte[candidates.size()][];
     for (int i = 0; i < mine.length; i++) {
       mine[i] = candidates.get(i).localInfo();
@@ -97,11 +102,13 @@ final class TransportSelector {
         out.put(info);
       }
     }
+    out.putInt(host.length).put(host);
     byte[][] all = bootstrap.allGather(out.array(), ctx.config.timeout());
     String[] addresses = new String[ctx.nRanks];
     byte[][][] infos = new byte[candidates.size()][ctx.nRanks][];
     long[] tokens = new long[ctx.nRanks];
     byte[][] secrets = new byte[ctx.nRanks][];
+    int ranksOnHost = 0;
     for (int r = 0; r < ctx.nRanks; r++) {
       ByteBuffer in = ByteBuffer.wrap(all[r]);
       try {
@@ -109,6 +116,11 @@ final class TransportSelector {
         secrets[r] = new byte[checkedLength(in, r)];
         in.get(secrets[r]);
         parse(in, r, candidates.size(), addresses, infos);
+        byte[] h = new byte[checkedLength(in, r)];
+        in.get(h);
+        if (Arrays.equals(h, host)) {
+          ranksOnHost++;
+        }
       } catch (BufferUnderflowException e) {
         throw new CclException(
             "rank "
@@ -129,7 +141,7 @@ final class TransportSelector {
               + " bytes; expected "
               + ChallengeResponse.SECRET_BYTES);
     }
-    return new Exchange(tokens[0], secrets[0], addresses, infos);
+    return new Exchange(tokens[0], secrets[0], addresses, infos, ranksOnHost);
   }
 
   /** Reads rank {@code r}'s addresses and transport infos. */

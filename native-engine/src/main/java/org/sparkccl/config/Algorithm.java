@@ -2,10 +2,12 @@ package org.sparkccl.config;
 
 /** The algorithm of a collective (key {@code algo}); the tuner turns {@code AUTO} into one. */
 public enum Algorithm {
-  /** The tuner picks ring or tree per call from its cost model. */
+  /** The tuner picks per call from its cost model. */
   AUTO,
   RING,
-  TREE;
+  TREE,
+  /** Recursive doubling, for allReduce (other collectives run as rings). */
+  RD;
 
   @Override
   public String toString() {

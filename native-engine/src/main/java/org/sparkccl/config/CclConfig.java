@@ -36,6 +36,7 @@ public final class CclConfig {
   private final DeviceSpec device;
   private final IdleMode idle;
   private final int idleYieldUs;
+  private final int idleCpusPerRank;
   private final double hopLatencyUs;
   private final double linkGBps;
   private final double treeHopLatencyUs;
@@ -54,6 +55,7 @@ public final class CclConfig {
     this.device = b.device;
     this.idle = b.idle;
     this.idleYieldUs = b.idleYieldUs;
+    this.idleCpusPerRank = b.idleCpusPerRank;
     this.hopLatencyUs = b.hopLatencyUs;
     this.linkGBps = b.linkGBps;
     this.treeHopLatencyUs = b.treeHopLatencyUs;
@@ -160,6 +162,11 @@ public final class CclConfig {
     return idleYieldUs;
   }
 
+  /** Cores each rank may keep busy for {@code idle=auto}; 0 when only the JVM's count limits. */
+  public int idleCpusPerRank() {
+    return idleCpusPerRank;
+  }
+
   /** The tuner's cost of one hop, in microseconds. */
   public double hopLatencyUs() {
     return hopLatencyUs;
@@ -203,6 +210,7 @@ public final class CclConfig {
       case DEVICE -> device.toString();
       case IDLE -> idle.toString();
       case IDLE_YIELD_US -> Integer.toString(idleYieldUs);
+      case IDLE_CPUS_PER_RANK -> Integer.toString(idleCpusPerRank);
       case TUNER_HOP_LATENCY_US -> Double.toString(hopLatencyUs);
       case TUNER_LINK_GBPS -> Double.toString(linkGBps);
       case TUNER_TREE_HOP_LATENCY_US -> Double.toString(treeHopLatencyUs);
@@ -229,6 +237,7 @@ public final class CclConfig {
     private DeviceSpec device;
     private IdleMode idle;
     private int idleYieldUs;
+    private int idleCpusPerRank;
     private double hopLatencyUs;
     private double linkGBps;
     private double treeHopLatencyUs;
@@ -255,6 +264,7 @@ public final class CclConfig {
       device = c.device;
       idle = c.idle;
       idleYieldUs = c.idleYieldUs;
+      idleCpusPerRank = c.idleCpusPerRank;
       hopLatencyUs = c.hopLatencyUs;
       linkGBps = c.linkGBps;
       treeHopLatencyUs = c.treeHopLatencyUs;
@@ -282,6 +292,7 @@ public final class CclConfig {
         case DEVICE -> device(DeviceSpec.parse(text));
         case IDLE -> idle(Values.choice(k, text, IdleMode.values()));
         case IDLE_YIELD_US -> idleYieldUs(Values.integer(k, text));
+        case IDLE_CPUS_PER_RANK -> idleCpusPerRank(Values.integer(k, text));
         case TUNER_HOP_LATENCY_US -> hopLatencyUs(Values.decimal(k, text));
         case TUNER_LINK_GBPS -> linkGBps(Values.decimal(k, text));
         case TUNER_TREE_HOP_LATENCY_US -> treeHopLatencyUs(Values.decimal(k, text));
@@ -362,6 +373,12 @@ public final class CclConfig {
       return this;
     }
 
+    /** Cores each rank may keep busy for {@code idle=auto}; the Spark plugin sets it. */
+    public Builder idleCpusPerRank(int v) {
+      idleCpusPerRank = v;
+      return this;
+    }
+
     public Builder hopLatencyUs(double v) {
       hopLatencyUs = v;
       return this;
@@ -411,6 +428,9 @@ public final class CclConfig {
       }
       if (idleYieldUs < 0 || idleYieldUs > Key.MAX_IDLE_YIELD_US) {
         throw invalid(Key.IDLE_YIELD_US, idleYieldUs, "0.." + Key.MAX_IDLE_YIELD_US);
+      }
+      if (idleCpusPerRank < 0) {
+        throw invalid(Key.IDLE_CPUS_PER_RANK, idleCpusPerRank, "0 or more");
       }
       if (!(hopLatencyUs > 0)) {
         throw invalid(Key.TUNER_HOP_LATENCY_US, hopLatencyUs, "a positive number");

@@ -6,10 +6,15 @@ package org.sparkccl.config;
 public enum IdleMode {
   /** Busy-poll: lowest latency, one core per waiting thread. */
   SPIN,
-  /** Spin briefly, then yield for a bounded window, then park: the default. */
+  /** Spin briefly, then yield for a bounded window, then park. */
   BACKOFF,
   /** Park at once: least CPU, highest hand-off latency. */
-  PARK;
+  PARK,
+  /**
+   * {@code SPIN} when the cores cover the polling threads of every rank of the communicator on this
+   * host, else {@code BACKOFF}; decided once the ranks have met. The default.
+   */
+  AUTO;
 
   @Override
   public String toString() {

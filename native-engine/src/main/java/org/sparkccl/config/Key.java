@@ -30,21 +30,29 @@ public enum Key {
   IB_QPS_PER_CONNECTION("ib.qpsPerConnection", "1"),
   /** Longest wait without progress before a collective fails; ms, s, m suffixes (plain: s). */
   TIMEOUT("timeout", "120s"),
-  /** {@code auto} (the tuner picks), {@code ring} or {@code tree}. */
+  /** {@code auto} (the tuner picks), {@code ring}, {@code tree} or {@code rd}. */
   ALGO("algo", "auto"),
   /** The engine's log level, like {@code NCCL_DEBUG}; unset leaves it to the logging setup. */
   DEBUG("debug", null),
   /** Where collectives run: {@code host}, {@code cuda}, {@code cuda:N} or {@code auto}. */
   DEVICE("device", "host"),
-  /** How waiting threads idle: {@code spin}, {@code backoff} or {@code park}. */
-  IDLE("idle", "backoff"),
+  /**
+   * How waiting threads idle: {@code auto} (spin when the host's cores cover every local rank's
+   * polling threads, else back off), {@code spin}, {@code backoff} or {@code park}.
+   */
+  IDLE("idle", "auto"),
+  /**
+   * Cores each rank may keep busy, for {@code idle=auto} (Spark: {@code spark.task.cpus}); 0: every
+   * core the JVM sees.
+   */
+  IDLE_CPUS_PER_RANK("idle.cpusPerRank", "0"),
   /** Microseconds a backing-off wait yields before it blocks; also when a spinning wait stalls. */
   IDLE_YIELD_US("idle.yieldUs", "200"),
   /** The tuner's cost of one ring hop in microseconds ({@code bin/sparkccl-calibrate}). */
   TUNER_HOP_LATENCY_US("tuner.hopLatencyUs", "46"),
   /** The tuner's bandwidth of one link in GB/s. */
   TUNER_LINK_GBPS("tuner.linkGBps", "0.68"),
-  /** The tuner's cost of one tree hop in microseconds. */
+  /** The tuner's cost of one hop over point-to-point links (tree, rd) in microseconds. */
   TUNER_TREE_HOP_LATENCY_US("tuner.treeHopLatencyUs", "43");
 
   /** At most this many rings. */

@@ -3,11 +3,12 @@ package org.sparkccl.idle;
 import java.util.function.LongSupplier;
 
 /**
- * Spin a few passes, then yield for a bounded window, then block (mode {@code backoff}, the
- * default). Waking a blocked thread costs 2 us or 57 us on the 2-core machines we measured ({@code
- * bench/micro/WakeUpCost.java}), more than a whole hop of a small collective, so a thread that
- * expects an answer soon yields first; yielding, unlike spinning, lets the thread it waits for run
- * on a shared core. The window begins at the first pass after the spins.
+ * Spin a few passes, then yield for a bounded window, then block (mode {@code backoff}, and {@code
+ * auto} where the cores do not cover the polling threads). Waking a blocked thread costs 2 us or 57
+ * us on the 2-core machines we measured ({@code bench/micro/WakeUpCost.java}), more than a whole
+ * hop of a small collective, so a thread that expects an answer soon yields first; yielding, unlike
+ * spinning, lets the thread it waits for run on a shared core. The window begins at the first pass
+ * after the spins.
  */
 final class BackoffIdleStrategy implements IdleStrategy {
   private final int spins;

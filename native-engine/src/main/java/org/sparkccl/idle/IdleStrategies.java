@@ -17,6 +17,9 @@ import org.sparkccl.config.Key;
  * collectives, a proxy with no operation) backs off in spin mode too: a thread with nothing to do
  * need not hold a core, and a thread that spins through a whole Spark stage would.
  *
+ * <p>{@code auto} is decided once the ranks have met ({@link #settle}): until then, and wherever
+ * the cores do not cover the polling threads, it is {@code backoff}; otherwise {@code spin}.
+ *
  * <pre>{@code
  * IdleStrategy kernelWait = IdleStrategies.of(config).inFlight(0);
  * }</pre>
@@ -26,6 +29,9 @@ public final class IdleStrategies {
   private final long windowNanos;
   private final LongSupplier clock;
   private final Pause pause;
+
+  /** What {@code auto} settled on: spin (true) or back off; false until it settles. */
+  private volatile boolean autoSpins;
 
   /** {@code mode} with a brief phase of {@code windowNanos}. */
   public IdleStrategies(IdleMode mode, long windowNanos) {
@@ -52,8 +58,34 @@ public final class IdleStrategies {
     return of(CclConfig.builder().build());
   }
 
+  /** The configured mode, {@code AUTO} included. */
   public IdleMode mode() {
     return mode;
+  }
+
+  /**
+   * What waits on work in flight do now: {@code AUTO} resolved to {@code SPIN} or {@code BACKOFF}.
+   */
+  public IdleMode effectiveMode() {
+    if (mode != IdleMode.AUTO) {
+      return mode;
+    }
+    return autoSpins ? IdleMode.SPIN : IdleMode.BACKOFF;
+  }
+
+  /**
+   * Settles {@code auto} for {@code ranksOnHost} ranks of {@code threadsPerRank} polling threads
+   * each on {@code cores} cores ({@link AutoIdle}); other modes ignore it.
+   *
+   * @return the mode waits on work in flight follow from now on
+   */
+  public IdleMode settle(int ranksOnHost, int threadsPerRank, int cores) {
+    autoSpins = mode == IdleMode.AUTO && AutoIdle.spins(ranksOnHost, threadsPerRank, cores);
+    return effectiveMode();
+  }
+
+  boolean spinning() {
+    return autoSpins;
   }
 
   /** For a wait on work in flight: never blocks in spin mode. */
@@ -62,6 +94,11 @@ public final class IdleStrategies {
       case SPIN -> new SpinIdleStrategy(windowNanos, clock, pause);
       case PARK -> ParkIdleStrategy.INSTANCE;
       case BACKOFF -> new BackoffIdleStrategy(spins, windowNanos, clock, pause);
+      case AUTO ->
+          new SwitchingIdleStrategy(
+              this,
+              new SpinIdleStrategy(windowNanos, clock, pause),
+              new BackoffIdleStrategy(spins, windowNanos, clock, pause));
     };
   }
 
@@ -77,13 +114,18 @@ public final class IdleStrategies {
    * its sockets become ready): blocks at once except in spin mode, where it polls.
    */
   public IdleStrategy onEvents() {
-    return mode == IdleMode.SPIN
-        ? new SpinIdleStrategy(0, clock, pause)
-        : ParkIdleStrategy.INSTANCE;
+    return switch (mode) {
+      case SPIN -> new SpinIdleStrategy(0, clock, pause);
+      case AUTO ->
+          new SwitchingIdleStrategy(
+              this, new SpinIdleStrategy(0, clock, pause), ParkIdleStrategy.INSTANCE);
+      default -> ParkIdleStrategy.INSTANCE;
+    };
   }
 
   @Override
   public String toString() {
-    return mode + " (window " + TimeUnit.NANOSECONDS.toMicros(windowNanos) + " us)";
+    String settled = mode == IdleMode.AUTO ? ": " + effectiveMode() : "";
+    return mode + settled + " (window " + TimeUnit.NANOSECONDS.toMicros(windowNanos) + " us)";
   }
 }

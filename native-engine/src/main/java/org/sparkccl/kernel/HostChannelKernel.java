@@ -1,6 +1,7 @@
 package org.sparkccl.kernel;
 
 import java.nio.ByteBuffer;
+import java.util.function.BooleanSupplier;
 import org.sparkccl.DataType;
 import org.sparkccl.ReduceOp;
 import org.sparkccl.algorithm.ChannelPlan;
@@ -22,6 +23,12 @@ public final class HostChannelKernel implements ChannelKernel {
   private final KernelGuard guard;
   private long sendStep;
   private long recvStep;
+
+  // made once: a lambda over the step's local would be a new object on every wait of every slice
+  private final BooleanSupplier sendRoom = this::sendRoom;
+  private final BooleanSupplier recvFilled = this::recvFilled;
+  private final KernelWaiter.Check sendCheck = this::checkSend;
+  private final KernelWaiter.Check recvCheck = this::checkRecv;
 
   public HostChannelKernel(Fifo sendFifo, Fifo recvFifo, KernelWaiter waiter, KernelGuard guard) {
     this.sendFifo = sendFifo;
@@ -121,10 +128,25 @@ public final class HostChannelKernel implements ChannelKernel {
     }
   }
 
+  private boolean sendRoom() {
+    return sendFifo.hasRoomFor(sendStep);
+  }
+
+  private boolean recvFilled() {
+    return recvFifo.isFilled(recvStep);
+  }
+
+  private void checkSend(long waited) {
+    check(waited, true);
+  }
+
+  private void checkRecv(long waited) {
+    check(waited, false);
+  }
+
   private ByteBuffer awaitSendSlot() {
-    long step = sendStep;
-    waiter.await(() -> sendFifo.hasRoomFor(step), waited -> check(waited, true));
-    return sendFifo.slot(step);
+    waiter.await(sendRoom, sendCheck);
+    return sendFifo.slot(sendStep);
   }
 
   private void publish(int len) {
@@ -134,7 +156,7 @@ public final class HostChannelKernel implements ChannelKernel {
 
   private ByteBuffer awaitRecvSlot(int expected) {
     long step = recvStep;
-    waiter.await(() -> recvFifo.isFilled(step), waited -> check(waited, false));
+    waiter.await(recvFilled, recvCheck);
     int got = recvFifo.size(step);
     if (got != expected) {
       throw new IllegalStateException(

@@ -3,7 +3,6 @@ package org.sparkccl.kernel;
 import java.nio.ByteBuffer;
 import org.sparkccl.DataType;
 import org.sparkccl.ReduceOp;
-import org.sparkccl.fifo.Fifo;
 
 /**
  * Tree collectives on host memory, slice by slice: reduce up (each rank adds its children's slices
@@ -18,19 +17,6 @@ public final class HostTreeKernel {
 
   private HostTreeKernel() {}
 
-  /** One tree edge as this rank sees it: a FIFO and the step of the collective's first slice. */
-  public static final class Edge {
-    final Fifo fifo;
-    final int peer;
-    long step;
-
-    public Edge(Fifo fifo, int peer, long firstStep) {
-      this.fifo = fifo;
-      this.peer = peer;
-      this.step = firstStep;
-    }
-  }
-
   /**
    * One tree collective. {@code up}: reduce towards the root; {@code down}: broadcast from it.
    * Edges not used by the directions asked for may be null or empty.
@@ -38,10 +24,10 @@ public final class HostTreeKernel {
   public record Work(
       boolean up,
       boolean down,
-      Edge toParent,
-      Edge fromParent,
-      Edge[] fromChildren,
-      Edge[] toChildren,
+      PeerEdge toParent,
+      PeerEdge fromParent,
+      PeerEdge[] fromChildren,
+      PeerEdge[] toChildren,
       ByteBuffer src,
       ByteBuffer dst,
       long bytes,
@@ -75,15 +61,15 @@ public final class HostTreeKernel {
       out = w.dst();
       outOff = off;
     } else {
-      out = awaitRoom(w.toParent(), waiter, guard, w.what());
+      out = w.toParent().awaitRoom(waiter, guard, w.what());
       outOff = 0;
     }
     ByteBuffer acc = w.src();
     int accOff = off;
-    for (Edge child : w.fromChildren()) {
-      ByteBuffer in = awaitFilled(child, len, waiter, guard, w.what());
+    for (PeerEdge child : w.fromChildren()) {
+      ByteBuffer in = child.awaitFilled(len, waiter, guard, w.what());
       Reducer.reduce(w.type(), w.op(), in, 0, acc, accOff, out, outOff, elems);
-      release(child);
+      child.release();
       acc = out;
       accOff = outOff;
     }
@@ -95,7 +81,7 @@ public final class HostTreeKernel {
         Reducer.divide(w.type(), out, outOff, elems, w.nRanks());
       }
     } else {
-      publish(w.toParent(), len);
+      w.toParent().publish(len);
     }
   }
 
@@ -111,55 +97,16 @@ public final class HostTreeKernel {
         w.dst().put(off, from, off, len);
       }
     } else {
-      from = awaitFilled(w.fromParent(), len, waiter, guard, w.what());
+      from = w.fromParent().awaitFilled(len, waiter, guard, w.what());
       fromOff = 0;
       w.dst().put(off, from, 0, len);
     }
-    for (Edge child : w.toChildren()) {
-      awaitRoom(child, waiter, guard, w.what()).put(0, from, fromOff, len);
-      publish(child, len);
+    for (PeerEdge child : w.toChildren()) {
+      child.awaitRoom(waiter, guard, w.what()).put(0, from, fromOff, len);
+      child.publish(len);
     }
     if (w.fromParent() != null) {
-      release(w.fromParent());
+      w.fromParent().release();
     }
-  }
-
-  private static ByteBuffer awaitRoom(Edge e, KernelWaiter waiter, KernelGuard guard, String what) {
-    long step = e.step;
-    waiter.await(
-        () -> e.fifo.hasRoomFor(step),
-        waited -> guard.checkWait(waited, what + ": waiting for rank " + e.peer + " to take data"));
-    return e.fifo.slot(step);
-  }
-
-  private static ByteBuffer awaitFilled(
-      Edge e, int expected, KernelWaiter waiter, KernelGuard guard, String what) {
-    long step = e.step;
-    waiter.await(
-        () -> e.fifo.isFilled(step),
-        waited -> guard.checkWait(waited, what + ": waiting for data from rank " + e.peer));
-    int got = e.fifo.size(step);
-    if (got != expected) {
-      throw new IllegalStateException(
-          what
-              + ": received a slice of "
-              + got
-              + " bytes from rank "
-              + e.peer
-              + " where "
-              + expected
-              + " were expected; the ranks disagree on the call");
-    }
-    return e.fifo.slot(step);
-  }
-
-  private static void publish(Edge e, int len) {
-    e.fifo.publish(e.step, len);
-    e.step++;
-  }
-
-  private static void release(Edge e) {
-    e.fifo.release(e.step);
-    e.step++;
   }
 }

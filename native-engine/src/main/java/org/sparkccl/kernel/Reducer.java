@@ -47,8 +47,44 @@ public final class Reducer {
   private static final ThreadLocal<double[][]> DOUBLES =
       ThreadLocal.withInitial(() -> new double[][] {new double[BLOCK], new double[BLOCK]});
 
+  /**
+   * Up to this many elements are reduced one by one through the buffers themselves: the views the
+   * block path needs are six objects per call, which a small collective would allocate on every
+   * slice.
+   */
+  static final int SCALAR_MAX = 64;
+
+  private static boolean scalar(int n, ByteBuffer a, ByteBuffer b, ByteBuffer o) {
+    ByteOrder nat = ByteOrder.nativeOrder();
+    return n <= SCALAR_MAX && a.order() == nat && b.order() == nat && o.order() == nat;
+  }
+
+  private static float apply(ReduceOp op, float x, float y) {
+    return switch (op) {
+      case SUM, AVG -> x + y;
+      case PROD -> x * y;
+      case MIN -> Math.min(x, y);
+      case MAX -> Math.max(x, y);
+    };
+  }
+
+  private static double apply(ReduceOp op, double x, double y) {
+    return switch (op) {
+      case SUM, AVG -> x + y;
+      case PROD -> x * y;
+      case MIN -> Math.min(x, y);
+      case MAX -> Math.max(x, y);
+    };
+  }
+
   private static void float32(
       ReduceOp op, ByteBuffer a, int ao, ByteBuffer b, int bo, ByteBuffer o, int oo, int n) {
+    if (scalar(n, a, b, o)) {
+      for (int i = 0; i < 4 * n; i += 4) {
+        o.putFloat(oo + i, apply(op, a.getFloat(ao + i), b.getFloat(bo + i)));
+      }
+      return;
+    }
     float[][] blocks = FLOATS.get();
     float[] x = blocks[0];
     float[] y = blocks[1];
@@ -87,6 +123,12 @@ public final class Reducer {
 
   private static void float64(
       ReduceOp op, ByteBuffer a, int ao, ByteBuffer b, int bo, ByteBuffer o, int oo, int n) {
+    if (scalar(n, a, b, o)) {
+      for (int i = 0; i < 8 * n; i += 8) {
+        o.putDouble(oo + i, apply(op, a.getDouble(ao + i), b.getDouble(bo + i)));
+      }
+      return;
+    }
     double[][] blocks = DOUBLES.get();
     double[] x = blocks[0];
     double[] y = blocks[1];

@@ -1,5 +1,6 @@
 package org.sparkccl.proxy;
 
+import org.sparkccl.comm.CollectiveCall;
 import org.sparkccl.fifo.Fifo;
 import org.sparkccl.fifo.FifoLayout;
 import org.sparkccl.transport.NetRequest;
@@ -18,6 +19,8 @@ abstract class FifoProxyOp extends ProxyOp {
   private final NetRequest[] requests = new NetRequest[FifoLayout.STEPS];
   private final StallClock clock;
   private final String what;
+  private final OpSite site;
+  private final CollectiveCall call;
   private long posted;
   private long done;
 
@@ -29,6 +32,27 @@ abstract class FifoProxyOp extends ProxyOp {
     this.nSteps = nSteps;
     this.clock = new StallClock(timeoutNanos);
     this.what = what;
+    this.site = null;
+    this.call = null;
+  }
+
+  /** Described by {@code site} and {@code call} when asked, not at launch. */
+  FifoProxyOp(
+      Object connection,
+      Fifo fifo,
+      long base,
+      long nSteps,
+      long timeoutNanos,
+      OpSite site,
+      CollectiveCall call) {
+    this.connection = connection;
+    this.fifo = fifo;
+    this.base = base;
+    this.nSteps = nSteps;
+    this.clock = new StallClock(timeoutNanos);
+    this.what = null;
+    this.site = site;
+    this.call = call;
   }
 
   /** Whether {@code step} can be handed to the transport now. */
@@ -77,6 +101,6 @@ abstract class FifoProxyOp extends ProxyOp {
 
   @Override
   public final String what() {
-    return what;
+    return what != null ? what : site.describe(call);
   }
 }

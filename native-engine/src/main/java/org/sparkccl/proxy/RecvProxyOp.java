@@ -56,6 +56,23 @@ public final class RecvProxyOp extends FifoProxyOp {
     this.myCalls = myCalls;
   }
 
+  /** As above, described by {@code site} (which names this rank) only when asked. */
+  public RecvProxyOp(
+      RecvConnection connection,
+      Fifo fifo,
+      long base,
+      long nSteps,
+      CollectiveCall expected,
+      LongFunction<CollectiveCall> myCalls,
+      long timeoutNanos,
+      OpSite site) {
+    super(connection, fifo, base, nSteps, timeoutNanos, site, expected);
+    this.connection = connection;
+    this.expected = expected;
+    this.rank = site.rank();
+    this.myCalls = myCalls;
+  }
+
   @Override
   protected boolean canPost(long step) {
     return connection.isReady() && fifo.hasRoomFor(step);

@@ -26,6 +26,20 @@ public final class SendProxyOp extends FifoProxyOp {
     this.call = call;
   }
 
+  /** Described by {@code site} and {@code call} only when asked (an error, a stall). */
+  public SendProxyOp(
+      SendConnection connection,
+      Fifo fifo,
+      long base,
+      long nSteps,
+      CollectiveCall call,
+      long timeoutNanos,
+      OpSite site) {
+    super(connection, fifo, base, nSteps, timeoutNanos, site, call);
+    this.connection = connection;
+    this.call = call;
+  }
+
   @Override
   protected boolean canPost(long step) {
     return fifo.isFilled(step);

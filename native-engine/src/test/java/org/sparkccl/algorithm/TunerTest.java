@@ -1,7 +1,6 @@
 package org.sparkccl.algorithm;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -18,8 +17,8 @@ import org.sparkccl.config.Algorithm;
 
 /**
  * The tuner's choice under random model constants: always a concrete algorithm, the forced one
- * where it applies, the ring where there is no tree, and the cheaper of the two by its own model,
- * whose predictions grow with the message size.
+ * where it applies, the ring where nothing else applies, and the cheapest by its own model, whose
+ * predictions grow with the message size.
  */
 @DisplayName("tuner")
 class TunerTest {
@@ -61,24 +60,52 @@ class TunerTest {
         Tuner t = model(rnd, forced);
         for (Kind kind : Kind.values()) {
           boolean treePossible = Tuner.hasTree(kind) && n >= 3;
+          boolean rdPossible = kind == Kind.ALL_REDUCE && n >= 2;
           for (long bytes : sizes(rnd)) {
             Algorithm a = t.choose(kind, bytes, n);
             Supplier<String> where =
                 () -> kind + ", " + bytes + " bytes, " + n + " ranks, algo=" + forced;
             assertNotEquals(Algorithm.AUTO, a, where);
-            if (!treePossible || forced == Algorithm.RING) {
+            if (forced == Algorithm.RING
+                || (forced == Algorithm.TREE && !treePossible)
+                || (forced == Algorithm.RD && !rdPossible)
+                || (!treePossible && !rdPossible)) {
               assertEquals(Algorithm.RING, a, where);
-            } else if (forced == Algorithm.TREE) {
-              assertEquals(Algorithm.TREE, a, where);
+            } else if (forced != Algorithm.AUTO) {
+              assertEquals(forced, a, where);
             } else {
-              boolean treeCheaper =
-                  t.predictUs(kind, Algorithm.TREE, bytes, n)
-                      < t.predictUs(kind, Algorithm.RING, bytes, n);
-              assertEquals(treeCheaper ? Algorithm.TREE : Algorithm.RING, a, where);
+              double ring = t.predictUs(kind, Algorithm.RING, bytes, n);
+              double tree = treePossible ? t.predictUs(kind, Algorithm.TREE, bytes, n) : ring;
+              double rd = rdPossible ? t.predictUs(kind, Algorithm.RD, bytes, n) : ring;
+              Algorithm cheapest =
+                  rd < Math.min(ring, tree)
+                      ? Algorithm.RD
+                      : tree < ring ? Algorithm.TREE : Algorithm.RING;
+              assertEquals(cheapest, a, where);
             }
           }
         }
       }
+    }
+  }
+
+  @Test
+  @DisplayName("only allReduce has recursive doubling")
+  void doublingExistsForAllReduceOnly() {
+    for (Kind kind : Kind.values()) {
+      assertEquals(kind == Kind.ALL_REDUCE, Tuner.hasDoubling(kind), kind.toString());
+    }
+  }
+
+  @Test
+  @DisplayName(
+      "with the default constants, small allReduces on 2, 4 and 8 ranks take recursive doubling"
+          + " and 64 MiB the ring")
+  void defaultsPickDoublingForSmallAllReduces() {
+    Tuner t = new Tuner(46, 43, 0.68, Algorithm.AUTO);
+    for (int n : new int[] {2, 4, 8}) {
+      assertEquals(Algorithm.RD, t.choose(Kind.ALL_REDUCE, 8, n), n + " ranks, 8 B");
+      assertEquals(Algorithm.RING, t.choose(Kind.ALL_REDUCE, 64L << 20, n), n + " ranks, 64 MiB");
     }
   }
 
@@ -94,16 +121,17 @@ class TunerTest {
   @ParameterizedTest(name = "{0} ranks")
   @MethodSource("ranks")
   @DisplayName(
-      "predictions are positive, grow with the size, and under AUTO the choice switches at most"
-          + " once, from tree to ring")
+      "predictions are positive, grow with the size, and under AUTO the choice only moves towards"
+          + " algorithms that load a link with fewer bytes")
   void predictionsGrowWithSize(int n) {
     SplittableRandom rnd = new SplittableRandom(100 + n);
     for (int m = 0; m < MODELS; m++) {
       Tuner t = model(rnd, Algorithm.AUTO);
       long[] sizes = sizes(rnd);
       for (Kind kind : Kind.values()) {
-        for (Algorithm algo : new Algorithm[] {Algorithm.RING, Algorithm.TREE}) {
-          if (algo == Algorithm.TREE && (!Tuner.hasTree(kind) || n < 2)) {
+        for (Algorithm algo : new Algorithm[] {Algorithm.RING, Algorithm.TREE, Algorithm.RD}) {
+          if ((algo == Algorithm.TREE && (!Tuner.hasTree(kind) || n < 2))
+              || (algo == Algorithm.RD && !Tuner.hasDoubling(kind))) {
             continue;
           }
           double last = -1;
@@ -119,17 +147,35 @@ class TunerTest {
             last = us;
           }
         }
-        // a tree moves each byte over more links than the ring, so past some size the ring wins
-        boolean seenRing = false;
+        // each model is a line in the size: as the size grows the choice can only move to a
+        // smaller slope (bytes per link), and past some size the ring's, the smallest, wins
+        double lastSlope = Double.POSITIVE_INFINITY;
         for (long bytes : sizes) {
           Algorithm a = t.choose(kind, bytes, n);
-          assertFalse(
-              seenRing && a == Algorithm.TREE,
-              () -> kind + ", " + n + " ranks: tree again at " + bytes + " bytes after the ring");
-          seenRing |= a == Algorithm.RING;
+          double slope = slope(t, kind, a, n);
+          double before = lastSlope;
+          assertTrue(
+              slope <= before * (1 + 1e-9),
+              () ->
+                  kind
+                      + ", "
+                      + n
+                      + " ranks: "
+                      + a
+                      + " at "
+                      + bytes
+                      + " bytes after a cheaper"
+                      + " slope "
+                      + before);
+          lastSlope = slope;
         }
         assertEquals(Algorithm.RING, t.choose(kind, 1L << 50, n), kind + " at a petabyte");
       }
     }
+  }
+
+  private static double slope(Tuner t, Kind kind, Algorithm a, int n) {
+    long big = 1L << 40;
+    return (t.predictUs(kind, a, 2 * big, n) - t.predictUs(kind, a, big, n)) / big;
   }
 }

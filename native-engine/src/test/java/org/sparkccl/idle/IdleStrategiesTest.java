@@ -159,12 +159,59 @@ class IdleStrategiesTest {
   }
 
   @Test
-  @DisplayName("the defaults are today's: backoff with a 200 us yield window")
-  void defaultsAreBackoffWith200Us() {
+  @DisplayName("the defaults: auto with a 200 us yield window and no cap on cores per rank")
+  void defaultsAreAutoWith200Us() {
     CclConfig c = CclConfig.builder().build();
-    assertEquals(IdleMode.BACKOFF, c.idle());
+    assertEquals(IdleMode.AUTO, c.idle());
     assertEquals(200, c.idleYieldUs());
-    assertEquals(IdleMode.BACKOFF, IdleStrategies.defaults().mode());
+    assertEquals(0, c.idleCpusPerRank());
+    assertEquals(IdleMode.AUTO, IdleStrategies.defaults().mode());
+    assertEquals(IdleMode.BACKOFF, IdleStrategies.defaults().effectiveMode(), "until it settles");
+  }
+
+  @Test
+  @DisplayName(
+      "auto backs off until it settles and where the cores do not cover the polling threads,"
+          + " and spins where they do")
+  void autoFollowsTheCores() {
+    Recorder r = new Recorder();
+    IdleStrategies auto = r.strategies(IdleMode.AUTO);
+    IdleStrategy s = auto.inFlight(3);
+    IdleStrategy helper = auto.onEvents();
+    s.reset();
+    assertEquals("SSSYYYYYB", r.idle(s, 9, 0), "before the ranks met");
+    assertTrue(s.mayBlock());
+    // four ranks of three polling threads on two cores: the case of a 2-core machine
+    assertEquals(IdleMode.BACKOFF, auto.settle(4, 3, 2));
+    s.reset();
+    assertEquals("SSSYYYYYB", r.idle(s, 9, 0));
+    assertTrue(s.mayBlock());
+    helper.reset();
+    assertEquals("B", r.idle(helper, 1, 0));
+    assertTrue(helper.mayBlock());
+    assertEquals(IdleMode.SPIN, auto.settle(4, 3, 12));
+    s.reset();
+    assertEquals("SSSSSSSSS", r.idle(s, 9, 0));
+    r.now += WINDOW;
+    assertEquals("SB", r.idle(s, 1, 0));
+    assertFalse(s.mayBlock(), "spinning, it only polls");
+    helper.reset();
+    assertEquals("SB", r.idle(helper, 1, 0));
+    assertFalse(helper.mayBlock());
+    IdleStrategy newWork = auto.forNewWork(2);
+    newWork.reset();
+    assertEquals("SSYYYYYB", r.idle(newWork, 8, 0), "a wait for new work still backs off");
+    assertEquals(IdleMode.BACKOFF, auto.settle(5, 3, 14), "one thread more than the cores");
+  }
+
+  @Test
+  @DisplayName("settling leaves the other modes as configured")
+  void settleLeavesOtherModesAlone() {
+    for (IdleMode m : new IdleMode[] {IdleMode.SPIN, IdleMode.BACKOFF, IdleMode.PARK}) {
+      IdleStrategies st = new Recorder().strategies(m);
+      assertEquals(m, st.settle(1, 1, 64));
+      assertEquals(m, st.settle(64, 8, 1));
+    }
   }
 
   @Test

@@ -55,7 +55,8 @@ final class PerfOptions {
 
   @Option(
       names = {"-a", "--algo"},
-      description = "algorithm: ring, tree or auto (default ${DEFAULT-VALUE})")
+      description =
+          "algorithm: ring, tree, rd (recursive doubling, allReduce) or auto (default ${DEFAULT-VALUE})")
   String algo = "auto";
 
   @Option(

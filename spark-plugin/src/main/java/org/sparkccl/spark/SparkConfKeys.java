@@ -4,6 +4,7 @@ import java.util.HashMap;
 import java.util.Map;
 import org.apache.spark.SparkConf;
 import org.sparkccl.config.CclConfig;
+import org.sparkccl.config.Key;
 import org.sparkccl.device.cuda.CudaBackend;
 import scala.Tuple2;
 
@@ -19,6 +20,9 @@ public final class SparkConfKeys {
   /** {@code auto} [default], {@code host} or {@code cuda}: see {@link DeviceChoice}. */
   public static final String DEVICE = PREFIX + "device";
 
+  /** Spark's cores per task: the cap {@code idle=auto} gets for each rank. */
+  static final String TASK_CPUS = "spark.task.cpus";
+
   private SparkConfKeys() {}
 
   /** The engine configuration in {@code conf}; throws naming the key when a value is bad. */
@@ -27,6 +31,8 @@ public final class SparkConfKeys {
     for (Tuple2<String, String> kv : conf.getAllWithPrefix(PREFIX)) {
       values.put(kv._1(), kv._2());
     }
+    // a task may keep spark.task.cpus cores busy, so idle=auto spins only within them
+    values.putIfAbsent(Key.IDLE_CPUS_PER_RANK.key(), conf.get(TASK_CPUS, "1"));
     try {
       return CclConfig.fromMap(values);
     } catch (IllegalArgumentException e) {

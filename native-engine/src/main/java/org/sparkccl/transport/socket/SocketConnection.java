@@ -10,6 +10,7 @@ import java.util.ArrayList;
 import java.util.List;
 import org.apache.logging.log4j.Logger;
 import org.sparkccl.CclException;
+import org.sparkccl.fifo.FifoLayout;
 import org.sparkccl.idle.IdleStrategies;
 import org.sparkccl.util.EngineLog;
 
@@ -31,6 +32,7 @@ abstract class SocketConnection {
   protected final SocketChannel[] data;
   protected final SocketHelperThread[] helpers;
   protected final ArrayDeque<SocketRequest> queue = new ArrayDeque<>();
+  private final SocketRequest[] requests = new SocketRequest[FifoLayout.STEPS];
   protected final String description;
   private final int peer;
   private boolean closed;
@@ -71,6 +73,17 @@ abstract class SocketConnection {
 
   public int peer() {
     return peer;
+  }
+
+  /** The request of {@code step}, reused from the step {@link FifoLayout#STEPS} before it. */
+  protected SocketRequest request(ByteBuffer slot, long step) {
+    int i = FifoLayout.slotOf(step);
+    SocketRequest r = requests[i];
+    if (r == null) {
+      r = new SocketRequest(this);
+      requests[i] = r;
+    }
+    return r.reuse(slot, step);
   }
 
   /** Whether a payload of {@code size} bytes travels on the control socket. */

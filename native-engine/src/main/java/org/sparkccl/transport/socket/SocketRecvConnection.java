@@ -29,7 +29,7 @@ final class SocketRecvConnection extends SocketConnection implements RecvConnect
 
   @Override
   public NetRequest postRecv(ByteBuffer slot, long step) {
-    SocketRequest r = new SocketRequest(this, slot, step);
+    SocketRequest r = request(slot, step);
     queue.add(r);
     progress();
     return r;
@@ -122,6 +122,6 @@ final class SocketRecvConnection extends SocketConnection implements RecvConnect
     }
     r.size = size;
     r.inline = isInline(size);
-    r.payload = r.slot.slice(0, size);
+    r.payload = r.payloadOf(size);
   }
 }

@@ -9,6 +9,10 @@ import org.sparkccl.transport.NetRequest;
  * A message on a socket connection: a 40-byte header on the control socket ({@code int64 step,
  * int32 size, int32 flags}, then the sender's {@link CollectiveCall}), then the payload either
  * inline on the control socket or in chunks on the data sockets.
+ *
+ * <p>Each connection keeps one per FIFO slot and reuses it ({@link SocketConnection#request}): the
+ * proxy posts a step only once the slot's previous step has completed, so at most one request per
+ * slot is ever in flight, and a small collective allocates none.
  */
 final class SocketRequest implements NetRequest {
   static final int HEADER_BYTES = 16 + CollectiveCall.BYTES;
@@ -21,9 +25,13 @@ final class SocketRequest implements NetRequest {
   static final int FLAG_ANNOUNCE = 3;
 
   final ByteBuffer header = ByteBuffer.allocate(HEADER_BYTES).order(ByteOrder.BIG_ENDIAN);
-  final ByteBuffer slot;
-  final long step;
+  ByteBuffer slot;
+  long step;
   private final SocketConnection connection;
+
+  /** A view of {@link #slot} for the payload, made once per slot buffer. */
+  private ByteBuffer view;
+
   int size;
   boolean inline;
   ByteBuffer payload;
@@ -31,10 +39,31 @@ final class SocketRequest implements NetRequest {
   boolean controlDone;
   CollectiveCall call;
 
-  SocketRequest(SocketConnection connection, ByteBuffer slot, long step) {
+  SocketRequest(SocketConnection connection) {
     this.connection = connection;
-    this.slot = slot;
+  }
+
+  /** Makes this the request of {@code step} in {@code slot}, forgetting the previous step's. */
+  SocketRequest reuse(ByteBuffer slot, long step) {
+    if (this.slot != slot) {
+      this.slot = slot;
+      this.view = slot.duplicate();
+    }
     this.step = step;
+    header.clear();
+    size = 0;
+    inline = false;
+    payload = null;
+    chunks = null;
+    controlDone = false;
+    call = null;
+    return this;
+  }
+
+  /** The first {@code size} bytes of the slot, as the payload to move. */
+  ByteBuffer payloadOf(int size) {
+    view.clear().limit(size);
+    return view;
   }
 
   @Override

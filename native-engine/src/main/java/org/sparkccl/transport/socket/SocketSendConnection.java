@@ -51,10 +51,10 @@ final class SocketSendConnection extends SocketConnection implements SendConnect
     if (peerClosed) {
       throw failure("rank " + peer() + " has closed its communicator", null);
     }
-    SocketRequest r = new SocketRequest(this, slot, step);
+    SocketRequest r = request(slot, step);
     r.size = size;
     r.inline = isInline(size);
-    r.payload = slot.slice(0, size);
+    r.payload = r.payloadOf(size);
     r.header.putLong(0, step).putInt(8, size).putInt(12, 0);
     call.encode(r.header, SocketRequest.CALL_OFFSET);
     queue.add(r);

@@ -1,0 +1,41 @@
+package org.sparkccl.comm;
+
+import java.io.IOException;
+import java.net.InetAddress;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+/**
+ * Names the machine this rank runs on, so that ranks can count how many of them share its cores.
+ * The kernel's boot id is the same for every process and container of one running kernel, which is
+ * what shares cores; host names can repeat across containers of different machines and differ
+ * between containers of one. The host name stands in where there is no boot id.
+ */
+final class HostIdentity {
+  private static final String LOCAL = compute();
+
+  private HostIdentity() {}
+
+  static String local() {
+    return LOCAL;
+  }
+
+  private static String compute() {
+    try {
+      String boot =
+          Files.readString(Path.of("/proc/sys/kernel/random/boot_id"), StandardCharsets.US_ASCII)
+              .trim();
+      if (!boot.isEmpty()) {
+        return "boot:" + boot;
+      }
+    } catch (IOException | SecurityException e) {
+      // not Linux, or not readable: the host name below
+    }
+    try {
+      return "host:" + InetAddress.getLocalHost().getHostName();
+    } catch (IOException | SecurityException e) {
+      return "host:unknown";
+    }
+  }
+}

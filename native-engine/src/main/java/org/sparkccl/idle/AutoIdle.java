@@ -1,0 +1,35 @@
+package org.sparkccl.idle;
+
+/**
+ * What {@code idle=auto} decides from: the threads that poll while work is in flight, on this host,
+ * against the cores they may use. Spinning threads that outnumber their cores take turns by the
+ * scheduler's time slice (milliseconds) instead of by the microseconds a hand-off should take, so a
+ * host that cannot give each of them a core backs off instead.
+ */
+public final class AutoIdle {
+  private AutoIdle() {}
+
+  /**
+   * Threads of one rank that poll while work is in flight: a kernel thread per channel, the proxy
+   * thread, and the socket helpers of the ring's two connections per channel.
+   */
+  public static int pollingThreadsPerRank(int channels, int socketHelpersPerConnection) {
+    return channels + 1 + 2 * channels * socketHelpersPerConnection;
+  }
+
+  /**
+   * Cores the ranks on this host may keep busy: the JVM's count, capped by {@code cpusPerRank} per
+   * rank where it is set (Spark gives each task {@code spark.task.cpus}).
+   */
+  public static int cores(int available, int cpusPerRank, int ranksOnHost) {
+    if (cpusPerRank <= 0) {
+      return available;
+    }
+    return (int) Math.min(available, (long) cpusPerRank * ranksOnHost);
+  }
+
+  /** Whether {@code cores} cover {@code ranksOnHost} ranks of {@code threadsPerRank} each. */
+  public static boolean spins(int ranksOnHost, int threadsPerRank, int cores) {
+    return (long) ranksOnHost * threadsPerRank <= cores;
+  }
+}

@@ -1,0 +1,118 @@
+package org.sparkccl.kernel;
+
+import java.nio.ByteBuffer;
+import org.sparkccl.DataType;
+import org.sparkccl.ReduceOp;
+import org.sparkccl.fifo.FifoLayout;
+
+/**
+ * Recursive doubling allReduce on host memory ({@code algorithm.RecursiveDoubling} gives the
+ * partners), one exchange after the other, each slice by slice: the rank copies its current slice
+ * into the send FIFO, then reduces the partner's slice with it into the destination. Both ranks of
+ * a pair compute {@code lower op higher}, the lower rank's operand first, and NaNs are made
+ * canonical after each reduction ({@link NanBits}), so that both end with the same bits.
+ */
+public final class HostDoublingKernel {
+  /**
+   * Slices a rank sends before it waits for the partner's first: waiting for slice {@code s} right
+   * after sending it would cost a hop per slice; half the FIFO's slots keep the sends from ever
+   * waiting for room while the partner reduces.
+   */
+  static final int AHEAD = FifoLayout.STEPS / 2;
+
+  private HostDoublingKernel() {}
+
+  /** What one exchange does with its edges; either edge may be null where the kind has none. */
+  public enum Kind {
+    /** Send the current data and reduce what the partner sends with it. */
+    EXCHANGE,
+    /** Send the current data only (a rank that folds into its neighbour). */
+    SEND,
+    /** Reduce what the partner sends with the current data (the rank a neighbour folds into). */
+    RECEIVE_REDUCE,
+    /** Take what the partner sends as the result (a folded rank getting the result back). */
+    RECEIVE_COPY
+  }
+
+  /** One exchange with one partner; {@code partnerLower}: the partner's operand goes first. */
+  public record Exchange(Kind kind, PeerEdge send, PeerEdge recv, boolean partnerLower) {}
+
+  /**
+   * One allReduce: the exchanges in order; {@code finalAt} is the index of the exchange before
+   * which this rank holds the complete result, where {@code AVG} divides ({@code exchanges.length}
+   * when that is after the last; -1 when the result arrives already divided).
+   */
+  public record Work(
+      Exchange[] exchanges,
+      int finalAt,
+      ByteBuffer src,
+      ByteBuffer dst,
+      long bytes,
+      DataType type,
+      ReduceOp op,
+      int nRanks,
+      int stepSize,
+      String what) {}
+
+  public static void run(Work w, KernelWaiter waiter, KernelGuard guard) {
+    ByteBuffer current = w.src();
+    Exchange[] ex = w.exchanges();
+    for (int i = 0; i < ex.length; i++) {
+      if (i == w.finalAt()) {
+        divideIfAverage(w);
+      }
+      exchange(w, ex[i], current, waiter, guard);
+      if (ex[i].kind() != Kind.SEND) {
+        current = w.dst();
+      }
+    }
+    if (ex.length == w.finalAt()) {
+      divideIfAverage(w);
+    }
+  }
+
+  private static void divideIfAverage(Work w) {
+    if (w.op() == ReduceOp.AVG) {
+      int elems = (int) (w.bytes() / w.type().size());
+      Reducer.divide(w.type(), w.dst(), 0, elems, w.nRanks());
+    }
+  }
+
+  /**
+   * One exchange, slice by slice. Sending runs {@link #AHEAD} slices before the reduction, and
+   * reads slices the reduction has not written yet, so in place is safe.
+   */
+  private static void exchange(
+      Work w, Exchange e, ByteBuffer current, KernelWaiter waiter, KernelGuard guard) {
+    ByteBuffer dst = w.dst();
+    long slices = (w.bytes() + w.stepSize() - 1) / w.stepSize();
+    long sent = 0;
+    for (long s = 0; s < slices; s++) {
+      while (e.send() != null && sent < slices && sent <= s + AHEAD) {
+        int o = (int) (sent * w.stepSize());
+        int len = (int) Math.min(w.stepSize(), w.bytes() - o);
+        e.send().awaitRoom(waiter, guard, w.what()).put(0, current, o, len);
+        e.send().publish(len);
+        sent++;
+      }
+      if (e.recv() == null) {
+        continue;
+      }
+      int o = (int) (s * w.stepSize());
+      int len = (int) Math.min(w.stepSize(), w.bytes() - o);
+      ByteBuffer in = e.recv().awaitFilled(len, waiter, guard, w.what());
+      int elems = len / w.type().size();
+      if (e.kind() == Kind.RECEIVE_COPY) {
+        dst.put(o, in, 0, len);
+      } else {
+        if (e.partnerLower()) {
+          Reducer.reduce(w.type(), w.op(), in, 0, current, o, dst, o, elems);
+        } else {
+          Reducer.reduce(w.type(), w.op(), current, o, in, 0, dst, o, elems);
+        }
+        NanBits.canonicalize(w.type(), dst, o, elems);
+      }
+      e.recv().release();
+    }
+  }
+}

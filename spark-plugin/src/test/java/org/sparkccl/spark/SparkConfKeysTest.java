@@ -1,0 +1,20 @@
+package org.sparkccl.spark;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import org.apache.spark.SparkConf;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+
+/** The engine configuration the plugin reads from a Spark conf. */
+class SparkConfKeysTest {
+  @Test
+  @DisplayName("idle=auto is capped at spark.task.cpus per rank unless spark.ccl sets the cap")
+  void taskCpusCapIdleAuto() {
+    assertEquals(1, SparkConfKeys.engineConfig(new SparkConf(false)).idleCpusPerRank());
+    SparkConf three = new SparkConf(false).set("spark.task.cpus", "3");
+    assertEquals(3, SparkConfKeys.engineConfig(three).idleCpusPerRank());
+    SparkConf explicit = three.clone().set("spark.ccl.idle.cpusPerRank", "8");
+    assertEquals(8, SparkConfKeys.engineConfig(explicit).idleCpusPerRank());
+  }
+}
