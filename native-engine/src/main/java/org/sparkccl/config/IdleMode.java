@@ -6,13 +6,13 @@ package org.sparkccl.config;
 public enum IdleMode {
   /** Busy-poll: lowest latency, one core per waiting thread. */
   SPIN,
-  /** Spin briefly, then yield for a bounded window, then park. */
+  /** Spin briefly, then yield for a bounded window, then park. The default. */
   BACKOFF,
   /** Park at once: least CPU, highest hand-off latency. */
   PARK,
   /**
    * {@code SPIN} when the cores cover the polling threads of every rank of the communicator on this
-   * host, else {@code BACKOFF}; decided once the ranks have met. The default.
+   * host, else {@code BACKOFF}; decided once the ranks have met.
    */
   AUTO;
 

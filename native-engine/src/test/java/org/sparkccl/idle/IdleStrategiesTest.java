@@ -159,14 +159,14 @@ class IdleStrategiesTest {
   }
 
   @Test
-  @DisplayName("the defaults: auto with a 200 us yield window and no cap on cores per rank")
-  void defaultsAreAutoWith200Us() {
+  @DisplayName("the defaults: backoff with a 200 us yield window and no cap on cores per rank")
+  void defaultsAreBackoffWith200Us() {
     CclConfig c = CclConfig.builder().build();
-    assertEquals(IdleMode.AUTO, c.idle());
+    assertEquals(IdleMode.BACKOFF, c.idle());
     assertEquals(200, c.idleYieldUs());
     assertEquals(0, c.idleCpusPerRank());
-    assertEquals(IdleMode.AUTO, IdleStrategies.defaults().mode());
-    assertEquals(IdleMode.BACKOFF, IdleStrategies.defaults().effectiveMode(), "until it settles");
+    assertEquals(IdleMode.BACKOFF, IdleStrategies.defaults().mode());
+    assertEquals(IdleMode.BACKOFF, IdleStrategies.defaults().effectiveMode());
   }
 
   @Test
