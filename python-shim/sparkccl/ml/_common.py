@@ -54,6 +54,23 @@ def setter(name):
     return set_value
 
 
-def summary_history(java_model):
-    """The objective history of a fit, from the JVM model's summary."""
-    return list(java_model.summary().objectiveHistory())
+def java_property(name, doc=None):
+    """A read-only property that returns the JVM model's no-argument method ``name``."""
+    return property(lambda self: self._call_java(name), doc=doc)
+
+
+class LinearModelAccessors:
+    """What both fitted models expose: coefficients, intercept, sizes and the fit's history."""
+
+    coefficients = java_property("coefficients", "The coefficients (a DenseVector).")
+    intercept = java_property("intercept")
+    numFeatures = java_property("numFeatures")
+
+    @property
+    def objectiveHistory(self):
+        """The objective before the first step and after each iteration (fitted models only)."""
+        return list(self._java_obj.summary().objectiveHistory())
+
+    @property
+    def totalIterations(self):
+        return self._java_obj.summary().totalIterations()

@@ -29,7 +29,13 @@ from pyspark.ml.param.shared import (
 from pyspark.ml.util import JavaMLWritable
 from pyspark.ml.wrapper import JavaEstimator, JavaModel
 
-from sparkccl.ml._common import CclReadable, HasCclParams, setter, summary_history
+from sparkccl.ml._common import (
+    CclReadable,
+    HasCclParams,
+    LinearModelAccessors,
+    java_property,
+    setter,
+)
 
 __all__ = ["CclLogisticRegression", "CclLogisticRegressionModel"]
 
@@ -149,7 +155,9 @@ class CclLogisticRegression(
         return CclLogisticRegressionModel(java_model)
 
 
-class CclLogisticRegressionModel(JavaModel, _PredictionParams, JavaMLWritable, CclReadable):
+class CclLogisticRegressionModel(
+    LinearModelAccessors, JavaModel, _PredictionParams, JavaMLWritable, CclReadable
+):
     """The fitted model: MLlib's output columns and accessors."""
 
     _java_class_name = "org.sparkccl.ml.classification.CclLogisticRegressionModel"
@@ -161,36 +169,6 @@ class CclLogisticRegressionModel(JavaModel, _PredictionParams, JavaMLWritable, C
     setThreshold = setter("threshold")
     setThresholds = setter("thresholds")
 
-    @property
-    def coefficients(self):
-        """The binomial model's coefficients (a DenseVector)."""
-        return self._call_java("coefficients")
-
-    @property
-    def intercept(self):
-        return self._call_java("intercept")
-
-    @property
-    def coefficientMatrix(self):
-        return self._call_java("coefficientMatrix")
-
-    @property
-    def interceptVector(self):
-        return self._call_java("interceptVector")
-
-    @property
-    def numClasses(self):
-        return self._call_java("numClasses")
-
-    @property
-    def numFeatures(self):
-        return self._call_java("numFeatures")
-
-    @property
-    def objectiveHistory(self):
-        """The objective before the first step and after each iteration (fitted models only)."""
-        return summary_history(self._java_obj)
-
-    @property
-    def totalIterations(self):
-        return self._java_obj.summary().totalIterations()
+    coefficientMatrix = java_property("coefficientMatrix")
+    interceptVector = java_property("interceptVector")
+    numClasses = java_property("numClasses")

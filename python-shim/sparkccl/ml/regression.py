@@ -25,7 +25,7 @@ from pyspark.ml.param.shared import (
 from pyspark.ml.util import JavaMLWritable
 from pyspark.ml.wrapper import JavaEstimator, JavaModel
 
-from sparkccl.ml._common import CclReadable, HasCclParams, setter, summary_history
+from sparkccl.ml._common import CclReadable, HasCclParams, LinearModelAccessors, setter
 
 __all__ = ["CclLinearRegression", "CclLinearRegressionModel"]
 
@@ -135,7 +135,7 @@ class CclLinearRegression(
 
 
 class CclLinearRegressionModel(
-    JavaModel, HasFeaturesCol, HasPredictionCol, JavaMLWritable, CclReadable
+    LinearModelAccessors, JavaModel, HasFeaturesCol, HasPredictionCol, JavaMLWritable, CclReadable
 ):
     """The fitted model: ``prediction = coefficients . features + intercept``."""
 
@@ -144,23 +144,3 @@ class CclLinearRegressionModel(
     setFeaturesCol = setter("featuresCol")
     setPredictionCol = setter("predictionCol")
 
-    @property
-    def coefficients(self):
-        return self._call_java("coefficients")
-
-    @property
-    def intercept(self):
-        return self._call_java("intercept")
-
-    @property
-    def numFeatures(self):
-        return self._call_java("numFeatures")
-
-    @property
-    def objectiveHistory(self):
-        """The objective before the first step and after each iteration (fitted models only)."""
-        return summary_history(self._java_obj)
-
-    @property
-    def totalIterations(self):
-        return self._java_obj.summary().totalIterations()

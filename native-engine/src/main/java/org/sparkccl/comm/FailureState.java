@@ -30,10 +30,6 @@ final class FailureState {
     return failure;
   }
 
-  boolean isClosed() {
-    return closed;
-  }
-
   /** Marks the communicator closed; returns whether it was open. */
   synchronized boolean close() {
     boolean wasOpen = !closed;

@@ -56,7 +56,7 @@ final class TransportSelector {
       ctx.settleIdle(ex.ranksOnHost);
       RingTransport ring = chooseAndConnect(candidates, ex);
       PeerLinks peers = peerLinks(sockets, ex);
-      return new Links(sockets, ring, peers, ex.token);
+      return new Links(sockets, ring, peers);
     } catch (RuntimeException e) {
       candidates.forEach(c -> c.close(false));
       sockets.close();

@@ -95,6 +95,12 @@ class RingPlansTest {
     assertTrue(problems.isEmpty(), what + ", " + s + ":\n  " + String.join("\n  ", problems));
   }
 
+  /** Runs every rank's plans of setup {@code s} against each other (see {@link RingSimulator}). */
+  private static List<String> simulate(
+      Setup s, int n, int count, RingSimulator.Planner planner, Buffers[] b) {
+    return RingSimulator.run(n, s.channels(), count, s.elemSize(), s.stepSize(), planner, b);
+  }
+
   @ParameterizedTest(name = "{0} ranks")
   @MethodSource("ranks")
   @DisplayName("allReduce: every rank ends with every element reduced once over every rank")
@@ -110,12 +116,10 @@ class RingPlansTest {
         b[r] = new Buffers(src, s.inPlace() ? src : new Sym[count]);
       }
       List<String> problems =
-          RingSimulator.run(
+          simulate(
+              s,
               n,
-              s.channels(),
               count,
-              s.elemSize(),
-              s.stepSize(),
               (c, rank, start, len) ->
                   RingAllReduce.plan(c, rank, n, start, len, s.elemSize(), s.stepSize()),
               b);
@@ -143,12 +147,10 @@ class RingPlansTest {
         b[r] = new Buffers(src, s.inPlace() ? src : new Sym[count]);
       }
       List<String> problems =
-          RingSimulator.run(
+          simulate(
+              s,
               n,
-              s.channels(),
               count,
-              s.elemSize(),
-              s.stepSize(),
               (c, rank, start, len) ->
                   RingGather.reduceScatter(
                       c, rank, n, count, start, len, dstBase[rank], s.elemSize(), s.stepSize()),
@@ -179,12 +181,10 @@ class RingPlansTest {
         b[r] = new Buffers(src, dst);
       }
       List<String> problems =
-          RingSimulator.run(
+          simulate(
+              s,
               n,
-              s.channels(),
               count,
-              s.elemSize(),
-              s.stepSize(),
               (c, rank, start, len) ->
                   RingGather.allGather(
                       c, rank, n, count, start, len, srcBase[rank], s.elemSize(), s.stepSize()),
@@ -216,12 +216,10 @@ class RingPlansTest {
         b[r] = new Buffers(src, dst);
       }
       List<String> problems =
-          RingSimulator.run(
+          simulate(
+              s,
               n,
-              s.channels(),
               count,
-              s.elemSize(),
-              s.stepSize(),
               (c, rank, start, len) ->
                   RingChain.broadcast(c, rank, n, root, start, len, s.elemSize(), s.stepSize()),
               b);
@@ -248,12 +246,10 @@ class RingPlansTest {
         b[r] = new Buffers(src, r == root && s.inPlace() ? src : new Sym[count]);
       }
       List<String> problems =
-          RingSimulator.run(
+          simulate(
+              s,
               n,
-              s.channels(),
               count,
-              s.elemSize(),
-              s.stepSize(),
               (c, rank, start, len) ->
                   RingChain.reduce(c, rank, n, root, start, len, s.elemSize(), s.stepSize()),
               b);
