@@ -10,4 +10,5 @@ CP="perf/target/lib/*"
 java bench/micro/WakeUpCost.java
 java bench/micro/TcpRoundTrip.java
 java -cp "$CP" bench/micro/ReduceSpeed.java | tail -1
+java -cp "$CP" -Dlog4j2.configurationFile=bin/log4j2.xml bench/micro/AuthCost.java 2>/dev/null
 for n in 2 4; do java -cp "$CP" -Dlog4j2.configurationFile=bin/log4j2.xml bench/micro/ThreadRanksLatency.java $n 2; done

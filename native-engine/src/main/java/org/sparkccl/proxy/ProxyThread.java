@@ -204,6 +204,10 @@ public final class ProxyThread implements AutoCloseable {
     } catch (IOException | RuntimeException e) {
       LOG.error("proxy thread {} failed", thread.getName(), e);
       onError.accept(new IllegalStateException("proxy thread failed: " + e, e));
+    } finally {
+      // the thread closes its own selector: a close() that stopped waiting (interrupted, or past
+      // its deadline) must not pull the selector from under a thread that is still in select
+      closeSelector();
     }
   }
 
@@ -382,7 +386,9 @@ public final class ProxyThread implements AutoCloseable {
         : new CclException(message, e);
   }
 
-  /** Stops the thread and closes the selector; waits at most {@code timeoutMillis}. */
+  /**
+   * Stops the thread, which closes its selector as it ends; waits at most {@code timeoutMillis}.
+   */
   public void close(long timeoutMillis) {
     stopping = true;
     selector.wakeup();
@@ -393,9 +399,17 @@ public final class ProxyThread implements AutoCloseable {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
-    if (thread.isAlive()) {
-      LOG.warn("proxy thread {} did not stop within {} ms", thread.getName(), timeoutMillis);
+    if (thread.getState() == Thread.State.NEW) {
+      closeSelector(); // never started: nobody else will
+    } else if (thread.isAlive()) {
+      LOG.warn(
+          "proxy thread {} did not stop within {} ms; it closes its selector when it does",
+          thread.getName(),
+          timeoutMillis);
     }
+  }
+
+  private void closeSelector() {
     try {
       selector.close();
     } catch (IOException e) {
