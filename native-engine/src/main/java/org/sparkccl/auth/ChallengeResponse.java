@@ -80,6 +80,19 @@ public final class ChallengeResponse {
     return MessageDigest.isEqual(proof, connectorProof(opening, connectorNonce, acceptorNonce));
   }
 
+  /**
+   * A 32-byte key for {@code purpose}, derived from the secret and a connection's handshake
+   * (HMAC-SHA256 over a label distinct from the proofs', so no proof is ever a key).
+   */
+  public byte[] deriveKey(
+      String purpose, byte[] opening, byte[] connectorNonce, byte[] acceptorNonce) {
+    return mac(
+        ("sparkccl key " + purpose).getBytes(StandardCharsets.US_ASCII),
+        opening,
+        connectorNonce,
+        acceptorNonce);
+  }
+
   private byte[] mac(byte[] role, byte[] opening, byte[] connectorNonce, byte[] acceptorNonce) {
     try {
       Mac mac = Mac.getInstance("HmacSHA256");

@@ -7,6 +7,7 @@ import java.security.SecureRandom;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.logging.log4j.Logger;
 import org.sparkccl.CclException;
 import org.sparkccl.auth.ChallengeResponse;
@@ -25,6 +26,9 @@ import org.sparkccl.util.EngineLog;
  */
 final class TransportSelector {
   private static final Logger LOG = EngineLog.logger(TransportSelector.class);
+
+  /** Whether this process has said that encryption moved {@code auto} off UCX. */
+  private static final AtomicBoolean SAID_UCX_SKIPPED = new AtomicBoolean();
 
   private final CommContext ctx;
   private final Bootstrap bootstrap;
@@ -52,7 +56,7 @@ final class TransportSelector {
     try {
       candidates.addAll(candidates(sockets));
       Exchange ex = exchange(sockets, candidates);
-      sockets.useSecret(ex.secret);
+      sockets.useSecret(ex.secret, ctx.config.encrypt());
       ctx.settleIdle(ex.ranksOnHost);
       RingTransport ring = chooseAndConnect(candidates, ex);
       PeerLinks peers = peerLinks(sockets, ex);
@@ -64,13 +68,37 @@ final class TransportSelector {
     }
   }
 
-  /** The ring transports to try, in order of preference. */
+  /**
+   * The ring transports to try, in order of preference. Only sockets encrypt, so with {@code
+   * encrypt=true} {@code auto} leaves UCX out (saying so once per process) and {@code ucx} is
+   * refused.
+   */
   private List<RingTransport> candidates(SocketTransport sockets) {
+    boolean encrypt = ctx.config.encrypt();
     return switch (ctx.config.transport()) {
       case SOCKET -> List.of(new SocketRing(sockets));
-      case UCX -> List.of(new UcxRing(ctx));
+      case UCX -> {
+        if (encrypt) {
+          throw new CclException(
+              "rank "
+                  + ctx.rank
+                  + ": transport=ucx with encrypt=true: the UCX transport does not encrypt;"
+                  + " use transport=socket or transport=auto (which encrypt), or encrypt=false");
+        }
+        yield List.of(new UcxRing(ctx));
+      }
       case LOCAL -> List.of(new LocalRing(bootstrap));
-      case AUTO -> List.of(new UcxRing(ctx), new SocketRing(sockets));
+      case AUTO -> {
+        if (encrypt) {
+          if (SAID_UCX_SKIPPED.compareAndSet(false, true)) {
+            LOG.info(
+                "encrypt=true: transport=auto uses the socket transport, which encrypts;"
+                    + " UCX does not and is skipped");
+          }
+          yield List.of(new SocketRing(sockets));
+        }
+        yield List.of(new UcxRing(ctx), new SocketRing(sockets));
+      }
     };
   }
 

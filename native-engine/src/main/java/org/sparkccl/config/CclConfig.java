@@ -29,6 +29,7 @@ public final class CclConfig {
   private final int socketsPerThread;
   private final String socketHost;
   private final Transport transport;
+  private final boolean encrypt;
   private final int qpsPerConnection;
   private final Duration timeout;
   private final Algorithm algo;
@@ -48,6 +49,7 @@ public final class CclConfig {
     this.socketsPerThread = b.socketsPerThread;
     this.socketHost = b.socketHost;
     this.transport = b.transport;
+    this.encrypt = b.encrypt;
     this.qpsPerConnection = b.qpsPerConnection;
     this.timeout = b.timeout;
     this.algo = b.algo;
@@ -135,6 +137,11 @@ public final class CclConfig {
     return transport;
   }
 
+  /** Whether data connections encrypt what they carry; only the socket transport does. */
+  public boolean encrypt() {
+    return encrypt;
+  }
+
   /** UCX endpoints per ring connection. */
   public int qpsPerConnection() {
     return qpsPerConnection;
@@ -203,6 +210,7 @@ public final class CclConfig {
       case SOCKET_N_SOCKS_PER_THREAD -> Integer.toString(socketsPerThread);
       case SOCKET_HOST -> socketHost == null ? "auto" : socketHost;
       case TRANSPORT -> transport.toString();
+      case ENCRYPT -> Boolean.toString(encrypt);
       case IB_QPS_PER_CONNECTION -> Integer.toString(qpsPerConnection);
       case TIMEOUT -> timeout.toMillis() + "ms";
       case ALGO -> algo.toString();
@@ -230,6 +238,7 @@ public final class CclConfig {
     private int socketsPerThread;
     private String socketHost;
     private Transport transport;
+    private boolean encrypt;
     private int qpsPerConnection;
     private Duration timeout;
     private Algorithm algo;
@@ -257,6 +266,7 @@ public final class CclConfig {
       socketsPerThread = c.socketsPerThread;
       socketHost = c.socketHost;
       transport = c.transport;
+      encrypt = c.encrypt;
       qpsPerConnection = c.qpsPerConnection;
       timeout = c.timeout;
       algo = c.algo;
@@ -285,6 +295,7 @@ public final class CclConfig {
         case SOCKET_N_SOCKS_PER_THREAD -> socketsPerThread(Values.integer(k, text));
         case SOCKET_HOST -> socketHost(text.trim());
         case TRANSPORT -> transport(Values.choice(k, text, Transport.values()));
+        case ENCRYPT -> encrypt(Values.bool(k, text));
         case IB_QPS_PER_CONNECTION -> qpsPerConnection(Values.integer(k, text));
         case TIMEOUT -> timeout(Values.duration(k, text));
         case ALGO -> algo(Values.choice(k, text, Algorithm.values()));
@@ -334,6 +345,12 @@ public final class CclConfig {
 
     public Builder transport(Transport v) {
       transport = v;
+      return this;
+    }
+
+    /** Encrypts data connections (socket transport only). */
+    public Builder encrypt(boolean v) {
+      encrypt = v;
       return this;
     }
 

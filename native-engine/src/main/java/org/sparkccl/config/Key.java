@@ -26,6 +26,13 @@ public enum Key {
   SOCKET_HOST("socket.host", null),
   /** How ring channels move slots: {@code auto}, {@code socket}, {@code ucx} or {@code local}. */
   TRANSPORT("transport", "auto"),
+  /**
+   * Whether data connections encrypt what they carry (AES-GCM, keys per socket and direction from
+   * the communicator's secret). Only the socket transport encrypts: {@code transport=auto} then
+   * skips UCX, and {@code transport=ucx} is refused. Spark sets it from {@code
+   * spark.network.crypto.enabled}.
+   */
+  ENCRYPT("encrypt", "false"),
   /** UCX endpoints per ring connection, like {@code NCCL_IB_QPS_PER_CONNECTION}. */
   IB_QPS_PER_CONNECTION("ib.qpsPerConnection", "1"),
   /** Longest wait without progress before a collective fails; ms, s, m suffixes (plain: s). */

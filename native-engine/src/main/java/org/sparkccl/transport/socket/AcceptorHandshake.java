@@ -17,6 +17,7 @@ final class AcceptorHandshake {
 
   private final SocketChannel channel;
   private final ChallengeResponse auth;
+  private final boolean seal;
   private final long deadlineNanos;
   private final ByteBuffer hello = ByteBuffer.allocate(HELLO_BYTES);
   private final ByteBuffer proof = ByteBuffer.allocate(ChallengeResponse.PROOF_BYTES);
@@ -25,9 +26,11 @@ final class AcceptorHandshake {
   private byte[] myNonce;
   private Handshake claimed;
 
-  AcceptorHandshake(SocketChannel channel, ChallengeResponse auth, long deadlineNanos) {
+  AcceptorHandshake(
+      SocketChannel channel, ChallengeResponse auth, boolean seal, long deadlineNanos) {
     this.channel = channel;
     this.auth = auth;
+    this.seal = seal;
     this.deadlineNanos = deadlineNanos;
   }
 
@@ -37,6 +40,13 @@ final class AcceptorHandshake {
 
   long deadlineNanos() {
     return deadlineNanos;
+  }
+
+  /** The wire the connection's bytes take once {@link #advance()} returned its opening. */
+  Wire wire() {
+    return seal
+        ? SealingKeys.derive(auth, opening, theirNonce, myNonce).acceptorEnd(channel)
+        : new PlainWire(channel);
   }
 
   /**

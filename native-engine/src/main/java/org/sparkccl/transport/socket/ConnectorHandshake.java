@@ -13,7 +13,8 @@ import org.sparkccl.auth.ChallengeResponse;
 /**
  * The connecting end of a data socket's handshake, on a blocking socket: sends the opening and a
  * nonce, checks the acceptor's proof of the communicator's secret, answers with its own. The data
- * that follows carries no authentication of its own, so it costs nothing per message.
+ * that follows carries no authentication of its own, so it costs nothing per message, unless the
+ * connection is sealed: then each direction has a key derived from this handshake.
  */
 final class ConnectorHandshake {
   /** What the acceptor answers: magic, version, its nonce and its proof. */
@@ -21,11 +22,17 @@ final class ConnectorHandshake {
 
   private ConnectorHandshake() {}
 
-  static void run(
+  /**
+   * Runs the handshake on {@code c}.
+   *
+   * @return the wire the connection's bytes then take: sealed when {@code seal}
+   */
+  static Wire run(
       SocketChannel c,
       Handshake hello,
       int version,
       ChallengeResponse auth,
+      boolean seal,
       long deadlineNanos,
       String what)
       throws IOException {
@@ -60,6 +67,9 @@ final class ConnectorHandshake {
               + " communicator or attempt now holds that address?)");
     }
     write(c, ByteBuffer.wrap(auth.connectorProof(opening, myNonce, theirNonce)));
+    return seal
+        ? SealingKeys.derive(auth, opening, myNonce, theirNonce).connectorEnd(c)
+        : new PlainWire(c);
   }
 
   /** Reads exactly {@code n} bytes, unbuffered, so nothing after them is taken from the socket. */

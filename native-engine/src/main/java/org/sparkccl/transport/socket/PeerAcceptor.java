@@ -31,6 +31,7 @@ public final class PeerAcceptor implements ReadyHandler {
 
   private final ServerSocketChannel listener;
   private final ChallengeResponse auth;
+  private final boolean seal;
   private final long handshakeNanos;
   private final int rank;
   private final int nRanks;
@@ -39,13 +40,14 @@ public final class PeerAcceptor implements ReadyHandler {
   private final int nSocks;
   private final Selector selector;
   private final Runnable wakeProxy;
-  private final Map<Integer, SocketChannel[]> partial = new HashMap<>();
+  private final Map<Integer, Wire[]> partial = new HashMap<>();
   private final Map<Integer, RecvConnection> ready = new ConcurrentHashMap<>();
   private final Set<AcceptorHandshake> pending = new HashSet<>();
 
   PeerAcceptor(
       ServerSocketChannel listener,
       ChallengeResponse auth,
+      boolean seal,
       long handshakeNanos,
       int rank,
       int nRanks,
@@ -57,6 +59,7 @@ public final class PeerAcceptor implements ReadyHandler {
       throws IOException {
     this.listener = listener;
     this.auth = auth;
+    this.seal = seal;
     this.handshakeNanos = handshakeNanos;
     this.rank = rank;
     this.nRanks = nRanks;
@@ -91,7 +94,7 @@ public final class PeerAcceptor implements ReadyHandler {
         c.configureBlocking(false);
         c.setOption(StandardSocketOptions.TCP_NODELAY, true);
         c.setOption(StandardSocketOptions.SO_SNDBUF, SocketTransport.SOCKET_BUFFER_BYTES);
-        continueHandshake(new AcceptorHandshake(c, auth, System.nanoTime() + handshakeNanos));
+        continueHandshake(new AcceptorHandshake(c, auth, seal, System.nanoTime() + handshakeNanos));
       }
     } catch (IOException e) {
       LOG.warn("rank {}: accepting a peer connection failed: {}", rank, e.toString());
@@ -140,7 +143,7 @@ public final class PeerAcceptor implements ReadyHandler {
         pending.remove(h);
         key.interestOps(0);
         key.attach(null);
-        adopt(c, opening);
+        adopt(h.wire(), opening);
       }
     } catch (IOException | CclException e) {
       LOG.warn("rank {}: a peer connection failed during its handshake: {}", rank, e.getMessage());
@@ -155,7 +158,8 @@ public final class PeerAcceptor implements ReadyHandler {
    * Takes a socket whose handshake has been read (here, or by the start-up accept, which may meet a
    * peer that already started point-to-point traffic).
    */
-  void adopt(SocketChannel c, Handshake h) throws IOException {
+  void adopt(Wire wire, Handshake h) throws IOException {
+    SocketChannel c = wire.channel();
     {
       if (h.fromRank() < 0
           || h.fromRank() >= nRanks
@@ -169,19 +173,18 @@ public final class PeerAcceptor implements ReadyHandler {
       if (c.keyFor(selector) == null) {
         c.register(selector, 0);
       }
-      SocketChannel[] sockets =
-          partial.computeIfAbsent(h.fromRank(), p -> new SocketChannel[1 + nSocks]);
-      sockets[h.socketIndex() + 1] = c;
-      for (SocketChannel s : sockets) {
+      Wire[] sockets = partial.computeIfAbsent(h.fromRank(), p -> new Wire[1 + nSocks]);
+      sockets[h.socketIndex() + 1] = wire;
+      for (Wire s : sockets) {
         if (s == null) {
           return;
         }
       }
       partial.remove(h.fromRank());
-      SocketChannel[] data = new SocketChannel[nSocks];
+      Wire[] data = new Wire[nSocks];
       for (int i = 0; i < nSocks; i++) {
         data[i] = sockets[i + 1];
-        data[i].keyFor(selector).cancel();
+        data[i].channel().keyFor(selector).cancel();
       }
       String what = "rank " + rank + " <- rank " + h.fromRank() + " (point-to-point)";
       ready.put(
@@ -194,9 +197,9 @@ public final class PeerAcceptor implements ReadyHandler {
   /** Closes connections accepted but never used. */
   public void close() {
     ready.values().forEach(RecvConnection::close);
-    for (SocketChannel[] sockets : partial.values()) {
-      for (SocketChannel s : sockets) {
-        closeQuietly(s);
+    for (Wire[] sockets : partial.values()) {
+      for (Wire s : sockets) {
+        closeQuietly(s == null ? null : s.channel());
       }
     }
     pending.forEach(h -> closeQuietly(h.channel()));

@@ -28,6 +28,10 @@ abstract class SocketConnection {
   static final int MIN_CHUNK = 64 << 10;
 
   protected final SocketChannel control;
+
+  /** The control socket's bytes: the socket itself, or sealed. */
+  protected final Wire wire;
+
   protected final SelectionKey controlKey;
   protected final SocketChannel[] data;
   protected final SocketHelperThread[] helpers;
@@ -40,8 +44,8 @@ abstract class SocketConnection {
   SocketConnection(
       String description,
       int peer,
-      SocketChannel control,
-      SocketChannel[] data,
+      Wire control,
+      Wire[] data,
       int nThreads,
       IdleStrategies idle,
       Selector proxySelector,
@@ -49,10 +53,14 @@ abstract class SocketConnection {
       throws IOException {
     this.description = description;
     this.peer = peer;
-    this.control = control;
-    this.data = data;
-    control.configureBlocking(false);
-    this.controlKey = control.register(proxySelector, idleInterest(), handler());
+    this.wire = control;
+    this.control = control.channel();
+    this.data = new SocketChannel[data.length];
+    for (int i = 0; i < data.length; i++) {
+      this.data[i] = data[i].channel();
+    }
+    this.control.configureBlocking(false);
+    this.controlKey = this.control.register(proxySelector, idleInterest(), handler());
     this.helpers = new SocketHelperThread[nThreads];
     int perThread = nThreads == 0 ? 0 : data.length / nThreads;
     for (int t = 0; t < nThreads; t++) {
@@ -132,7 +140,7 @@ abstract class SocketConnection {
    * Writes a notice frame (header with {@code flags}, then the text) without blocking for long:
    * best effort, for failures and closes only.
    */
-  protected static void writeFrame(SocketChannel channel, int flags, String message) {
+  protected static void writeFrame(Wire channel, int flags, String message) {
     byte[] text = message.getBytes(java.nio.charset.StandardCharsets.UTF_8);
     ByteBuffer frame = ByteBuffer.allocate(SocketRequest.HEADER_BYTES + text.length);
     frame.putLong(0, -1).putInt(8, text.length).putInt(12, flags);
@@ -141,14 +149,14 @@ abstract class SocketConnection {
   }
 
   /** Writes a whole frame, best effort (the reverse direction is nearly always empty). */
-  protected static void writeFrame(SocketChannel channel, ByteBuffer frame) {
+  protected static void writeFrame(Wire channel, ByteBuffer frame) {
     // Frames of different threads (announcements, notices) must not interleave.
-    synchronized (channel) {
+    synchronized (channel.channel()) {
       writeWhole(channel, frame);
     }
   }
 
-  private static void writeWhole(SocketChannel channel, ByteBuffer frame) {
+  private static void writeWhole(Wire channel, ByteBuffer frame) {
     try {
       for (int tries = 0; tries < 100 && frame.hasRemaining(); tries++) {
         if (channel.write(frame) == 0) {

@@ -4,7 +4,6 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
-import java.nio.channels.SocketChannel;
 import java.util.ArrayDeque;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.function.IntFunction;
@@ -47,9 +46,9 @@ final class SocketHelperThread implements AutoCloseable {
   }
 
   /** Takes ownership of a data socket; before {@link #start()}. */
-  void own(SocketChannel channel, int socketIndex) throws IOException {
-    channel.configureBlocking(false);
-    channel.register(selector, 0, new Owned(socketIndex));
+  void own(Wire wire, int socketIndex) throws IOException {
+    wire.channel().configureBlocking(false);
+    wire.channel().register(selector, 0, new Owned(socketIndex, wire));
   }
 
   void start() {
@@ -63,10 +62,12 @@ final class SocketHelperThread implements AutoCloseable {
 
   private static final class Owned {
     final int socketIndex;
+    final Wire wire;
     final ArrayDeque<ChunkTask> tasks = new ArrayDeque<>();
 
-    Owned(int socketIndex) {
+    Owned(int socketIndex, Wire wire) {
       this.socketIndex = socketIndex;
+      this.wire = wire;
     }
   }
 
@@ -102,7 +103,7 @@ final class SocketHelperThread implements AutoCloseable {
 
   private boolean progress(SelectionKey key) {
     Owned owned = (Owned) key.attachment();
-    SocketChannel ch = (SocketChannel) key.channel();
+    Wire ch = owned.wire;
     boolean moved = false;
     try {
       ChunkTask head;

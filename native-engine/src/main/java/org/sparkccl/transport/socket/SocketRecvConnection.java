@@ -4,7 +4,6 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
-import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
 import org.sparkccl.CclRemoteException;
 import org.sparkccl.comm.CollectiveCall;
@@ -17,8 +16,8 @@ final class SocketRecvConnection extends SocketConnection implements RecvConnect
   SocketRecvConnection(
       String description,
       int peer,
-      SocketChannel control,
-      SocketChannel[] data,
+      Wire control,
+      Wire[] data,
       int nThreads,
       IdleStrategies idle,
       Selector proxySelector,
@@ -73,7 +72,7 @@ final class SocketRecvConnection extends SocketConnection implements RecvConnect
     ByteBuffer text = ByteBuffer.allocate(Math.max(0, Math.min(size, 64 << 10)));
     long deadline = System.nanoTime() + 1_000_000_000L;
     while (text.hasRemaining() && System.nanoTime() < deadline) {
-      if (control.read(text) < 0) {
+      if (wire.read(text) < 0) {
         break;
       }
     }
@@ -82,7 +81,7 @@ final class SocketRecvConnection extends SocketConnection implements RecvConnect
 
   /** Reads what is there; throws when the peer has closed. */
   private void read(ByteBuffer into) throws IOException {
-    if (control.read(into) < 0) {
+    if (wire.read(into) < 0) {
       throw failure("connection closed by the peer (did the peer process die or abort?)", null);
     }
   }
@@ -92,12 +91,12 @@ final class SocketRecvConnection extends SocketConnection implements RecvConnect
     ByteBuffer frame = ByteBuffer.allocate(SocketRequest.HEADER_BYTES);
     frame.putLong(0, -1).putInt(8, 0).putInt(12, SocketRequest.FLAG_ANNOUNCE);
     call.encode(frame, SocketRequest.CALL_OFFSET);
-    writeFrame(control, frame);
+    writeFrame(wire, frame);
   }
 
   @Override
   public void notifyPeer(boolean failed, String message) {
-    writeFrame(control, failed ? SocketRequest.FLAG_ABORT : SocketRequest.FLAG_CLOSE, message);
+    writeFrame(wire, failed ? SocketRequest.FLAG_ABORT : SocketRequest.FLAG_CLOSE, message);
   }
 
   private void parseHeader(SocketRequest r) throws IOException {

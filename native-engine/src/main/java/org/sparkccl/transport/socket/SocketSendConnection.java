@@ -4,7 +4,6 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
-import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
 import org.sparkccl.CclRemoteException;
 import org.sparkccl.comm.CollectiveCall;
@@ -36,8 +35,8 @@ final class SocketSendConnection extends SocketConnection implements SendConnect
   SocketSendConnection(
       String description,
       int peer,
-      SocketChannel control,
-      SocketChannel[] data,
+      Wire control,
+      Wire[] data,
       int nThreads,
       IdleStrategies idle,
       Selector proxySelector,
@@ -65,7 +64,7 @@ final class SocketSendConnection extends SocketConnection implements SendConnect
   @Override
   public void notifyFailure(String message) {
     if (queue.isEmpty()) {
-      writeFrame(control, SocketRequest.FLAG_ABORT, message);
+      writeFrame(wire, SocketRequest.FLAG_ABORT, message);
     }
   }
 
@@ -93,7 +92,7 @@ final class SocketSendConnection extends SocketConnection implements SendConnect
   /** Reads at most one notice; returns whether it completed one. */
   private boolean readOneNotice() throws IOException {
     if (noticeHeader.hasRemaining()) {
-      if (control.read(noticeHeader) < 0) {
+      if (wire.read(noticeHeader) < 0) {
         peerClosed = true;
         interest(0);
         throw failure("connection closed by the peer (did the peer process die?)", null);
@@ -116,7 +115,7 @@ final class SocketSendConnection extends SocketConnection implements SendConnect
       }
       notice = ByteBuffer.allocate(size);
     }
-    if (control.read(notice) < 0 || notice.hasRemaining()) {
+    if (wire.read(notice) < 0 || notice.hasRemaining()) {
       return false;
     }
     String text = new String(notice.array(), StandardCharsets.UTF_8);
@@ -137,13 +136,13 @@ final class SocketSendConnection extends SocketConnection implements SendConnect
         if (r.inline) {
           gather[0] = r.header;
           gather[1] = r.payload;
-          control.write(gather);
-          if (r.payload.hasRemaining()) {
+          wire.write(gather);
+          if (r.header.hasRemaining() || r.payload.hasRemaining()) {
             interest(SelectionKey.OP_WRITE);
             return;
           }
         } else {
-          control.write(r.header);
+          wire.write(r.header);
           if (r.header.hasRemaining()) {
             interest(SelectionKey.OP_WRITE);
             return;

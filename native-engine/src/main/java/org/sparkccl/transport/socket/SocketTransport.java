@@ -54,7 +54,7 @@ public final class SocketTransport implements AutoCloseable {
   static final int MAX_PENDING_HANDSHAKES = 64;
 
   private final ServerSocketChannel listener;
-  private final Map<SocketChannel, Handshake> earlyPeers = new HashMap<>();
+  private final Map<Wire, Handshake> earlyPeers = new HashMap<>();
 
   /** Sockets the start-up accept took whose handshake had not finished when it returned. */
   private final List<AcceptorHandshake> halfDone = new ArrayList<>();
@@ -64,6 +64,7 @@ public final class SocketTransport implements AutoCloseable {
   private final int nSocks;
   private final IdleStrategies idle;
   private volatile ChallengeResponse auth;
+  private volatile boolean seal;
   private volatile Selector accepting;
   long handshakeNanos = HANDSHAKE_NANOS;
 
@@ -99,6 +100,15 @@ public final class SocketTransport implements AutoCloseable {
    * ranks share it, before {@link #connect}, {@link #accept} or {@link #acceptPeers}.
    */
   public void useSecret(byte[] secret) {
+    useSecret(secret, false);
+  }
+
+  /**
+   * As {@link #useSecret(byte[])}; with {@code seal}, every connection also encrypts what it
+   * carries (see {@link SealedWire}), with keys derived from the secret and its handshake.
+   */
+  public void useSecret(byte[] secret, boolean seal) {
+    this.seal = seal;
     auth = new ChallengeResponse(secret);
   }
 
@@ -120,6 +130,7 @@ public final class SocketTransport implements AutoCloseable {
           new PeerAcceptor(
               listener,
               auth(),
+              seal,
               handshakeNanos,
               rank,
               nRanks,
@@ -128,7 +139,7 @@ public final class SocketTransport implements AutoCloseable {
               nSocks,
               proxySelector,
               wakeProxy);
-      for (Map.Entry<SocketChannel, Handshake> e : earlyPeers.entrySet()) {
+      for (Map.Entry<Wire, Handshake> e : earlyPeers.entrySet()) {
         acceptor.adopt(e.getKey(), e.getValue());
       }
       earlyPeers.clear();
@@ -191,20 +202,24 @@ public final class SocketTransport implements AutoCloseable {
     SocketChannel[] data = new SocketChannel[nSocks];
     try {
       control = open(address, deadlineNanos, what);
-      ConnectorHandshake.run(
-          control,
-          new Handshake(rank, channel, Handshake.CONTROL),
-          version,
-          a,
-          deadlineNanos,
-          what);
+      Wire controlWire =
+          ConnectorHandshake.run(
+              control,
+              new Handshake(rank, channel, Handshake.CONTROL),
+              version,
+              a,
+              seal,
+              deadlineNanos,
+              what);
+      Wire[] dataWires = new Wire[nSocks];
       for (int i = 0; i < nSocks; i++) {
         data[i] = open(address, deadlineNanos, what);
-        ConnectorHandshake.run(
-            data[i], new Handshake(rank, channel, i), version, a, deadlineNanos, what);
+        dataWires[i] =
+            ConnectorHandshake.run(
+                data[i], new Handshake(rank, channel, i), version, a, seal, deadlineNanos, what);
       }
       return new SocketSendConnection(
-          what, peer, control, data, nThreads, idle, proxySelector, wakeProxy);
+          what, peer, controlWire, dataWires, nThreads, idle, proxySelector, wakeProxy);
     } catch (IOException e) {
       closeAll(control, data);
       throw new CclException(what + ": cannot connect to " + address + ": " + e.getMessage(), e);
@@ -223,7 +238,7 @@ public final class SocketTransport implements AutoCloseable {
       int peer, int nChannels, Selector proxySelector, Runnable wakeProxy, long deadlineNanos) {
     ChallengeResponse a = auth();
     int expected = nChannels * (1 + nSocks);
-    Map<Integer, SocketChannel> got = new HashMap<>();
+    Map<Integer, Wire> got = new HashMap<>();
     Map<SocketChannel, AcceptorHandshake> pending = new HashMap<>();
     try (Selector sel = Selector.open()) {
       accepting = sel;
@@ -268,7 +283,7 @@ public final class SocketTransport implements AutoCloseable {
               c.setOption(StandardSocketOptions.TCP_NODELAY, true);
               c.setOption(StandardSocketOptions.SO_SNDBUF, SOCKET_BUFFER_BYTES);
               c.register(sel, SelectionKey.OP_READ);
-              pending.put(c, new AcceptorHandshake(c, a, System.nanoTime() + handshakeNanos));
+              pending.put(c, new AcceptorHandshake(c, a, seal, System.nanoTime() + handshakeNanos));
             }
           } else if (k.isReadable()) {
             readHandshake((SocketChannel) k.channel(), pending, got, peer, nChannels, k);
@@ -278,13 +293,13 @@ public final class SocketTransport implements AutoCloseable {
       }
       RecvConnection[] result = new RecvConnection[nChannels];
       for (int c = 0; c < nChannels; c++) {
-        SocketChannel[] data = new SocketChannel[nSocks];
+        Wire[] data = new Wire[nSocks];
         for (int i = 0; i < nSocks; i++) {
           data[i] = got.get(key(c, i));
-          data[i].keyFor(sel).cancel();
+          data[i].channel().keyFor(sel).cancel();
         }
-        SocketChannel control = got.get(key(c, Handshake.CONTROL));
-        control.keyFor(sel).cancel();
+        Wire control = got.get(key(c, Handshake.CONTROL));
+        control.channel().keyFor(sel).cancel();
         sel.selectNow();
         String what = "rank " + rank + " <- rank " + peer + " (channel " + c + ")";
         result[c] =
@@ -299,11 +314,11 @@ public final class SocketTransport implements AutoCloseable {
       sel.selectNow();
       return result;
     } catch (IOException e) {
-      got.values().forEach(SocketTransport::closeQuietly);
+      got.values().forEach(w -> closeQuietly(w.channel()));
       pending.keySet().forEach(SocketTransport::closeQuietly);
       throw new CclException("rank " + rank + ": accepting from rank " + peer + " failed: " + e, e);
     } catch (RuntimeException e) {
-      got.values().forEach(SocketTransport::closeQuietly);
+      got.values().forEach(w -> closeQuietly(w.channel()));
       pending.keySet().forEach(SocketTransport::closeQuietly);
       throw e;
     } finally {
@@ -334,7 +349,7 @@ public final class SocketTransport implements AutoCloseable {
   private void readHandshake(
       SocketChannel c,
       Map<SocketChannel, AcceptorHandshake> pending,
-      Map<Integer, SocketChannel> got,
+      Map<Integer, Wire> got,
       int peer,
       int nChannels,
       SelectionKey k) {
@@ -361,7 +376,7 @@ public final class SocketTransport implements AutoCloseable {
     if (h.channel() == P2P_CHANNEL) {
       // A rank that finished start-up first already sends point-to-point (a tree collective).
       k.cancel();
-      earlyPeers.put(c, h);
+      earlyPeers.put(hs.wire(), h);
       return;
     }
     boolean valid =
@@ -377,7 +392,7 @@ public final class SocketTransport implements AutoCloseable {
       closeQuietly(c);
       return;
     }
-    got.put(key(h.channel(), h.socketIndex()), c);
+    got.put(key(h.channel(), h.socketIndex()), hs.wire());
   }
 
   private static int key(int channel, int socketIndex) {
