@@ -30,6 +30,7 @@ public final class ChallengeResponse {
   private static final SecureRandom RANDOM = new SecureRandom();
   private static final byte[] ACCEPTOR = "sparkccl acceptor".getBytes(StandardCharsets.US_ASCII);
   private static final byte[] CONNECTOR = "sparkccl connector".getBytes(StandardCharsets.US_ASCII);
+  private static final byte[] BIND = "sparkccl bound secret".getBytes(StandardCharsets.US_ASCII);
 
   private final SecretKeySpec key;
 
@@ -48,9 +49,28 @@ public final class ChallengeResponse {
     this.key = new SecretKeySpec(secret, "HmacSHA256");
   }
 
+  private ChallengeResponse(SecretKeySpec key) {
+    this.key = key;
+  }
+
   /** A fresh random secret. */
   public static byte[] newSecret() {
     return random(SECRET_BYTES);
+  }
+
+  /**
+   * The communicator's secret bound to a secret the ranks share outside the exchange:
+   * HMAC-SHA256(shared, label ‖ exchanged). Without {@code shared}, knowing {@code exchanged} is
+   * not enough to compute it.
+   *
+   * @throws IllegalArgumentException when {@code shared} is empty
+   */
+  public static byte[] bind(byte[] shared, byte[] exchanged) {
+    if (shared.length == 0) {
+      throw new IllegalArgumentException("an empty shared secret");
+    }
+    return new ChallengeResponse(new SecretKeySpec(shared, "HmacSHA256"))
+        .mac(BIND, exchanged, new byte[0], new byte[0]);
   }
 
   /** A fresh random nonce. */

@@ -20,6 +20,16 @@ public interface Bootstrap {
    */
   byte[][] allGather(byte[] mine, Duration timeout);
 
+  /**
+   * A secret every rank of the group already holds and that {@link #allGather} never carries, or
+   * {@code null} for none (the default). Inside Spark with {@code spark.authenticate=true} it is
+   * the application's secret. When present, the communicator's secret is derived from it and rank
+   * 0's random secret, so whoever reads the exchange still cannot join without it.
+   */
+  default byte[] sharedSecret() {
+    return null;
+  }
+
   /** The address this rank's peers can reach it at, or {@code null} when unknown. */
   default String localHost() {
     return null;

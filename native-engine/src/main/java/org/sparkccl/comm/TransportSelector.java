@@ -56,7 +56,9 @@ final class TransportSelector {
     try {
       candidates.addAll(candidates(sockets));
       Exchange ex = exchange(sockets, candidates);
-      sockets.useSecret(ex.secret, ctx.config.encrypt());
+      byte[] shared = bootstrap.sharedSecret();
+      byte[] secret = shared == null ? ex.secret : ChallengeResponse.bind(shared, ex.secret);
+      sockets.useSecret(secret, ctx.config.encrypt());
       ctx.settleIdle(ex.ranksOnHost);
       RingTransport ring = chooseAndConnect(candidates, ex);
       PeerLinks peers = peerLinks(sockets, ex);

@@ -7,13 +7,28 @@ import org.sparkccl.bootstrap.Bootstrap;
 /**
  * The engine's bootstrap inside a barrier task: rank = partition id, ranks = partitions, and {@link
  * TaskAllGather} for the exchange (the driver plugin's rendezvous, bounded by the engine's timeout,
- * or {@code BarrierTaskContext.allGather} without the plugin).
+ * or {@code BarrierTaskContext.allGather} without the plugin). With {@code spark.authenticate=true}
+ * the communicator's secret is bound to the application's secret.
  */
 final class BarrierBootstrap implements Bootstrap {
   private final BarrierTaskContext context;
+  private final byte[] sharedSecret;
 
+  /** The bootstrap of {@code context}, bound to the application's secret when Spark has one. */
   BarrierBootstrap(BarrierTaskContext context) {
+    this(context, AppSecret.current());
+  }
+
+  /** As above with {@code sharedSecret} (null for none) in place of the application's. */
+  BarrierBootstrap(BarrierTaskContext context, byte[] sharedSecret) {
     this.context = context;
+    this.sharedSecret = sharedSecret;
+  }
+
+  /** With {@code spark.authenticate=true}, the application's secret ({@link AppSecret}). */
+  @Override
+  public byte[] sharedSecret() {
+    return sharedSecret;
   }
 
   @Override

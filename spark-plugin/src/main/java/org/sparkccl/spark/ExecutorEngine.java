@@ -68,6 +68,9 @@ public final class ExecutorEngine {
     if (transport != Transport.AUTO && transport != Transport.UCX) {
       return transport.toString();
     }
+    if (config.encrypt()) {
+      return transport + " (encrypt=true: rings use sockets, which encrypt; UCX does not)";
+    }
     long t0 = System.nanoTime();
     String missing;
     try {

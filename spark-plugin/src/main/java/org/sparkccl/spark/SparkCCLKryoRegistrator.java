@@ -1,6 +1,7 @@
 package org.sparkccl.spark;
 
 import com.esotericsoftware.kryo.Kryo;
+import com.esotericsoftware.kryo.KryoException;
 import com.esotericsoftware.kryo.Serializer;
 import com.esotericsoftware.kryo.io.Input;
 import com.esotericsoftware.kryo.io.Output;
@@ -49,20 +50,41 @@ public final class SparkCCLKryoRegistrator implements KryoRegistrator {
       }
     }
 
+    /** The most bytes a buffer read back may hold: what one host buffer can. */
+    static final long MAX_BYTES = Integer.MAX_VALUE - 8;
+
+    /**
+     * Checks the length against {@link #MAX_BYTES} and, for input held in memory, against the bytes
+     * left, before allocating; frees the buffer when the input ends early.
+     */
     @Override
     public DeviceBuffer read(Kryo kryo, Input input, Class<DeviceBuffer> type) {
       long size = input.readLong();
-      if (size < 0) {
-        throw new IllegalArgumentException("a serialized buffer of " + size + " bytes");
+      long left = input.getInputStream() == null ? input.limit() - input.position() : MAX_BYTES;
+      if (size < 0 || size > MAX_BYTES || size > left) {
+        throw new KryoException(
+            "a serialized SparkCCL buffer of "
+                + size
+                + " bytes with "
+                + (input.getInputStream() == null ? left + " bytes left" : "a stream left")
+                + "; expected 0.."
+                + Math.min(MAX_BYTES, left)
+                + " bytes");
       }
       DeviceBuffer buf = HostDevice.INSTANCE.allocate(size);
-      byte[] window = new byte[(int) Math.min(WINDOW, size)];
-      for (long off = 0; off < size; off += window.length) {
-        int len = (int) Math.min(window.length, size - off);
-        input.readBytes(window, 0, len);
-        buf.copyFromHost(ByteBuffer.wrap(window, 0, len).order(ByteOrder.nativeOrder()), off);
+      try {
+        byte[] window = new byte[(int) Math.min(WINDOW, size)];
+        for (long off = 0; off < size; off += window.length) {
+          int len = (int) Math.min(window.length, size - off);
+          input.readBytes(window, 0, len);
+          buf.copyFromHost(ByteBuffer.wrap(window, 0, len).order(ByteOrder.nativeOrder()), off);
+        }
+        return buf;
+      } catch (RuntimeException e) {
+        buf.close();
+        throw new KryoException(
+            "a serialized SparkCCL buffer of " + size + " bytes ended early: " + e.getMessage(), e);
       }
-      return buf;
     }
   }
 }

@@ -20,6 +20,9 @@ public final class SparkConfKeys {
   /** {@code auto} [default], {@code host} or {@code cuda}: see {@link DeviceChoice}. */
   public static final String DEVICE = PREFIX + "device";
 
+  /** Spark's switch for encrypting its own connections; turns on the engine's {@code encrypt}. */
+  static final String NETWORK_CRYPTO = "spark.network.crypto.enabled";
+
   /** Spark's cores per task: the cap {@code idle=auto} gets for each rank. */
   static final String TASK_CPUS = "spark.task.cpus";
 
@@ -33,6 +36,9 @@ public final class SparkConfKeys {
     }
     // a task may keep spark.task.cpus cores busy, so idle=auto spins only within them
     values.putIfAbsent(Key.IDLE_CPUS_PER_RANK.key(), conf.get(TASK_CPUS, "1"));
+    // an application that encrypts Spark's traffic wants its collectives encrypted too, unless
+    // spark.ccl.encrypt says otherwise
+    values.putIfAbsent(Key.ENCRYPT.key(), conf.get(NETWORK_CRYPTO, "false"));
     try {
       return CclConfig.fromMap(values);
     } catch (IllegalArgumentException e) {

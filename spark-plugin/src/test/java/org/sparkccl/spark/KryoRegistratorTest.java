@@ -2,7 +2,10 @@ package org.sparkccl.spark;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import com.esotericsoftware.kryo.KryoException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.SplittableRandom;
@@ -14,6 +17,7 @@ import org.junit.jupiter.api.Test;
 import org.sparkccl.device.DeviceBuffer;
 import org.sparkccl.device.HostBuffer;
 import org.sparkccl.device.HostDevice;
+import org.sparkccl.memory.DirectMemory;
 import scala.reflect.ClassTag$;
 
 @DisplayName("Kryo moves device buffers")
@@ -40,5 +44,59 @@ class KryoRegistratorTest {
         }
       }
     }
+  }
+
+  @Test
+  void malformedInputIsRefusedBeforeAllocatingAndTruncatedInputFreesItsBuffer() {
+    SparkConf conf =
+        new SparkConf()
+            .set("spark.kryo.registrator", SparkCCLKryoRegistrator.class.getName())
+            .set("spark.kryo.registrationRequired", "true");
+    SerializerInstance kryo = new KryoSerializer(conf).newInstance();
+    byte[] data = new byte[4099];
+    new SplittableRandom(5).nextBytes(data);
+    ByteBuffer good;
+    try (HostBuffer buf = HostDevice.INSTANCE.allocate(data.length)) {
+      buf.copyFromHost(ByteBuffer.wrap(data).order(ByteOrder.nativeOrder()), 0);
+      good = kryo.serialize(buf, ClassTag$.MODULE$.apply(HostBuffer.class));
+    }
+    byte[] bytes = new byte[good.remaining()];
+    good.get(bytes);
+    // the length is the 8 bytes before the data, which end the message
+    int lengthAt = bytes.length - data.length - 8;
+    // in whichever byte order this Kryo output writes longs
+    ByteOrder order =
+        ByteBuffer.wrap(bytes).getLong(lengthAt) == data.length
+            ? ByteOrder.BIG_ENDIAN
+            : ByteOrder.LITTLE_ENDIAN;
+    assertEquals(data.length, ByteBuffer.wrap(bytes).order(order).getLong(lengthAt));
+    long before = DirectMemory.outstandingBytes();
+    for (long bad : new long[] {-1, Long.MIN_VALUE, data.length + 1L, 1L << 40, Long.MAX_VALUE}) {
+      byte[] forged = bytes.clone();
+      ByteBuffer.wrap(forged).order(order).putLong(lengthAt, bad);
+      KryoException e =
+          assertThrows(
+              KryoException.class,
+              () ->
+                  kryo.deserialize(
+                      ByteBuffer.wrap(forged), ClassTag$.MODULE$.apply(HostBuffer.class)),
+              "length " + bad);
+      assertTrue(e.getMessage().contains("a serialized SparkCCL buffer of " + bad), e.getMessage());
+    }
+    SplittableRandom rnd = new SplittableRandom(9);
+    for (int i = 0; i < 200; i++) {
+      // cut anywhere inside the data: read through a stream, so the length cannot be checked first
+      byte[] cut = java.util.Arrays.copyOf(bytes, lengthAt + 8 + rnd.nextInt(data.length));
+      // Spark's stream turns Kryo's "buffer underflow" into an EOFException
+      Throwable e =
+          assertThrows(
+              Throwable.class,
+              () ->
+                  kryo.deserializeStream(new java.io.ByteArrayInputStream(cut))
+                      .readObject(ClassTag$.MODULE$.apply(HostBuffer.class)));
+      assertTrue(
+          e instanceof KryoException || e instanceof java.io.EOFException, "cut at " + cut.length);
+    }
+    assertEquals(before, DirectMemory.outstandingBytes(), "every partly read buffer is freed");
   }
 }

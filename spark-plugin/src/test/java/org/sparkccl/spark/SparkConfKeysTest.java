@@ -17,4 +17,16 @@ class SparkConfKeysTest {
     SparkConf explicit = three.clone().set("spark.ccl.idle.cpusPerRank", "8");
     assertEquals(8, SparkConfKeys.engineConfig(explicit).idleCpusPerRank());
   }
+
+  @Test
+  @DisplayName("spark.network.crypto.enabled turns encryption on unless spark.ccl.encrypt says no")
+  void sparkNetworkCryptoTurnsEncryptionOn() {
+    assertEquals(false, SparkConfKeys.engineConfig(new SparkConf(false)).encrypt());
+    SparkConf crypto = new SparkConf(false).set("spark.network.crypto.enabled", "true");
+    assertEquals(true, SparkConfKeys.engineConfig(crypto).encrypt());
+    SparkConf optOut = crypto.clone().set("spark.ccl.encrypt", "false");
+    assertEquals(false, SparkConfKeys.engineConfig(optOut).encrypt());
+    SparkConf alone = new SparkConf(false).set("spark.ccl.encrypt", "true");
+    assertEquals(true, SparkConfKeys.engineConfig(alone).encrypt());
+  }
 }

@@ -6,6 +6,7 @@ import static jcuda.driver.JCudaDriver.cuMemFree;
 import static jcuda.driver.JCudaDriver.cuMemcpyHtoD;
 import static jcuda.driver.JCudaDriver.cuStreamCreate;
 import static jcuda.driver.JCudaDriver.cuStreamDestroy;
+import static jcuda.driver.JCudaDriver.cuStreamQuery;
 import static jcuda.driver.JCudaDriver.cuStreamSynchronize;
 
 import java.lang.invoke.MethodHandles;
@@ -13,10 +14,13 @@ import java.lang.invoke.VarHandle;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.function.BooleanSupplier;
+import jcuda.CudaException;
 import jcuda.Pointer;
 import jcuda.driver.CUdeviceptr;
+import jcuda.driver.CUresult;
 import jcuda.driver.CUstream;
 import jcuda.driver.CUstream_flags;
+import org.apache.logging.log4j.Logger;
 import org.sparkccl.CclAbortedException;
 import org.sparkccl.algorithm.ChannelPlan;
 import org.sparkccl.fifo.Fifo;
@@ -24,6 +28,7 @@ import org.sparkccl.fifo.FifoLayout;
 import org.sparkccl.kernel.ChannelKernel;
 import org.sparkccl.kernel.ChannelWork;
 import org.sparkccl.kernel.KernelGuard;
+import org.sparkccl.util.EngineLog;
 
 /**
  * The kernel side of one channel on a GPU: each collective's share is one launch of {@code
@@ -51,6 +56,7 @@ public final class CudaChannelKernel implements ChannelKernel {
    */
   static final int MAX_CALLS = 8192;
 
+  private static final Logger LOG = EngineLog.logger(CudaChannelKernel.class);
   private static final VarHandle INTS =
       MethodHandles.byteBufferViewVarHandle(int[].class, ByteOrder.nativeOrder());
   private static final int DONE = 0;
@@ -67,6 +73,8 @@ public final class CudaChannelKernel implements ChannelKernel {
   /** How long an aborted block may take to notice and return. */
   private static final long ABORT_GRACE_NANOS = 10_000_000_000L;
 
+  private static final String NOT_READY = CUresult.stringFor(CUresult.CUDA_ERROR_NOT_READY);
+
   private final CudaDevice device;
   private final int stepSize;
   private final KernelGuard guard;
@@ -77,6 +85,9 @@ public final class CudaChannelKernel implements ChannelKernel {
   private final MappedMemory recvMemory;
   private final MappedMemory status;
   private final CUstream stream = new CUstream();
+
+  /** Set when an aborted block did not return in time: its memory must not be freed. */
+  private volatile boolean stuck;
 
   /** Where the block reads received slots: its receive FIFO's, or the sender's send slots. */
   private volatile CUdeviceptr recvSlots;
@@ -246,7 +257,12 @@ public final class CudaChannelKernel implements ChannelKernel {
     return sendFifo.head() * 31 + sendFifo.tail() * 17 + recvFifo.head() * 7 + recvFifo.tail();
   }
 
-  /** Sets the abort words the block spins on and waits for it to return. */
+  /**
+   * Sets the abort words the block spins on and waits for it to return, at most {@link
+   * #ABORT_GRACE_NANOS}: the stream is polled ({@code cuStreamQuery}), never synchronized, so a
+   * block that ignores the abort cannot hold this thread. Such a block is reported and its memory
+   * left alone on close (freeing memory a running kernel reads would be worse than the leak).
+   */
   private void abortBlock() {
     sendFifo.abort();
     recvFifo.abort();
@@ -254,7 +270,31 @@ public final class CudaChannelKernel implements ChannelKernel {
     while ((int) INTS.getVolatile(status.buffer(), DONE) == 0 && System.nanoTime() < deadline) {
       Thread.onSpinWait();
     }
-    cuStreamSynchronize(stream);
+    while (!streamIdle()) {
+      if (System.nanoTime() - deadline >= 0) {
+        stuck = true;
+        LOG.error(
+            "{}: the CUDA block did not stop within {} ms of the abort; its memory stays allocated",
+            guard.describe(false),
+            ABORT_GRACE_NANOS / 1_000_000);
+        return;
+      }
+      Thread.yield();
+    }
+  }
+
+  /** Whether the stream has finished its work; never blocks. */
+  private boolean streamIdle() {
+    try {
+      cuStreamQuery(stream);
+      return true;
+    } catch (CudaException e) {
+      // JCuda throws for every result but success, "not ready" included
+      if (NOT_READY.equals(e.getMessage())) {
+        return false;
+      }
+      throw e;
+    }
   }
 
   private void checkStatus(ByteBuffer st) {
@@ -276,6 +316,9 @@ public final class CudaChannelKernel implements ChannelKernel {
 
   @Override
   public void close() {
+    if (stuck) {
+      return;
+    }
     device.makeCurrent();
     cuStreamDestroy(stream);
     cuMemFree(plan);
