@@ -45,7 +45,7 @@ final class SealedWire implements Wire {
   /** The caller's buffers the record on its way covers, and how much of each. */
   private ByteBuffer[] covered = new ByteBuffer[2];
 
-  private final int[] coveredBytes = new int[2];
+  private int[] coveredBytes = new int[2];
   private int nCovered;
 
   /** Bytes read from the socket and not yet opened (write mode: position is the fill). */
@@ -108,6 +108,7 @@ final class SealedWire implements Wire {
     }
     if (covered.length < srcs.length) {
       covered = new ByteBuffer[srcs.length];
+      coveredBytes = new int[srcs.length];
     }
     Cipher c = out.next(Cipher.ENCRYPT_MODE);
     sealed.clear().position(LENGTH_BYTES);
