@@ -25,7 +25,16 @@ from array import array
 from pyspark.rdd import RDD
 from pyspark.serializers import BatchedSerializer, CPickleSerializer
 
+from sparkccl.errors import (
+    CclAbortError,
+    CclArgumentError,
+    CclError,
+    CclMismatchError,
+    CclTimeoutError,
+)
+
 __all__ = ["all_reduce", "broadcast", "all_gather", "reduce_scatter"]
+__all__ += ["CclError", "CclMismatchError", "CclTimeoutError", "CclAbortError", "CclArgumentError"]
 
 _OPS = ("sum", "prod", "min", "max", "avg")
 

@@ -1,0 +1,110 @@
+"""The errors SparkCCL raises in Python, one class per kind of engine failure.
+
+Every failure of a collective reaches Python as a :class:`CclError` that carries the engine's
+own short message, never a Py4J stack dump::
+
+    import sparkccl
+    from sparkccl.errors import CclMismatchError
+
+    try:
+        sparkccl.all_reduce(rdd).collect()
+    except CclMismatchError as e:
+        print(e)   # rank 1 called allReduce(float64 x 3 elements, sum) ... but rank 0 called ...
+
+:func:`from_java_message` turns the text of a Java exception (or of a failed Spark job that
+names one) into the matching subclass.
+"""
+
+import re
+
+__all__ = [
+    "CclError",
+    "CclMismatchError",
+    "CclTimeoutError",
+    "CclAbortError",
+    "CclArgumentError",
+    "from_java_message",
+]
+
+
+class CclError(Exception):
+    """A collective failed; the message is the engine's."""
+
+
+class CclMismatchError(CclError):
+    """Ranks called different collectives, or the same one with different sizes or types."""
+
+
+class CclTimeoutError(CclError, TimeoutError):
+    """A collective or the communicator's forming did not finish within its deadline."""
+
+
+class CclAbortError(CclError):
+    """The communicator was aborted: a peer failed, died or called abort."""
+
+
+class CclArgumentError(CclError, ValueError):
+    """A collective was called with an argument the engine refuses (size, type, root, op)."""
+
+
+# Java class simple name -> Python class; the order is the priority when a text names several
+# (a rank aborted because a peer found a mismatch is told about the mismatch).
+_BY_JAVA_CLASS = (
+    ("CclMismatchException", CclMismatchError),
+    ("CclTimeoutException", CclTimeoutError),
+    ("CclAbortedException", CclAbortError),
+    ("CclRemoteException", CclAbortError),
+    ("CclException", CclError),
+    ("IllegalArgumentException", CclArgumentError),
+)
+
+# "org.sparkccl.CclMismatchException: rank 1 called ..." anywhere in a text, up to its line end.
+_JAVA_LINE = re.compile(
+    r"(?:[A-Za-z_$][\w$]*\.)+(?P<cls>"
+    + "|".join(name for name, _ in _BY_JAVA_CLASS)
+    + r")\b(?::[ \t]*(?P<msg>[^\r\n]*))?"
+)
+
+# The engine's own wording, for texts that name no Java class (a peer's forwarded message).
+_MISMATCH_WORDS = re.compile(r"\bcalled .+ as operation #\d+ but rank \d+ called ")
+_TIMEOUT_WORDS = re.compile(r"\btimed out\b|\btimeout\b|\bin time\b", re.IGNORECASE)
+_ABORT_WORDS = re.compile(r"\baborted\b|\babort\(\)", re.IGNORECASE)
+
+
+def from_java_message(text):
+    """The :class:`CclError` subclass for the text of a Java exception, with a short message.
+
+    ``text`` may be one exception's message, its ``toString()`` (``org.sparkccl.X: message``)
+    or a whole stack trace or Spark job failure that names it somewhere. The message kept is the
+    first SparkCCL exception line's; the class is that of the most specific failure named
+    (mismatch, then timeout, then abort). A text that names no Java class is classified by the
+    engine's wording.
+
+    >>> from_java_message("org.sparkccl.CclTimeoutException: rank 0: timed out").args[0]
+    'rank 0: timed out'
+    """
+    text = "" if text is None else str(text)
+    found = [(m.group("cls"), (m.group("msg") or "").strip()) for m in _JAVA_LINE.finditer(text)]
+    if found:
+        names = {name for name, _ in found}
+        message = next((msg for _, msg in found if msg), "") or _first_line(text)
+        for name, cls in _BY_JAVA_CLASS:
+            if name in names:
+                if cls in (CclAbortError, CclError) and _MISMATCH_WORDS.search(text):
+                    return CclMismatchError(message)
+                return cls(message)
+    message = _first_line(text)
+    if _MISMATCH_WORDS.search(text):
+        return CclMismatchError(message)
+    if _TIMEOUT_WORDS.search(text):
+        return CclTimeoutError(message)
+    if _ABORT_WORDS.search(text):
+        return CclAbortError(message)
+    return CclError(message)
+
+
+def _first_line(text):
+    for line in text.splitlines():
+        if line.strip():
+            return line.strip()
+    return "SparkCCL failed (no message)"
