@@ -24,6 +24,8 @@ __all__ = [
     "CclAbortError",
     "CclArgumentError",
     "from_java_message",
+    "from_py4j",
+    "java_call",
 ]
 
 
@@ -108,3 +110,42 @@ def _first_line(text):
         if line.strip():
             return line.strip()
     return "SparkCCL failed (no message)"
+
+
+def from_py4j(error):
+    """The :class:`CclError` for a ``Py4JJavaError`` whose Java exception (or a cause) is
+    SparkCCL's or an ``IllegalArgumentException``, else ``None`` (the error is not ours).
+
+    """
+    text = _java_text(getattr(error, "java_exception", None)) or str(error)
+    if not _JAVA_LINE.search(text):
+        return None
+    return from_java_message(text)
+
+
+def java_call(fn, *args):
+    """Calls ``fn(*args)`` (a Py4J call into the JVM) and raises a failure of SparkCCL's as a
+    short :class:`CclError` instead of a ``Py4JJavaError`` and its Java stack trace."""
+    from py4j.protocol import Py4JJavaError
+
+    try:
+        return fn(*args)
+    except Py4JJavaError as e:
+        ccl = from_py4j(e)
+        if ccl is None:
+            raise
+    raise ccl from None
+
+
+def _java_text(throwable):
+    """``toString()`` of a Java throwable and of each of its causes, one a line."""
+    lines = []
+    seen = 0
+    while throwable is not None and seen < 16:
+        try:
+            lines.append(str(throwable.toString()))
+            throwable = throwable.getCause()
+        except Exception:  # the JVM is gone: keep what was read
+            break
+        seen += 1
+    return "\n".join(lines)
