@@ -113,11 +113,11 @@ def _first_line(text):
 
 
 def from_py4j(error):
-    """The :class:`CclError` for a ``Py4JJavaError`` whose Java exception (or a cause) is
-    SparkCCL's or an ``IllegalArgumentException``, else ``None`` (the error is not ours).
-
-    """
-    text = _java_text(getattr(error, "java_exception", None)) or str(error)
+    """The :class:`CclError` for a JVM failure seen in Python (a ``Py4JJavaError``, or the
+    exception PySpark converts some Java exceptions into) whose Java exception or a cause is
+    SparkCCL's or an ``IllegalArgumentException``; ``None`` when it is not ours."""
+    java = getattr(error, "java_exception", None) or getattr(error, "_origin", None)
+    text = _java_text(java) or str(error)
     if not _JAVA_LINE.search(text):
         return None
     return from_java_message(text)
@@ -126,15 +126,25 @@ def from_py4j(error):
 def java_call(fn, *args):
     """Calls ``fn(*args)`` (a Py4J call into the JVM) and raises a failure of SparkCCL's as a
     short :class:`CclError` instead of a ``Py4JJavaError`` and its Java stack trace."""
-    from py4j.protocol import Py4JJavaError
-
     try:
         return fn(*args)
-    except Py4JJavaError as e:
+    except _jvm_errors() as e:
         ccl = from_py4j(e)
         if ccl is None:
             raise
     raise ccl from None
+
+
+def _jvm_errors():
+    """What a failed Py4J call raises: ``Py4JJavaError``, or, once a SparkSession is active,
+    PySpark's conversion of some Java exceptions (``IllegalArgumentException``...)."""
+    from py4j.protocol import Py4JJavaError
+
+    try:
+        from pyspark.errors.exceptions.captured import CapturedException
+    except ImportError:
+        return (Py4JJavaError,)
+    return (Py4JJavaError, CapturedException)
 
 
 def _java_text(throwable):
