@@ -71,7 +71,8 @@ def _run(rdd, collective, op, root):
     if not isinstance(rdd, RDD):
         raise TypeError("expected a pyspark RDD of arrays, got %s" % type(rdd).__name__)
     if op not in _OPS:
-        raise CclArgumentError("op=%r is not a reduction; expected one of %s" % (op, ", ".join(_OPS)))
+        raise CclArgumentError(
+            "op=%r is not a reduction; expected one of %s" % (op, ", ".join(_OPS)))
     kinds = sorted(set(rdd.mapPartitions(_first_kind).collect()))
     if not kinds:
         raise CclArgumentError("the RDD holds no arrays")

@@ -28,7 +28,8 @@ from sparkccl.errors import (  # noqa: E402
 )
 
 BUNDLED = glob.glob(os.path.join(SHIM, "sparkccl", "jars", "sparkccl-spark-plugin-*.jar"))
-NEEDS_JARS = "SKIPPED: build the jars first (mvn package copies them into python-shim/sparkccl/jars)"
+NEEDS_JARS = ("SKIPPED: build the jars first (mvn package copies them into"
+              " python-shim/sparkccl/jars)")
 PLUGIN_CONF = "spark.plugins=org.sparkccl.spark.SparkCCLPlugin"
 
 
@@ -71,7 +72,8 @@ class JavaMessageTest(unittest.TestCase):
                               ValueError)
 
     def test_a_failed_job_keeps_only_the_engine_line_and_a_peers_mismatch_counts_as_one(self):
-        trace = "\n".join("\tat org.apache.spark.Foo.bar%d(Foo.scala:%d)" % (i, i) for i in range(80))
+        trace = "\n".join("\tat org.apache.spark.Foo.bar%d(Foo.scala:%d)" % (i, i)
+                          for i in range(80))
         text = ("org.apache.spark.SparkException: Job aborted due to stage failure: Task 1 in stage"
                 " 3.0 failed 1 times, most recent failure: Lost task 1.0 in stage 3.0 (TID 9)"
                 " (host executor driver): org.sparkccl.CclAbortedException: rank 1: communicator is"
@@ -95,7 +97,8 @@ class PackTest(unittest.TestCase):
         with tempfile.TemporaryDirectory() as tmp:
             out = subprocess.run(
                 [sys.executable, "-m", "sparkccl.pack", "zip"], cwd=tmp, check=True,
-                capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=SHIM)).stdout.strip()
+                capture_output=True, text=True,
+                env=dict(os.environ, PYTHONPATH=SHIM)).stdout.strip()
             self.assertEqual(os.path.join(os.path.realpath(tmp), "sparkccl.zip"),
                              os.path.realpath(out))
             names = zipfile.ZipFile(out).namelist()

@@ -52,9 +52,14 @@ class SparkCollectivesTest {
   }
 
   private static List<float[]> randomArrays(int n, long seed) {
+    return randomArrays(PARTITIONS, n, seed);
+  }
+
+  /** {@code count} arrays of {@code n} floats in [0.5, 1.5). */
+  static List<float[]> randomArrays(int count, int n, long seed) {
     SplittableRandom rnd = new SplittableRandom(seed);
     List<float[]> arrays = new ArrayList<>();
-    for (int p = 0; p < PARTITIONS; p++) {
+    for (int p = 0; p < count; p++) {
       float[] a = new float[n];
       for (int i = 0; i < n; i++) {
         a[i] = (float) (0.5 + rnd.nextDouble());

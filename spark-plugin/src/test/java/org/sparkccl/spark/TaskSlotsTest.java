@@ -8,9 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.SplittableRandom;
 import org.apache.spark.SparkConf;
 import org.apache.spark.api.java.JavaSparkContext;
 import org.junit.jupiter.api.DisplayName;
@@ -131,12 +129,14 @@ class TaskSlotsTest {
                       IllegalArgumentException.class,
                       () ->
                           SparkCCL.allReduce(
-                                  sc.parallelize(randomArrays(cores + 1, 16), cores + 1),
+                                  sc.parallelize(
+                                      SparkCollectivesTest.randomArrays(cores + 1, 16, 7),
+                                      cores + 1),
                                   ReduceOp.SUM)
                               .collect()));
       assertTrue(e.getMessage().contains("needs " + (cores + 1) + " task slots"), e.getMessage());
       assertTrue(e.getMessage().contains("local[*]: the " + cores + " cores"), e.getMessage());
-      List<float[]> inputs = randomArrays(cores, 16);
+      List<float[]> inputs = SparkCollectivesTest.randomArrays(cores, 16, 8);
       List<float[]> out = SparkCCL.allReduce(sc.parallelize(inputs, cores), ReduceOp.SUM).collect();
       float[] ref = new float[16];
       for (float[] a : inputs) {
@@ -149,18 +149,5 @@ class TaskSlotsTest {
         assertArrayEquals(ref, got, 1e-5f);
       }
     }
-  }
-
-  private static List<float[]> randomArrays(int count, int n) {
-    SplittableRandom rnd = new SplittableRandom(count * 31L + n);
-    List<float[]> arrays = new ArrayList<>();
-    for (int p = 0; p < count; p++) {
-      float[] a = new float[n];
-      for (int i = 0; i < n; i++) {
-        a[i] = (float) (0.5 + rnd.nextDouble());
-      }
-      arrays.add(a);
-    }
-    return arrays;
   }
 }
