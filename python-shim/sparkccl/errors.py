@@ -9,7 +9,8 @@ own short message, never a Py4J stack dump::
     try:
         sparkccl.all_reduce(rdd).collect()
     except CclMismatchError as e:
-        print(e)   # rank 1 called allReduce(float64 x 3 elements, sum) ... but rank 0 called ...
+        print(e)   # SparkCCL allReduce: the partitions disagree: partition(s) [2] hold 1
+                   # buffer(s) of [2] float32 elements ([8] bytes); ...
 
 :func:`from_java_message` turns the text of a Java exception (or of a failed Spark job that
 names one) into the matching subclass.
