@@ -49,6 +49,15 @@ public final class CudaBuffer implements DeviceBuffer {
     return use.isClosed();
   }
 
+  /**
+   * The device address of byte 0 as a number, for plans that a resident kernel reads from host
+   * memory.
+   */
+  long address() {
+    use.checkNotFreed();
+    return MappedMemory.addressOf(pointer);
+  }
+
   /** The device address of byte {@code offset}, for kernels and copies. */
   public CUdeviceptr pointer(long offset) {
     use.checkNotFreed(); // a collective that still holds the buffer keeps it past close()

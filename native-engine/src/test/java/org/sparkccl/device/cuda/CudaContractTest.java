@@ -68,6 +68,22 @@ class CudaContractTest {
   }
 
   @Test
+  void theKernelSourceRepeatsTheResidentMailboxAndStatusWords() throws IOException {
+    Map<String, Long> d = defines();
+    assertEquals(ResidentMailbox.SEQ, 8 * d.get("MB_SEQ"));
+    assertEquals(ResidentMailbox.N_CALLS, 8 * d.get("MB_NCALLS"));
+    assertEquals(ResidentMailbox.SRC, 8 * d.get("MB_SRC"));
+    assertEquals(ResidentMailbox.DST, 8 * d.get("MB_DST"));
+    assertEquals(ResidentMailbox.TYPE, 8 * d.get("MB_TYPE"));
+    assertEquals(ResidentMailbox.N_RANKS, 8 * d.get("MB_NRANKS"));
+    assertEquals(ResidentMailbox.RECV_DATA, 8 * d.get("MB_RECVDATA"));
+    assertEquals(ResidentMailbox.SHUTDOWN, 8 * d.get("MB_SHUTDOWN"));
+    assertEquals(ResidentMailbox.CALLS, d.get("MB_CALLS_BYTE"));
+    assertEquals(CudaChannelKernel.DONE_SEQ, 4 * d.get("ST_DONE_SEQ"));
+    assertEquals(CudaChannelKernel.RETURNED, 4 * d.get("ST_RETURNED"));
+  }
+
+  @Test
   void aPlanIsEncodedAsFourWordsPerCallInOrder() {
     ChannelPlan plan = RingAllReduce.plan(0, 1, 3, 0, 10_001, 4, 8192);
     long[] words = PlanEncoding.encode(plan);
