@@ -68,6 +68,10 @@ latency() { # bench/run-latency-bench.sh with this bundle's runtime: SparkCCL an
     JAVA_CMD="$DIR/jre/bin/java -cp $DIR/lib/*:$DIR/micro-classes" MICRO_CLASSES=1 OUT="$OUT/latency" \
     bash bench/run-latency-bench.sh) 2>&1 | tee "$OUT/latency.log" | grep -v '^==> pass'
   [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+  # few files come back from a remote run: the table, the summary and the plots as they are,
+  # every run's files in one archive
+  cp "$OUT"/latency/{table.md,summary.json} "$OUT"/latency/*.png "$OUT/" 2>/dev/null
+  tar czf "$OUT/latency-runs.tgz" -C "$OUT" latency && rm -rf "$OUT/latency"
 }
 
 info | tee "$OUT/machine.txt"
