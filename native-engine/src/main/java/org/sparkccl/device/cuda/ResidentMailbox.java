@@ -42,11 +42,6 @@ final class ResidentMailbox implements AutoCloseable {
     this.maxCalls = maxCalls;
   }
 
-  /** The last sequence number posted; the kernel's answers count the same way. */
-  long seq() {
-    return seq;
-  }
-
   /**
    * Posts calls {@code [first, first + n)} of {@code plan} and returns their sequence number.
    *
@@ -65,6 +60,24 @@ final class ResidentMailbox implements AutoCloseable {
     if (n > maxCalls) {
       throw new IllegalArgumentException(n + " calls do not fit a mailbox of " + maxCalls);
     }
+    write(words, plan, first, n, src, dst, type, op, nRanks, recvData);
+    seq++;
+    LONGS.setVolatile(words, SEQ, seq);
+    return seq;
+  }
+
+  /** Everything of a post but the sequence number, into {@code words} (native order). */
+  static void write(
+      ByteBuffer words,
+      ChannelPlan plan,
+      int first,
+      int n,
+      long src,
+      long dst,
+      int type,
+      int op,
+      int nRanks,
+      long recvData) {
     int at = CALLS;
     for (int i = first; i < first + n; i++) {
       PrimitiveCall c = plan.calls().get(i);
@@ -80,9 +93,6 @@ final class ResidentMailbox implements AutoCloseable {
     words.putLong(TYPE, type | ((long) op << 8));
     words.putLong(N_RANKS, nRanks);
     words.putLong(RECV_DATA, recvData);
-    seq++;
-    LONGS.setVolatile(words, SEQ, seq);
-    return seq;
   }
 
   /** Tells the kernel to return instead of waiting for another plan. */
