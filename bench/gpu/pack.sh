@@ -34,6 +34,12 @@ done
 rm -rf "$DEST/test-classes" && cp -r native-engine/target/test-classes "$DEST/test-classes"
 cp bench/gpu/run.sh "$DEST/run.sh"
 cp bench/ab_summary.py "$DEST/ab_summary.py"
+# the latency benchmark (run.sh DIR latency): its scripts, OpenMPI's program (compiled there with
+# mpicc) and the Jucx ping-pong compiled here (the jlinked runtime has no compiler)
+mkdir -p "$DEST/bench/micro" "$DEST/micro-classes"
+cp bench/run-latency-bench.sh bench/common.sh bench/mpi_coll.c bench/latency_table.py \
+   bench/plot_bench.py "$DEST/bench/"
+javac -nowarn -cp "perf/target/lib/*" -d "$DEST/micro-classes" bench/micro/JucxPutPingPong.java
 # BASELINE=<rev>: also pack that revision's perf tool into DEST/baseline-lib, for `run.sh DEST ab`
 # (the same-run comparison of two revisions on the GPU machine's cores, host memory).
 if [ -n "${BASELINE:-}" ]; then

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The GPU suite and the benchmark of the CUDA backend, on a machine with a GPU and no Java:
 # bench/gpu/pack.sh packs DIR on a build machine; copy DIR to the GPU machine and run there
-#   bash DIR/run.sh DIR [smoke|suite|bench|tune|local|tune-local|check|all]
+#   bash DIR/run.sh DIR [smoke|suite|bench|tune|local|tune-local|check|all|resident|latency|lb]
 # Logs go to $OUT (default /tmp/sparkccl-gpu-out) and summaries to stdout.
 set -uo pipefail
 DIR="$(realpath "${1:-.device-cuda}")"
@@ -44,6 +44,34 @@ perf() { # $1: ranks, rest: perf options
   echo "== sparkccl-perf --device cuda --threads -n $n $*"
   "${JAVA[@]}" -cp "$CP" org.sparkccl.perf.PerfTool --device cuda --threads -n "$n" "$@" 2>&1 | tee "$OUT/perf-n$n.log"
   [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+}
+
+resident_8b() { # 8 B allReduce, 2 ranks as threads on the GPU: a launch per collective against the
+  # resident kernel, alternating, ROUNDS rounds (default 3); time_us per call
+  echo "== 8 B allReduce, 2 ranks as threads, cuda.residentUs=0 (a launch per collective) vs default (resident)"
+  for ((round = 1; round <= ${ROUNDS:-3}; round++)); do
+    for t in socket local; do
+      for r in 0 5000; do
+        SPARKCCL_CUDA_RESIDENTUS=$r "${JAVA[@]}" -cp "$CP" org.sparkccl.perf.PerfTool --device cuda --threads \
+          -n 2 -t $t -o allreduce -d float32 -b 8 -e 8 -w 100 -i 2000 -c 1 --jit-warmup 500 2>>"$OUT/resident-8b.err" |
+          awk -v t=$t -v r=$r -v round=$round '$1 ~ /^[0-9]+$/ && NF >= 9 { print "round", round, "transport", t, "residentUs", r, "time_us", $6, "wrong", $9 }' |
+          tee -a "$OUT/resident-8b.txt"
+        [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+      done
+    done
+  done
+}
+
+latency() { # bench/run-latency-bench.sh with this bundle's runtime: SparkCCL and OpenMPI, host memory
+  echo "== bench/run-latency-bench.sh"
+  (cd "$DIR" && SPARKCCL_PERF="$DIR/jre/bin/java -Xmx1g -Dorg.apache.logging.log4j.level=WARN -cp $DIR/lib/* org.sparkccl.perf.PerfTool" \
+    JAVA_CMD="$DIR/jre/bin/java -cp $DIR/lib/*:$DIR/micro-classes" MICRO_CLASSES=1 OUT="$OUT/latency" \
+    bash bench/run-latency-bench.sh) 2>&1 | tee "$OUT/latency.log" | grep -v '^==> pass'
+  [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+  # few files come back from a remote run: the table, the summary and the plots as they are,
+  # every run's files in one archive
+  cp "$OUT"/latency/{table.md,summary.json} "$OUT"/latency/*.png "$OUT/" 2>/dev/null
+  tar czf "$OUT/latency-runs.tgz" -C "$OUT" latency && rm -rf "$OUT/latency"
 }
 
 info | tee "$OUT/machine.txt"
@@ -112,6 +140,22 @@ case "$MODE" in
       echo "round $round done"
     done
     python3 "$DIR/ab_summary.py" "$OUT/ab.txt" baseline this "allReduce float32, 4 rank processes, host memory"
+    ;;
+  resident)
+    # the GPU suite with the resident kernel (the default) and with a launch per collective
+    suite 1,2,4,8 0
+    SPARKCCL_CUDA_RESIDENTUS=0 suite 2,4 0
+    SPARKCCL_CUDA_RESIDENTUS=50 suite 8 80
+    resident_8b
+    ;;
+  latency) latency ;;
+  lb)
+    suite 1,2,4,8 0
+    SPARKCCL_CUDA_RESIDENTUS=0 suite 2,4 0
+    # a resident kernel that returns after 50 us idle: relaunches between most collectives
+    SPARKCCL_CUDA_RESIDENTUS=50 suite 8 80
+    resident_8b
+    latency
     ;;
   check)
     suite 1,2,4,8 0

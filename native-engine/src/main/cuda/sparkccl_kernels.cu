@@ -53,7 +53,7 @@
 #define ST_ERROR 1     // 0, or one of the ERR_ codes
 #define ST_DETAIL 2    // the step where it happened
 #define ST_DETAIL2 3   // the size received, for ERR_SIZE
-#define ST_STEPS 4      // int64 words from here: the send and receive steps reached
+#define ST_STEPS 4     // int64 words from here: the send and receive steps reached
 #define ERR_ABORTED 1
 #define ERR_SIZE 2
 
@@ -358,19 +358,33 @@ __device__ void release(const Fifo& recv, long long step) {
 
 // --- the channel kernel -----------------------------------------------------------------------
 
-// One block runs one channel's share of one collective: the plan's calls in order, slice by
-// slice (one FIFO slot each), as HostChannelKernel does on a Java thread.
-extern "C" __global__ void __launch_bounds__(512, 1)
-channelKernel(const Call* calls, int nCalls, char* src, char* dst, int dtype, int op, int nRanks,
-              char* sendControl, char* recvControl, char* recvData, int stepSize, long long sendStep,
-              long long recvStep, int* status) {
-  Fifo send = {sendControl, sendControl + FIFO_CONTROL_BYTES};
-  // recvData: this FIFO's own slots, or the previous rank's send slots when ranks share them
-  Fifo recv = {recvControl, recvData};
+// Thread 0 reads each call once (the plan may live in mapped host memory, where every read
+// crosses the bus) and shares it through shared memory.
+__device__ __forceinline__ Call loadCall(const Call* calls, int c) {
+  __shared__ Call shared;
+  if (threadIdx.x == 0) {
+    const volatile long long* w = (const volatile long long*)(calls + c);
+    shared.kind = w[0];
+    shared.src = w[1];
+    shared.dst = w[2];
+    shared.bytes = w[3];
+  }
+  __syncthreads();
+  Call call = shared;
+  __syncthreads();
+  return call;
+}
+
+// Runs the plan's calls in order, slice by slice (one FIFO slot each), as HostChannelKernel does
+// on a Java thread; advances the steps. Returns false after an abort or a size mismatch (the
+// status words say which); the answer is the same on every thread of the block.
+__device__ bool runPlan(const Call* calls, int nCalls, char* src, char* dst, int dtype, int op,
+                        int nRanks, const Fifo& send, const Fifo& recv, int stepSize,
+                        long long& sendStep, long long& recvStep, int* status) {
   long long first = threadIdx.x;
   long long stride = blockDim.x;
   for (int c = 0; c < nCalls; c++) {
-    Call call = calls[c];
+    Call call = loadCall(calls, c);
     for (long long done = 0; done < call.bytes; done += stepSize) {
       int len = (int)min((long long)stepSize, call.bytes - done);
       char* s = src + call.src + done;
@@ -379,42 +393,42 @@ channelKernel(const Call* calls, int nCalls, char* src, char* dst, int dtype, in
       char* recvSlot = recv.data + (recvStep % FIFO_STEPS) * (long long)stepSize;
       switch (call.kind) {
         case P_SEND:
-          if (!waitSendRoom(send, recv, sendStep, status)) goto out;
+          if (!waitSendRoom(send, recv, sendStep, status)) return false;
           pass(dtype, op, false, false, s, 0, sendSlot, 0, len, nRanks, first, stride);
           publish(send, sendStep++, len);
           break;
         case P_COPY_SEND:
-          if (!waitSendRoom(send, recv, sendStep, status)) goto out;
+          if (!waitSendRoom(send, recv, sendStep, status)) return false;
           pass(dtype, op, false, false, s, 0, sendSlot, s == d ? 0 : d, len, nRanks, first, stride);
           publish(send, sendStep++, len);
           break;
         case P_RECV:
-          if (!waitRecvFilled(send, recv, recvStep, len, status)) goto out;
+          if (!waitRecvFilled(send, recv, recvStep, len, status)) return false;
           pass(dtype, op, false, false, recvSlot, 0, d, 0, len, nRanks, first, stride);
           release(recv, recvStep++);
           break;
         case P_RECV_REDUCE_SEND:
-          if (!waitRecvFilled(send, recv, recvStep, len, status)) goto out;
-          if (!waitSendRoom(send, recv, sendStep, status)) goto out;
+          if (!waitRecvFilled(send, recv, recvStep, len, status)) return false;
+          if (!waitSendRoom(send, recv, sendStep, status)) return false;
           pass(dtype, op, true, false, recvSlot, s, sendSlot, 0, len, nRanks, first, stride);
           publish(send, sendStep++, len);
           release(recv, recvStep++);
           break;
         case P_RECV_REDUCE_COPY:
-          if (!waitRecvFilled(send, recv, recvStep, len, status)) goto out;
+          if (!waitRecvFilled(send, recv, recvStep, len, status)) return false;
           pass(dtype, op, true, true, recvSlot, s, d, 0, len, nRanks, first, stride);
           release(recv, recvStep++);
           break;
         case P_RECV_REDUCE_COPY_SEND:
-          if (!waitRecvFilled(send, recv, recvStep, len, status)) goto out;
-          if (!waitSendRoom(send, recv, sendStep, status)) goto out;
+          if (!waitRecvFilled(send, recv, recvStep, len, status)) return false;
+          if (!waitSendRoom(send, recv, sendStep, status)) return false;
           pass(dtype, op, true, true, recvSlot, s, d, sendSlot, len, nRanks, first, stride);
           publish(send, sendStep++, len);
           release(recv, recvStep++);
           break;
         case P_RECV_COPY_SEND:
-          if (!waitRecvFilled(send, recv, recvStep, len, status)) goto out;
-          if (!waitSendRoom(send, recv, sendStep, status)) goto out;
+          if (!waitRecvFilled(send, recv, recvStep, len, status)) return false;
+          if (!waitSendRoom(send, recv, sendStep, status)) return false;
           pass(dtype, op, false, false, recvSlot, 0, d, sendSlot, len, nRanks, first, stride);
           publish(send, sendStep++, len);
           release(recv, recvStep++);
@@ -422,14 +436,122 @@ channelKernel(const Call* calls, int nCalls, char* src, char* dst, int dtype, in
       }
     }
   }
-out:
+  return true;
+}
+
+// Every thread's writes are visible before the steps and the answer are.
+__device__ void answer(int* status, long long sendStep, long long recvStep) {
   __syncthreads();
   if (threadIdx.x == 0) {
     long long* steps = (long long*)(status + ST_STEPS);
     steps[0] = sendStep;
     steps[1] = recvStep;
     __threadfence_system();
+  }
+}
+
+// One launch per collective: one block runs one channel's share of it.
+extern "C" __global__ void __launch_bounds__(512, 1)
+channelKernel(const Call* calls, int nCalls, char* src, char* dst, int dtype, int op, int nRanks,
+              char* sendControl, char* recvControl, char* recvData, int stepSize, long long sendStep,
+              long long recvStep, int* status) {
+  Fifo send = {sendControl, sendControl + FIFO_CONTROL_BYTES};
+  // recvData: this FIFO's own slots, or the previous rank's send slots when ranks share them
+  Fifo recv = {recvControl, recvData};
+  runPlan(calls, nCalls, src, dst, dtype, op, nRanks, send, recv, stepSize, sendStep, recvStep,
+          status);
+  answer(status, sendStep, recvStep);
+  if (threadIdx.x == 0) {
     *(volatile int*)&status[ST_DONE] = 1;
+  }
+}
+
+// --- the resident channel kernel --------------------------------------------------------------
+// The mailbox in mapped host memory, written by CudaChannelKernel (int64 words; the plan's calls
+// from MB_CALLS_BYTE on). The host writes everything else first and the sequence number last.
+#define MB_SEQ 0
+#define MB_NCALLS 1
+#define MB_SRC 2
+#define MB_DST 3
+#define MB_TYPE 4        // dtype | op << 8
+#define MB_NRANKS 5
+#define MB_RECVDATA 6
+#define MB_SHUTDOWN 16   // its own line: non-zero stops the kernel
+#define MB_CALLS_BYTE 256
+// status words of the resident kernel (after the ones above)
+#define ST_DONE_SEQ 8    // int64: the last sequence number run
+#define ST_RETURNED 10   // 1 once the kernel is about to return; nothing is written after it
+
+__device__ __forceinline__ unsigned long long globalNanos() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+// Thread 0 waits for a sequence number other than lastSeq: spinning for the first microseconds,
+// then sleeping in growing steps of __nanosleep (at most 2 us) so that an idle kernel does not
+// keep hammering the bus. Returns 0 when it should return instead: shutdown, an abort word, or
+// idleNanos without work.
+__device__ long long awaitPlan(volatile long long* mb, const Fifo& send, const Fifo& recv,
+                               long long lastSeq, long long idleNanos) {
+  unsigned long long start = globalNanos();
+  unsigned sleep = 0;
+  for (int round = 0;; round++) {
+    long long seq = mb[MB_SEQ];
+    if (seq != lastSeq) {
+      __threadfence_system();  // the plan's words are read after the sequence number
+      return seq;
+    }
+    if ((round & 7) == 0) {
+      if (mb[MB_SHUTDOWN] != 0 || *send.abortWord() || *recv.abortWord()) return 0;
+      unsigned long long idle = globalNanos() - start;
+      if ((long long)idle > idleNanos) return 0;
+      if (idle > 20000) sleep = sleep == 0 ? 64 : min(sleep * 2, 2000u);
+    }
+    if (sleep) __nanosleep(sleep);
+  }
+}
+
+// One block per channel stays on the GPU across collectives: it runs each plan the host posts in
+// the mailbox, answers with the plan's sequence number, and returns after idleNanos without one,
+// on shutdown, on abort or after an error (the host then launches it again).
+extern "C" __global__ void __launch_bounds__(512, 1)
+residentKernel(long long* mailbox, char* sendControl, char* recvControl, int stepSize,
+               long long sendStep, long long recvStep, long long lastSeq, int* status,
+               long long idleNanos) {
+  volatile long long* mb = (volatile long long*)mailbox;
+  const Call* calls = (const Call*)((char*)mailbox + MB_CALLS_BYTE);
+  Fifo send = {sendControl, sendControl + FIFO_CONTROL_BYTES};
+  __shared__ long long next;
+  __shared__ long long plan[7];
+  for (;;) {
+    if (threadIdx.x == 0) {
+      Fifo probe = {recvControl, 0};
+      next = awaitPlan(mb, send, probe, lastSeq, idleNanos);
+      if (next != 0) {
+        for (int i = 1; i < 7; i++) plan[i] = mb[i];
+      }
+    }
+    __syncthreads();
+    long long seq = next;
+    if (seq == 0) break;
+    // recvData: this FIFO's own slots, or the previous rank's send slots when ranks share them
+    Fifo recv = {recvControl, (char*)plan[MB_RECVDATA]};
+    bool ok = runPlan(calls, (int)plan[MB_NCALLS], (char*)plan[MB_SRC], (char*)plan[MB_DST],
+                      (int)(plan[MB_TYPE] & 0xff), (int)(plan[MB_TYPE] >> 8), (int)plan[MB_NRANKS],
+                      send, recv, stepSize, sendStep, recvStep, status);
+    answer(status, sendStep, recvStep);
+    if (threadIdx.x == 0) {
+      *(volatile long long*)(status + ST_DONE_SEQ) = seq;
+      __threadfence_system();
+    }
+    lastSeq = seq;
+    if (!ok) break;
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    __threadfence_system();
+    *(volatile int*)&status[ST_RETURNED] = 1;
   }
 }
 

@@ -2,6 +2,7 @@ package org.sparkccl.comm;
 
 import java.util.function.BooleanSupplier;
 import org.apache.logging.log4j.Logger;
+import org.sparkccl.config.CclConfig;
 import org.sparkccl.device.Device;
 import org.sparkccl.fifo.Fifo;
 import org.sparkccl.idle.IdleStrategies;
@@ -52,10 +53,11 @@ final class CommChannel {
       BooleanSupplier assist,
       Runnable wakeProxy,
       IdleStrategies idle,
-      Device device) {
+      Device device,
+      CclConfig config) {
     this.id = id;
     this.waiter = new KernelWaiter(idle, assist, wakeProxy);
-    this.kernel = device.newChannelKernel(stepSize, waiter, guard, assist);
+    this.kernel = device.newChannelKernel(stepSize, waiter, guard, assist, config);
     this.sendFifo = kernel.sendFifo();
     this.recvFifo = kernel.recvFifo();
     this.kernelThread = new KernelThread("sparkccl-kernel-r" + rank + "-c" + id, waiter);

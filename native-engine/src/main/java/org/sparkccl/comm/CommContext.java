@@ -65,7 +65,8 @@ final class CommContext {
             () -> assistProxy(c),
             proxy::wake,
             idle,
-            device);
+            device,
+            config);
   }
 
   /**

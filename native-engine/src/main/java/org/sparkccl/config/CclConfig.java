@@ -38,6 +38,7 @@ public final class CclConfig {
   private final IdleMode idle;
   private final int idleYieldUs;
   private final int idleCpusPerRank;
+  private final int cudaResidentUs;
   private final double hopLatencyUs;
   private final double linkGBps;
   private final double treeHopLatencyUs;
@@ -58,6 +59,7 @@ public final class CclConfig {
     this.idle = b.idle;
     this.idleYieldUs = b.idleYieldUs;
     this.idleCpusPerRank = b.idleCpusPerRank;
+    this.cudaResidentUs = b.cudaResidentUs;
     this.hopLatencyUs = b.hopLatencyUs;
     this.linkGBps = b.linkGBps;
     this.treeHopLatencyUs = b.treeHopLatencyUs;
@@ -164,6 +166,14 @@ public final class CclConfig {
     return idle;
   }
 
+  /**
+   * Microseconds a GPU channel kernel waits resident for the next collective; 0: one launch per
+   * collective.
+   */
+  public int cudaResidentUs() {
+    return cudaResidentUs;
+  }
+
   /** Microseconds a waiting thread yields before it blocks. */
   public int idleYieldUs() {
     return idleYieldUs;
@@ -219,6 +229,7 @@ public final class CclConfig {
       case IDLE -> idle.toString();
       case IDLE_YIELD_US -> Integer.toString(idleYieldUs);
       case IDLE_CPUS_PER_RANK -> Integer.toString(idleCpusPerRank);
+      case CUDA_RESIDENT_US -> Integer.toString(cudaResidentUs);
       case TUNER_HOP_LATENCY_US -> Double.toString(hopLatencyUs);
       case TUNER_LINK_GBPS -> Double.toString(linkGBps);
       case TUNER_TREE_HOP_LATENCY_US -> Double.toString(treeHopLatencyUs);
@@ -247,6 +258,7 @@ public final class CclConfig {
     private IdleMode idle;
     private int idleYieldUs;
     private int idleCpusPerRank;
+    private int cudaResidentUs;
     private double hopLatencyUs;
     private double linkGBps;
     private double treeHopLatencyUs;
@@ -275,6 +287,7 @@ public final class CclConfig {
       idle = c.idle;
       idleYieldUs = c.idleYieldUs;
       idleCpusPerRank = c.idleCpusPerRank;
+      cudaResidentUs = c.cudaResidentUs;
       hopLatencyUs = c.hopLatencyUs;
       linkGBps = c.linkGBps;
       treeHopLatencyUs = c.treeHopLatencyUs;
@@ -304,6 +317,7 @@ public final class CclConfig {
         case IDLE -> idle(Values.choice(k, text, IdleMode.values()));
         case IDLE_YIELD_US -> idleYieldUs(Values.integer(k, text));
         case IDLE_CPUS_PER_RANK -> idleCpusPerRank(Values.integer(k, text));
+        case CUDA_RESIDENT_US -> cudaResidentUs(Values.integer(k, text));
         case TUNER_HOP_LATENCY_US -> hopLatencyUs(Values.decimal(k, text));
         case TUNER_LINK_GBPS -> linkGBps(Values.decimal(k, text));
         case TUNER_TREE_HOP_LATENCY_US -> treeHopLatencyUs(Values.decimal(k, text));
@@ -385,6 +399,11 @@ public final class CclConfig {
       return this;
     }
 
+    public Builder cudaResidentUs(int v) {
+      cudaResidentUs = v;
+      return this;
+    }
+
     public Builder idleYieldUs(int v) {
       idleYieldUs = v;
       return this;
@@ -445,6 +464,9 @@ public final class CclConfig {
       }
       if (idleYieldUs < 0 || idleYieldUs > Key.MAX_IDLE_YIELD_US) {
         throw invalid(Key.IDLE_YIELD_US, idleYieldUs, "0.." + Key.MAX_IDLE_YIELD_US);
+      }
+      if (cudaResidentUs < 0 || cudaResidentUs > Key.MAX_CUDA_RESIDENT_US) {
+        throw invalid(Key.CUDA_RESIDENT_US, cudaResidentUs, "0.." + Key.MAX_CUDA_RESIDENT_US);
       }
       if (idleCpusPerRank < 0) {
         throw invalid(Key.IDLE_CPUS_PER_RANK, idleCpusPerRank, "0 or more");

@@ -55,6 +55,11 @@ public enum Key {
   IDLE_CPUS_PER_RANK("idle.cpusPerRank", "0"),
   /** Microseconds a backing-off wait yields before it blocks; also when a spinning wait stalls. */
   IDLE_YIELD_US("idle.yieldUs", "200"),
+  /**
+   * Microseconds a GPU channel kernel stays resident waiting for the next collective before it
+   * returns (the next one relaunches it); 0 launches one kernel per collective.
+   */
+  CUDA_RESIDENT_US("cuda.residentUs", "5000"),
   /** The tuner's cost of one ring hop in microseconds ({@code bin/sparkccl-calibrate}). */
   TUNER_HOP_LATENCY_US("tuner.hopLatencyUs", "46"),
   /** The tuner's bandwidth of one link in GB/s. */
@@ -78,6 +83,12 @@ public enum Key {
 
   /** A yield window past a second only burns CPU: a blocked thread wakes within 57 us here. */
   public static final int MAX_IDLE_YIELD_US = 1_000_000;
+
+  /**
+   * A resident GPU kernel keeps one SM per channel busy while it waits, and a device-wide
+   * synchronisation ({@code cuMemFree}) waits for it: at most a second.
+   */
+  public static final int MAX_CUDA_RESIDENT_US = 1_000_000;
 
   private final String key;
   private final String defaultValue;

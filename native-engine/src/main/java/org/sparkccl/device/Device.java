@@ -1,6 +1,7 @@
 package org.sparkccl.device;
 
 import java.util.function.BooleanSupplier;
+import org.sparkccl.config.CclConfig;
 import org.sparkccl.kernel.ChannelKernel;
 import org.sparkccl.kernel.KernelGuard;
 import org.sparkccl.kernel.KernelWaiter;
@@ -37,4 +38,18 @@ public interface Device {
   @SuppressWarnings("exports")
   ChannelKernel newChannelKernel(
       int stepSize, KernelWaiter waiter, KernelGuard guard, BooleanSupplier assist);
+
+  /**
+   * As {@link #newChannelKernel(int, KernelWaiter, KernelGuard, BooleanSupplier)}, for devices
+   * whose kernels take settings of {@code config} (the CUDA backend: {@code cuda.residentUs}).
+   */
+  @SuppressWarnings("exports")
+  default ChannelKernel newChannelKernel(
+      int stepSize,
+      KernelWaiter waiter,
+      KernelGuard guard,
+      BooleanSupplier assist,
+      CclConfig config) {
+    return newChannelKernel(stepSize, waiter, guard, assist);
+  }
 }

@@ -49,4 +49,19 @@ class ConfigDocsTest {
     // the Spark plugin strips "spark.ccl." and passes the rest through fromMap
     assertEquals(5, CclConfig.fromMap(Map.of(Key.N_CHANNELS.key(), "5")).nChannels());
   }
+
+  @Test
+  @DisplayName("cuda.residentUs takes 0 (a launch per collective) up to a second, nothing else")
+  void residentTimeIsBounded() {
+    assertEquals(5000, CclConfig.builder().build().cudaResidentUs());
+    assertEquals(0, CclConfig.fromMap(Map.of("cuda.residentUs", "0")).cudaResidentUs());
+    IllegalArgumentException e =
+        org.junit.jupiter.api.Assertions.assertThrows(
+            IllegalArgumentException.class,
+            () -> CclConfig.fromMap(Map.of("cuda.residentUs", "-1")));
+    assertTrue(e.getMessage().contains("cuda.residentUs"), e.getMessage());
+    org.junit.jupiter.api.Assertions.assertThrows(
+        IllegalArgumentException.class,
+        () -> CclConfig.builder().cudaResidentUs(Key.MAX_CUDA_RESIDENT_US + 1).build());
+  }
 }

@@ -24,6 +24,9 @@ public final class CudaBuffer implements DeviceBuffer {
   private final long bytes;
   private final BufferUse use = new BufferUse();
 
+  /** {@link #address()} once asked; 0 before. */
+  private volatile long address;
+
   CudaBuffer(CudaDevice device, long bytes) {
     if (bytes < 0) {
       throw new IllegalArgumentException("bytes=" + bytes + " is negative");
@@ -47,6 +50,20 @@ public final class CudaBuffer implements DeviceBuffer {
   @Override
   public boolean isClosed() {
     return use.isClosed();
+  }
+
+  /**
+   * The device address of byte 0 as a number, for plans that a resident kernel reads from host
+   * memory.
+   */
+  long address() {
+    use.checkNotFreed();
+    long a = address;
+    if (a == 0) {
+      a = MappedMemory.addressOf(pointer);
+      address = a;
+    }
+    return a;
   }
 
   /** The device address of byte {@code offset}, for kernels and copies. */

@@ -31,10 +31,16 @@ import org.sparkccl.kernel.KernelGuard;
 import org.sparkccl.util.EngineLog;
 
 /**
- * The kernel side of one channel on a GPU: each collective's share is one launch of {@code
- * channelKernel} (one block) on the channel's own stream, which runs the plan's primitives over
- * FIFOs in pinned host memory mapped into the device. The proxy thread drains and fills those FIFOs
- * exactly as it does for the host kernel.
+ * The kernel side of one channel on a GPU: one block on the channel's own stream runs each
+ * collective's plan of primitives over FIFOs in pinned host memory mapped into the device. The
+ * proxy thread drains and fills those FIFOs exactly as it does for the host kernel.
+ *
+ * <p>With {@code cuda.residentUs} above 0 (the default) the block stays resident ({@code
+ * residentKernel}): it polls a {@link ResidentMailbox} for the next plan, so back-to-back
+ * collectives pay no launch, no plan copy and no stream synchronisation; after {@code
+ * cuda.residentUs} without work it returns (a device-wide synchronisation such as {@code cuMemFree}
+ * waits for every running kernel), and the next collective launches it again. With 0, each
+ * collective is one launch of {@code channelKernel}.
  *
  * <p>While the block runs, the channel's kernel thread waits for the kernel's done word and lends
  * itself to the proxy ({@code assist}): a GPU cannot wake a Java thread, so someone must look at
@@ -65,6 +71,13 @@ public final class CudaChannelKernel implements ChannelKernel {
   private static final int DETAIL2 = 12;
   private static final int SEND_STEP = 16;
   private static final int RECV_STEP = 24;
+
+  /** The resident kernel's answer: the last sequence number it ran (int64). */
+  static final int DONE_SEQ = 32;
+
+  /** 1 once the resident kernel is about to return. */
+  static final int RETURNED = 40;
+
   private static final VarHandle LONGS =
       MethodHandles.byteBufferViewVarHandle(long[].class, ByteOrder.nativeOrder());
   private static final int ERR_ABORTED = 1;
@@ -92,7 +105,20 @@ public final class CudaChannelKernel implements ChannelKernel {
   /** Where the block reads received slots: its receive FIFO's, or the sender's send slots. */
   private volatile CUdeviceptr recvSlots;
 
-  private final CUdeviceptr plan = new CUdeviceptr();
+  /** {@link #recvSlots} as a number, for the resident kernel's mailbox. */
+  private volatile long recvAddress;
+
+  /** The plan of a launch per collective; null when resident. */
+  private final CUdeviceptr plan;
+
+  /** The resident kernel's plans; null with a launch per collective. */
+  private final ResidentMailbox mailbox;
+
+  private final long residentNanos;
+
+  /** A resident block was launched and may still run. */
+  private boolean launched;
+
   private long sendStep;
   private long recvStep;
 
@@ -100,7 +126,7 @@ public final class CudaChannelKernel implements ChannelKernel {
    * @param assist one proxy progress pass, returning whether anything moved
    */
   public CudaChannelKernel(
-      CudaDevice device, int stepSize, KernelGuard guard, BooleanSupplier assist) {
+      CudaDevice device, int stepSize, KernelGuard guard, BooleanSupplier assist, int residentUs) {
     this.device = device;
     this.stepSize = stepSize;
     this.guard = guard;
@@ -114,8 +140,17 @@ public final class CudaChannelKernel implements ChannelKernel {
     this.sendFifo = fifoIn(sendMemory, stepSize);
     this.recvFifo = fifoIn(recvMemory, stepSize);
     this.recvSlots = recvMemory.devicePointer(FifoLayout.CONTROL_BYTES);
+    this.recvAddress = recvMemory.deviceAddress(FifoLayout.CONTROL_BYTES);
     cuStreamCreate(stream, CUstream_flags.CU_STREAM_NON_BLOCKING);
-    cuMemAlloc(plan, (long) MAX_CALLS * PlanEncoding.WORDS * Long.BYTES);
+    this.residentNanos = residentUs * 1000L;
+    if (residentUs > 0) {
+      this.plan = null;
+      this.mailbox = new ResidentMailbox(device, MAX_CALLS);
+    } else {
+      this.plan = new CUdeviceptr();
+      this.mailbox = null;
+      cuMemAlloc(plan, (long) MAX_CALLS * PlanEncoding.WORDS * Long.BYTES);
+    }
   }
 
   private static Fifo fifoIn(MappedMemory m, int stepSize) {
@@ -157,6 +192,7 @@ public final class CudaChannelKernel implements ChannelKernel {
               + ")");
     }
     recvSlots = sender.sendMemory.devicePointer(FifoLayout.CONTROL_BYTES);
+    recvAddress = sender.sendMemory.deviceAddress(FifoLayout.CONTROL_BYTES);
   }
 
   @Override
@@ -173,6 +209,10 @@ public final class CudaChannelKernel implements ChannelKernel {
   public void run(ChannelWork w) {
     ChannelPlan p = w.plan();
     device.makeCurrent();
+    if (mailbox != null) {
+      runResident(w, p);
+      return;
+    }
     long[] encoded = PlanEncoding.encode(p);
     int calls = p.calls().size();
     for (int first = 0; first < calls; first += MAX_CALLS) {
@@ -184,6 +224,104 @@ public final class CudaChannelKernel implements ChannelKernel {
           (long) n * PlanEncoding.WORDS * Long.BYTES);
       launch(w, n);
     }
+  }
+
+  /**
+   * Posts the plan (in pieces of at most {@link #MAX_CALLS} calls) to the resident block, launching
+   * it first when none runs, and waits for each piece's answer.
+   */
+  private void runResident(ChannelWork w, ChannelPlan p) {
+    long src = ((CudaBuffer) w.src()).address();
+    long dst = ((CudaBuffer) w.dst()).address();
+    int type = w.type().ordinal();
+    int op = w.op() == null ? 0 : w.op().ordinal();
+    int calls = p.calls().size();
+    int first = 0;
+    do {
+      int n = Math.min(MAX_CALLS, calls - first);
+      long seq = mailbox.post(p, first, n, src, dst, type, op, w.nRanks(), recvAddress);
+      ByteBuffer st = status.buffer();
+      ensureResident(seq);
+      while (true) {
+        awaitDone(seq);
+        if ((long) LONGS.getVolatile(st, DONE_SEQ) == seq) {
+          break;
+        }
+        // it returned (idle) before it saw this plan: launch it again, it finds the plan waiting
+        ensureResident(seq);
+      }
+      int error = (int) INTS.getVolatile(st, ERROR);
+      if (error != 0) {
+        // the block returns after an error; the next collective launches a new one
+        awaitReturned();
+      }
+      checkStatus(st);
+      sendStep = (long) LONGS.getVolatile(st, SEND_STEP);
+      recvStep = (long) LONGS.getVolatile(st, RECV_STEP);
+      first += n;
+    } while (first < calls);
+  }
+
+  /**
+   * After {@code seq} was posted: keeps a running block (it sees the plan, or returns and the wait
+   * comes back here), else launches one unless the block that returned ran {@code seq} first.
+   */
+  private void ensureResident(long seq) {
+    ByteBuffer st = status.buffer();
+    if (launched) {
+      if ((int) INTS.getVolatile(st, RETURNED) == 0) {
+        return;
+      }
+      awaitReturned();
+      if ((long) LONGS.getVolatile(st, DONE_SEQ) == seq) {
+        return;
+      }
+    }
+    launchResident(seq - 1);
+  }
+
+  /** Launches the resident block, which takes the plans after {@code lastSeq}. */
+  private void launchResident(long lastSeq) {
+    ByteBuffer st = status.buffer();
+    for (int off = 0; off < 16; off += 4) {
+      INTS.setVolatile(st, off, 0);
+    }
+    LONGS.setVolatile(st, DONE_SEQ, lastSeq);
+    INTS.setVolatile(st, RETURNED, 0);
+    Pointer params =
+        Pointer.to(
+            Pointer.to(mailbox.devicePointer()),
+            Pointer.to(sendMemory.devicePointer(0)),
+            Pointer.to(recvMemory.devicePointer(0)),
+            Pointer.to(new int[] {stepSize}),
+            Pointer.to(new long[] {sendStep}),
+            Pointer.to(new long[] {recvStep}),
+            Pointer.to(new long[] {lastSeq}),
+            Pointer.to(status.devicePointer(0)),
+            Pointer.to(new long[] {residentNanos}));
+    cuLaunchKernel(
+        device.kernels().residentKernel(), 1, 1, 1, THREADS, 1, 1, 0, stream, params, null);
+    launched = true;
+  }
+
+  /**
+   * Waits (at most {@link #ABORT_GRACE_NANOS}) for a resident block that is returning, then for its
+   * stream. Returns whether it returned; if not, the stream is left alone so that nothing hangs.
+   */
+  private boolean awaitReturned() {
+    if (!launched) {
+      return true;
+    }
+    long deadline = System.nanoTime() + ABORT_GRACE_NANOS;
+    while ((int) INTS.getVolatile(status.buffer(), RETURNED) == 0) {
+      if (System.nanoTime() > deadline) {
+        return false;
+      }
+      Thread.onSpinWait();
+    }
+    cuStreamSynchronize(stream);
+    launched = false;
+    return true;
   }
 
   /** One launch over the first {@code nCalls} calls in the plan buffer; advances the steps. */
@@ -210,7 +348,7 @@ public final class CudaChannelKernel implements ChannelKernel {
             Pointer.to(status.devicePointer(0)));
     cuLaunchKernel(
         device.kernels().channelKernel(), 1, 1, 1, THREADS, 1, 1, 0, stream, params, null);
-    awaitDone();
+    awaitDone(-1);
     cuStreamSynchronize(stream);
     checkStatus(st);
     // the block counted its steps; read them back rather than recount the calls
@@ -219,15 +357,16 @@ public final class CudaChannelKernel implements ChannelKernel {
   }
 
   /**
-   * Waits for the block's done word, driving the proxy meanwhile. The timeout counts time without
-   * progress: any FIFO counter that moved resets it.
+   * Waits for the block's done word (for a resident block: its answer to {@code seq}, or its
+   * return), driving the proxy meanwhile. The timeout counts time without progress: any FIFO
+   * counter that moved resets it.
    */
-  private void awaitDone() {
+  private void awaitDone(long seq) {
     ByteBuffer st = status.buffer();
     long lastProgress = System.nanoTime();
     long lastCounters = counters();
     int idle = 0;
-    while ((int) INTS.getVolatile(st, DONE) == 0) {
+    while (!finished(st, seq)) {
       if (assist.getAsBoolean()) {
         idle = 0;
         continue;
@@ -253,6 +392,14 @@ public final class CudaChannelKernel implements ChannelKernel {
     }
   }
 
+  private static boolean finished(ByteBuffer st, long seq) {
+    if (seq < 0) {
+      return (int) INTS.getVolatile(st, DONE) != 0;
+    }
+    return (long) LONGS.getVolatile(st, DONE_SEQ) == seq
+        || (int) INTS.getVolatile(st, RETURNED) != 0;
+  }
+
   private long counters() {
     return sendFifo.head() * 31 + sendFifo.tail() * 17 + recvFifo.head() * 7 + recvFifo.tail();
   }
@@ -266,6 +413,10 @@ public final class CudaChannelKernel implements ChannelKernel {
   private void abortBlock() {
     sendFifo.abort();
     recvFifo.abort();
+    if (mailbox != null) {
+      awaitReturned();
+      return;
+    }
     long deadline = System.nanoTime() + ABORT_GRACE_NANOS;
     while ((int) INTS.getVolatile(status.buffer(), DONE) == 0 && System.nanoTime() < deadline) {
       Thread.onSpinWait();
@@ -320,8 +471,22 @@ public final class CudaChannelKernel implements ChannelKernel {
       return;
     }
     device.makeCurrent();
+    if (mailbox != null) {
+      mailbox.shutdown();
+      if (!awaitReturned()) {
+        // freeing memory a running block reads could crash the process: leak it instead
+        LOG.error(
+            "{}: the resident CUDA kernel did not return within {} s; its memory is not freed",
+            guard.describe(false),
+            ABORT_GRACE_NANOS / 1_000_000_000L);
+        return;
+      }
+      mailbox.close();
+    }
     cuStreamDestroy(stream);
-    cuMemFree(plan);
+    if (plan != null) {
+      cuMemFree(plan);
+    }
     status.close();
   }
 }

@@ -11,6 +11,7 @@ import java.util.function.BooleanSupplier;
 import jcuda.driver.CUcontext;
 import jcuda.driver.CUdevice;
 import jcuda.driver.CUdevice_attribute;
+import org.sparkccl.config.CclConfig;
 import org.sparkccl.device.Device;
 import org.sparkccl.kernel.ChannelKernel;
 import org.sparkccl.kernel.KernelGuard;
@@ -114,7 +115,18 @@ public final class CudaDevice implements Device {
   @Override
   public ChannelKernel newChannelKernel(
       int stepSize, KernelWaiter waiter, KernelGuard guard, BooleanSupplier assist) {
-    return new CudaChannelKernel(this, stepSize, guard, assist);
+    return newChannelKernel(stepSize, waiter, guard, assist, CclConfig.builder().build());
+  }
+
+  /** As above, resident or launched per collective as {@code cuda.residentUs} says. */
+  @Override
+  public ChannelKernel newChannelKernel(
+      int stepSize,
+      KernelWaiter waiter,
+      KernelGuard guard,
+      BooleanSupplier assist,
+      CclConfig config) {
+    return new CudaChannelKernel(this, stepSize, guard, assist, config.cudaResidentUs());
   }
 
   @Override

@@ -46,6 +46,7 @@ public final class CudaKernels {
   private final CUmodule module = new CUmodule();
   private final CUfunction channelKernel = new CUfunction();
   private final CUfunction reduceKernel = new CUfunction();
+  private final CUfunction residentKernel = new CUfunction();
 
   private CudaKernels(byte[] image) {
     byte[] terminated = image;
@@ -56,6 +57,7 @@ public final class CudaKernels {
     cuModuleLoadData(module, terminated);
     cuModuleGetFunction(channelKernel, module, "channelKernel");
     cuModuleGetFunction(reduceKernel, module, "reduceKernel");
+    cuModuleGetFunction(residentKernel, module, "residentKernel");
   }
 
   static CudaKernels load(CudaDevice device) {
@@ -70,6 +72,11 @@ public final class CudaKernels {
   /** One block per channel runs a collective's primitive sequence over the FIFOs. */
   public CUfunction channelKernel() {
     return channelKernel;
+  }
+
+  /** One block per channel that stays on the GPU and runs each plan posted to its mailbox. */
+  public CUfunction residentKernel() {
+    return residentKernel;
   }
 
   /** {@code out = a op b} over a whole buffer: the reduction alone, for the benchmark. */

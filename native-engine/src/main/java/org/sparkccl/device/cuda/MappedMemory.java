@@ -5,11 +5,13 @@ import static jcuda.driver.JCudaDriver.CU_MEMHOSTALLOC_PORTABLE;
 import static jcuda.driver.JCudaDriver.cuMemFreeHost;
 import static jcuda.driver.JCudaDriver.cuMemHostAlloc;
 import static jcuda.driver.JCudaDriver.cuMemHostGetDevicePointer;
+import static jcuda.driver.JCudaDriver.cuPointerGetAttribute;
 
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import jcuda.Pointer;
 import jcuda.driver.CUdeviceptr;
+import jcuda.driver.CUpointer_attribute;
 
 /**
  * Pinned host memory mapped into a device ({@code cuMemHostAlloc} with {@code DEVICEMAP |
@@ -22,6 +24,7 @@ public final class MappedMemory implements AutoCloseable {
   private final Pointer host = new Pointer();
   private final CUdeviceptr devicePointer = new CUdeviceptr();
   private final ByteBuffer buffer;
+  private final long address;
   private boolean closed;
 
   MappedMemory(CudaDevice device, long bytes) {
@@ -34,6 +37,7 @@ public final class MappedMemory implements AutoCloseable {
     cuMemHostAlloc(host, bytes, CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_PORTABLE);
     cuMemHostGetDevicePointer(devicePointer, host, 0);
     this.buffer = host.getByteBuffer(0, bytes).order(ByteOrder.nativeOrder());
+    this.address = addressOf(devicePointer);
     byte[] zeros = new byte[(int) Math.min(bytes, 1 << 16)];
     for (int at = 0; at < bytes; at += zeros.length) {
       buffer.put(at, zeros, 0, (int) Math.min(zeros.length, bytes - at));
@@ -43,6 +47,19 @@ public final class MappedMemory implements AutoCloseable {
   /** The memory, native byte order, position 0. */
   public ByteBuffer buffer() {
     return buffer;
+  }
+
+  /** The device's address of byte {@code offset} as a number, for plans in host memory. */
+  public long deviceAddress(long offset) {
+    return address + offset;
+  }
+
+  /** What {@code pointer} (without a byte offset) points to, as the device sees it. */
+  static long addressOf(CUdeviceptr pointer) {
+    long[] value = new long[1];
+    cuPointerGetAttribute(
+        Pointer.to(value), CUpointer_attribute.CU_POINTER_ATTRIBUTE_DEVICE_POINTER, pointer);
+    return value[0];
   }
 
   /** The device's address of byte {@code offset}. */

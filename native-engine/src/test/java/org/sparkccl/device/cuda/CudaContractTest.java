@@ -68,6 +68,47 @@ class CudaContractTest {
   }
 
   @Test
+  void theKernelSourceRepeatsTheResidentMailboxAndStatusWords() throws IOException {
+    Map<String, Long> d = defines();
+    assertEquals(ResidentMailbox.SEQ, 8 * d.get("MB_SEQ"));
+    assertEquals(ResidentMailbox.N_CALLS, 8 * d.get("MB_NCALLS"));
+    assertEquals(ResidentMailbox.SRC, 8 * d.get("MB_SRC"));
+    assertEquals(ResidentMailbox.DST, 8 * d.get("MB_DST"));
+    assertEquals(ResidentMailbox.TYPE, 8 * d.get("MB_TYPE"));
+    assertEquals(ResidentMailbox.N_RANKS, 8 * d.get("MB_NRANKS"));
+    assertEquals(ResidentMailbox.RECV_DATA, 8 * d.get("MB_RECVDATA"));
+    assertEquals(ResidentMailbox.SHUTDOWN, 8 * d.get("MB_SHUTDOWN"));
+    assertEquals(ResidentMailbox.CALLS, d.get("MB_CALLS_BYTE"));
+    assertEquals(CudaChannelKernel.DONE_SEQ, 4 * d.get("ST_DONE_SEQ"));
+    assertEquals(CudaChannelKernel.RETURNED, 4 * d.get("ST_RETURNED"));
+  }
+
+  @Test
+  void aResidentPostHoldsTheCallsFromTheirOffsetAndTheArgumentsInTheirWords() {
+    ChannelPlan plan = RingAllReduce.plan(1, 1, 3, 0, 10_001, 4, 8192);
+    int first = 1;
+    int n = plan.calls().size() - 1;
+    java.nio.ByteBuffer words =
+        java.nio.ByteBuffer.allocate(ResidentMailbox.CALLS + n * 32)
+            .order(java.nio.ByteOrder.nativeOrder());
+    ResidentMailbox.write(
+        words, plan, first, n, 0x7000_0000_1000L, 0x7000_0002_0000L, 8, 4, 3, 77L);
+    assertEquals(n, words.getLong(ResidentMailbox.N_CALLS));
+    assertEquals(0x7000_0000_1000L, words.getLong(ResidentMailbox.SRC));
+    assertEquals(0x7000_0002_0000L, words.getLong(ResidentMailbox.DST));
+    assertEquals(8 | 4 << 8, words.getLong(ResidentMailbox.TYPE));
+    assertEquals(3, words.getLong(ResidentMailbox.N_RANKS));
+    assertEquals(77L, words.getLong(ResidentMailbox.RECV_DATA));
+    long[] expected = PlanEncoding.encode(plan);
+    for (int w = 0; w < n * PlanEncoding.WORDS; w++) {
+      assertEquals(
+          expected[first * PlanEncoding.WORDS + w],
+          words.getLong(ResidentMailbox.CALLS + w * Long.BYTES),
+          "word " + w);
+    }
+  }
+
+  @Test
   void aPlanIsEncodedAsFourWordsPerCallInOrder() {
     ChannelPlan plan = RingAllReduce.plan(0, 1, 3, 0, 10_001, 4, 8192);
     long[] words = PlanEncoding.encode(plan);

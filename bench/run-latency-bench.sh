@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# Latency benchmark: allReduce float32 sum from 8 B to 16 MiB, SparkCCL (socket and ucx
+# transports, algo auto and rd) beside OpenMPI (shared memory, and TCP with
+# --mca btl tcp,self --mca pml ob1) at 4 and 8 rank processes on this machine, all in one run; a
+# Jucx put ping-pong between two processes gives the floor under the ucx transport. Every setup
+# runs REPEATS times, interleaved so that the machine's load falls on all of them alike; the table
+# gives medians. Writes bench/build/latency/: one JSON per run (the perf tool's --json; OpenMPI's
+# rows converted), summary.json, table.md and the plots latency-n4.png, latency-n8.png.
+#
+# It runs from a checkout (bin/sparkccl-perf, java) and from the bundle bench/gpu/pack.sh makes for
+# machines without Java (bench/gpu/run.sh DIR latency sets SPARKCCL_PERF and JAVA_CMD).
+#
+# Environment overrides (defaults in brackets):
+#   RANKS_LIST ["4 8"]  REPEATS [3]  MIN [8]  MAX [16M]  FACTOR [8]  WARMUP [10]  ITERS [50]
+#   JIT_WARMUP [500]: untimed calls before the first size
+#   IDLE [auto]: SPARKCCL_IDLE for every SparkCCL rank (auto spins when the cores allow it)
+#   SETUPS ["socket-auto socket-rd ucx-auto ucx-rd mpi-shm mpi-tcp"]
+#   FLOOR [1]: 0 skips the Jucx put ping-pong
+#   OUT [bench/build/latency]  SPARKCCL_PERF [bin/sparkccl-perf]  JAVA_CMD [java -cp perf/target/lib/*]
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+# shellcheck source=bench/common.sh
+source bench/common.sh
+
+RANKS_LIST="${RANKS_LIST:-4 8}"
+REPEATS="${REPEATS:-3}"
+MIN="${MIN:-8}"
+MAX="${MAX:-16M}"
+FACTOR="${FACTOR:-8}"
+WARMUP="${WARMUP:-10}"
+ITERS="${ITERS:-50}"
+JIT_WARMUP="${JIT_WARMUP:-500}"
+IDLE="${IDLE:-auto}"
+SETUPS="${SETUPS:-socket-auto socket-rd ucx-auto ucx-rd mpi-shm mpi-tcp}"
+FLOOR="${FLOOR:-1}"
+OUT="${OUT:-$BUILD/latency}"
+read -r -a PERF <<<"${SPARKCCL_PERF:-bin/sparkccl-perf}"
+read -r -a JAVA_CMD <<<"${JAVA_CMD:-java -cp perf/target/lib/*}"
+
+ensure_deps
+build_mpi_coll
+mkdir -p "$OUT"
+rm -f "$OUT"/run-*.json "$OUT"/*.err "$OUT"/floor.txt
+
+run_setup() { # setup ranks pass
+  local setup=$1 n=$2 pass=$3 file="$OUT/run-$1-n$2-p$3"
+  local sizes=(-b "$MIN" -e "$MAX" -f "$FACTOR" -w "$WARMUP" -i "$ITERS")
+  case "$setup" in
+    socket-* | ucx-*)
+      local cmd=("${PERF[@]}" -n "$n" -t "${setup%-*}" -a "${setup#*-}" -o allreduce -d float32 -r sum
+        "${sizes[@]}" -c 1 --jit-warmup "$JIT_WARMUP" --json "$file.json")
+      log "pass $pass: SPARKCCL_IDLE=$IDLE $(quote "${cmd[@]}")"
+      SPARKCCL_IDLE="$IDLE" "${cmd[@]}" >"$file.txt" 2>"$file.err" || log "FAILED: see $file.err"
+      ;;
+    mpi-shm | mpi-tcp)
+      local cmd=("${MPIRUN[@]}")
+      [[ $setup == mpi-tcp ]] && cmd+=("${MPI_TCP_ARGS[@]}")
+      cmd+=(-np "$n" "$MPI_BIN" -o allreduce -d float32 "${sizes[@]}" -a 0)
+      log "pass $pass: $(quote "${cmd[@]}")"
+      "${cmd[@]}" >"$file.txt" 2>"$file.err" || log "FAILED: see $file.err"
+      python3 bench/latency_table.py --mpi-json "$file.txt" "$n" "$setup" >"$file.json"
+      ;;
+    *) log "unknown setup $setup"; exit 2 ;;
+  esac
+}
+
+if [[ $FLOOR == 1 ]]; then
+  port=$((20000 + RANDOM % 20000))
+  micro=bench/micro/JucxPutPingPong.java
+  [[ -n ${MICRO_CLASSES:-} ]] && micro=JucxPutPingPong # precompiled (the GPU bundle)
+  log "floor: $(quote "${JAVA_CMD[@]}") $micro 0|1 $port"
+  timeout 120 "${JAVA_CMD[@]}" "$micro" 1 "$port" 2>"$OUT/floor1.err" &
+  floor_pid=$!
+  timeout 120 "${JAVA_CMD[@]}" "$micro" 0 "$port" 2>"$OUT/floor0.err" | tee "$OUT/floor.txt" >&2 || log "floor FAILED: see $OUT/floor0.err"
+  wait "$floor_pid" || true
+fi
+
+for pass in $(seq 1 "$REPEATS"); do
+  for n in $RANKS_LIST; do
+    for setup in $SETUPS; do
+      run_setup "$setup" "$n" "$pass"
+    done
+  done
+done
+
+UCX_VERSION="$(dpkg-query -W -f='${Version}' libucx0 2>/dev/null || echo unknown)"
+python3 bench/latency_table.py "$OUT" \
+  "Date: $(date -u '+%Y-%m-%d %H:%M UTC')" \
+  "Machine: $(uname -srm), $(nproc) cores; $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)" \
+  "SparkCCL: idle=$IDLE, defaults otherwise; UCX: libucx0 $UCX_VERSION, Jucx 1.12.1, UCX_TLS=${UCX_TLS:-unset}" \
+  "OpenMPI: $(mpirun --version 2>&1 | head -1)" \
+  "Command: bench/run-latency-bench.sh (RANKS_LIST='$RANKS_LIST' REPEATS=$REPEATS MIN=$MIN MAX=$MAX FACTOR=$FACTOR WARMUP=$WARMUP ITERS=$ITERS IDLE=$IDLE)" \
+  | tee "$OUT/table.md"
+if python3 -c 'import matplotlib' 2>/dev/null; then
+  python3 bench/plot_bench.py "$OUT/summary.json" "$OUT"
+else
+  log "no matplotlib here: plot elsewhere with python3 bench/plot_bench.py $OUT/summary.json DIR"
+fi
