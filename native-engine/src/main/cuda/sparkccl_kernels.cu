@@ -64,7 +64,8 @@ struct Call {
   long long bytes;
 };
 
-// A FIFO as the kernel sees it: the control block and the slots, both in mapped host memory.
+// A FIFO as the kernel sees it: the control block (mapped host memory, shared between processes
+// on a direct edge) and the slots (mapped host memory, or the receiving GPU's memory).
 struct Fifo {
   char* control;
   char* data;
@@ -362,9 +363,11 @@ __device__ void release(const Fifo& recv, long long step) {
 // slice (one FIFO slot each), as HostChannelKernel does on a Java thread.
 extern "C" __global__ void __launch_bounds__(512, 1)
 channelKernel(const Call* calls, int nCalls, char* src, char* dst, int dtype, int op, int nRanks,
-              char* sendControl, char* recvControl, char* recvData, int stepSize, long long sendStep,
-              long long recvStep, int* status) {
-  Fifo send = {sendControl, sendControl + FIFO_CONTROL_BYTES};
+              char* sendControl, char* sendData, char* recvControl, char* recvData, int stepSize,
+              long long sendStep, long long recvStep, int* status) {
+  // sendData: this FIFO's own slots, or the next rank's receive slots on a direct edge (its GPU's
+  // memory through CUDA IPC or peer access, or shared host memory)
+  Fifo send = {sendControl, sendData};
   // recvData: this FIFO's own slots, or the previous rank's send slots when ranks share them
   Fifo recv = {recvControl, recvData};
   long long first = threadIdx.x;

@@ -35,6 +35,7 @@ public final class CclConfig {
   private final LogLevel debug;
   private final DeviceSpec device;
   private final IdleMode idle;
+  private final boolean p2p;
   private final int idleYieldUs;
   private final int idleCpusPerRank;
   private final double hopLatencyUs;
@@ -56,6 +57,7 @@ public final class CclConfig {
     this.idle = b.idle;
     this.idleYieldUs = b.idleYieldUs;
     this.idleCpusPerRank = b.idleCpusPerRank;
+    this.p2p = b.p2p;
     this.hopLatencyUs = b.hopLatencyUs;
     this.linkGBps = b.linkGBps;
     this.treeHopLatencyUs = b.treeHopLatencyUs;
@@ -157,6 +159,11 @@ public final class CclConfig {
     return idle;
   }
 
+  /** Whether ranks of one host may write into each other's GPU memory (key {@code p2p}). */
+  public boolean p2p() {
+    return p2p;
+  }
+
   /** Microseconds a waiting thread yields before it blocks. */
   public int idleYieldUs() {
     return idleYieldUs;
@@ -203,6 +210,7 @@ public final class CclConfig {
       case SOCKET_N_SOCKS_PER_THREAD -> Integer.toString(socketsPerThread);
       case SOCKET_HOST -> socketHost == null ? "auto" : socketHost;
       case TRANSPORT -> transport.toString();
+      case P2P -> p2p ? "auto" : "off";
       case IB_QPS_PER_CONNECTION -> Integer.toString(qpsPerConnection);
       case TIMEOUT -> timeout.toMillis() + "ms";
       case ALGO -> algo.toString();
@@ -236,6 +244,7 @@ public final class CclConfig {
     private LogLevel debug;
     private DeviceSpec device;
     private IdleMode idle;
+    private boolean p2p;
     private int idleYieldUs;
     private int idleCpusPerRank;
     private double hopLatencyUs;
@@ -263,6 +272,7 @@ public final class CclConfig {
       debug = c.debug;
       device = c.device;
       idle = c.idle;
+      p2p = c.p2p;
       idleYieldUs = c.idleYieldUs;
       idleCpusPerRank = c.idleCpusPerRank;
       hopLatencyUs = c.hopLatencyUs;
@@ -285,6 +295,7 @@ public final class CclConfig {
         case SOCKET_N_SOCKS_PER_THREAD -> socketsPerThread(Values.integer(k, text));
         case SOCKET_HOST -> socketHost(text.trim());
         case TRANSPORT -> transport(Values.choice(k, text, Transport.values()));
+        case P2P -> p2p(Values.choice(k, text, P2pSetting.values()) == P2pSetting.AUTO);
         case IB_QPS_PER_CONNECTION -> qpsPerConnection(Values.integer(k, text));
         case TIMEOUT -> timeout(Values.duration(k, text));
         case ALGO -> algo(Values.choice(k, text, Algorithm.values()));
@@ -360,6 +371,12 @@ public final class CclConfig {
 
     public Builder device(DeviceSpec v) {
       device = v;
+      return this;
+    }
+
+    /** {@code true}: {@code p2p=auto}; {@code false}: {@code p2p=off}. */
+    public Builder p2p(boolean v) {
+      p2p = v;
       return this;
     }
 
@@ -451,5 +468,11 @@ public final class CclConfig {
     private static IllegalArgumentException invalid(Key key, Object value, String expected) {
       return new IllegalArgumentException(key + "=" + value + " is invalid; expected " + expected);
     }
+  }
+
+  /** The two values of {@code p2p}. */
+  private enum P2pSetting {
+    AUTO,
+    OFF
   }
 }

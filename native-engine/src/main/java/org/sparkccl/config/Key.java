@@ -26,6 +26,12 @@ public enum Key {
   SOCKET_HOST("socket.host", null),
   /** How ring channels move slots: {@code auto}, {@code socket}, {@code ucx} or {@code local}. */
   TRANSPORT("transport", "auto"),
+  /**
+   * Ranks of one host whose GPUs reach each other write straight into each other's FIFOs ({@code
+   * auto}), like NCCL's P2P transport; {@code off} sends them through shared host memory instead,
+   * like {@code NCCL_P2P_DISABLE=1}. Only with {@code transport=auto}.
+   */
+  P2P("p2p", "auto"),
   /** UCX endpoints per ring connection, like {@code NCCL_IB_QPS_PER_CONNECTION}. */
   IB_QPS_PER_CONNECTION("ib.qpsPerConnection", "1"),
   /** Longest wait without progress before a collective fails; ms, s, m suffixes (plain: s). */

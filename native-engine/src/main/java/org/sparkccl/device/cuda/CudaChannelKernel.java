@@ -24,6 +24,9 @@ import org.sparkccl.fifo.FifoLayout;
 import org.sparkccl.kernel.ChannelKernel;
 import org.sparkccl.kernel.ChannelWork;
 import org.sparkccl.kernel.KernelGuard;
+import org.sparkccl.transport.p2p.DirectFifoKernel;
+import org.sparkccl.transport.p2p.EdgeKind;
+import org.sparkccl.transport.p2p.FifoHandle;
 
 /**
  * The kernel side of one channel on a GPU: each collective's share is one launch of {@code
@@ -40,7 +43,7 @@ import org.sparkccl.kernel.KernelGuard;
  * <p>Streams are non-blocking: the synchronous copies other ranks' threads make on the legacy
  * stream must never wait for a block that is waiting for them.
  */
-public final class CudaChannelKernel implements ChannelKernel {
+public final class CudaChannelKernel implements ChannelKernel, DirectFifoKernel {
   /** Threads of the channel block. */
   static final int THREADS = 512;
 
@@ -81,6 +84,18 @@ public final class CudaChannelKernel implements ChannelKernel {
   /** Where the block reads received slots: its receive FIFO's, or the sender's send slots. */
   private volatile CUdeviceptr recvSlots;
 
+  /** The FIFOs the block uses: its own, or those of a direct edge ({@link DirectFifos}). */
+  private volatile CUdeviceptr sendControl;
+
+  private volatile CUdeviceptr sendSlots;
+  private volatile CUdeviceptr recvControl;
+
+  /** The control blocks of the FIFOs the block uses, for progress and abort. */
+  private volatile ByteBuffer sendView;
+
+  private volatile ByteBuffer recvView;
+  private final DirectFifos direct;
+
   private final CUdeviceptr plan = new CUdeviceptr();
   private long sendStep;
   private long recvStep;
@@ -103,6 +118,12 @@ public final class CudaChannelKernel implements ChannelKernel {
     this.sendFifo = fifoIn(sendMemory, stepSize);
     this.recvFifo = fifoIn(recvMemory, stepSize);
     this.recvSlots = recvMemory.devicePointer(FifoLayout.CONTROL_BYTES);
+    this.sendControl = sendMemory.devicePointer(0);
+    this.sendSlots = sendMemory.devicePointer(FifoLayout.CONTROL_BYTES);
+    this.recvControl = recvMemory.devicePointer(0);
+    this.sendView = sendMemory.buffer().slice(0, FifoLayout.CONTROL_BYTES);
+    this.recvView = recvMemory.buffer().slice(0, FifoLayout.CONTROL_BYTES);
+    this.direct = new DirectFifos(device, stepSize);
     cuStreamCreate(stream, CUstream_flags.CU_STREAM_NON_BLOCKING);
     cuMemAlloc(plan, (long) MAX_CALLS * PlanEncoding.WORDS * Long.BYTES);
   }
@@ -149,6 +170,39 @@ public final class CudaChannelKernel implements ChannelKernel {
   }
 
   @Override
+  public String deviceId() {
+    return device.pciBusId();
+  }
+
+  @Override
+  public boolean reaches(String deviceId) {
+    return device.reaches(deviceId);
+  }
+
+  @Override
+  public FifoHandle exportRecv(EdgeKind kind, String name) {
+    DirectFifos.Side[] side = new DirectFifos.Side[1];
+    FifoHandle h = direct.exportRecv(kind, name, side);
+    recvControl = side[0].control();
+    recvSlots = side[0].data();
+    recvView = side[0].controlView();
+    return h;
+  }
+
+  @Override
+  public void importSend(FifoHandle handle) {
+    DirectFifos.Side side = direct.importSend(handle);
+    sendControl = side.control();
+    sendSlots = side.data();
+    sendView = side.controlView();
+  }
+
+  @Override
+  public void unlinkExported() {
+    direct.unlinkExported();
+  }
+
+  @Override
   public Fifo sendFifo() {
     return sendFifo;
   }
@@ -190,8 +244,9 @@ public final class CudaChannelKernel implements ChannelKernel {
             Pointer.to(new int[] {w.type().ordinal()}),
             Pointer.to(new int[] {w.op() == null ? 0 : w.op().ordinal()}),
             Pointer.to(new int[] {w.nRanks()}),
-            Pointer.to(sendMemory.devicePointer(0)),
-            Pointer.to(recvMemory.devicePointer(0)),
+            Pointer.to(sendControl),
+            Pointer.to(sendSlots),
+            Pointer.to(recvControl),
             Pointer.to(recvSlots),
             Pointer.to(new int[] {stepSize}),
             Pointer.to(new long[] {sendStep}),
@@ -233,7 +288,9 @@ public final class CudaChannelKernel implements ChannelKernel {
         lastProgress = now;
       }
       try {
-        guard.checkWait(now - lastProgress, guard.describe(recvFifo.tail() <= recvStep));
+        guard.checkWait(
+            now - lastProgress,
+            guard.describe((long) LONGS.getVolatile(recvView, FifoLayout.TAIL_OFFSET) <= recvStep));
       } catch (RuntimeException e) {
         abortBlock();
         throw e;
@@ -243,13 +300,21 @@ public final class CudaChannelKernel implements ChannelKernel {
   }
 
   private long counters() {
-    return sendFifo.head() * 31 + sendFifo.tail() * 17 + recvFifo.head() * 7 + recvFifo.tail();
+    ByteBuffer s = sendView;
+    ByteBuffer r = recvView;
+    return (long) LONGS.getVolatile(s, FifoLayout.HEAD_OFFSET) * 31
+        + (long) LONGS.getVolatile(s, FifoLayout.TAIL_OFFSET) * 17
+        + (long) LONGS.getVolatile(r, FifoLayout.HEAD_OFFSET) * 7
+        + (long) LONGS.getVolatile(r, FifoLayout.TAIL_OFFSET);
   }
 
   /** Sets the abort words the block spins on and waits for it to return. */
   private void abortBlock() {
     sendFifo.abort();
     recvFifo.abort();
+    // a direct edge's FIFOs: the neighbour's block sees these too and stops
+    INTS.setVolatile(sendView, FifoLayout.ABORT_OFFSET, 1);
+    INTS.setVolatile(recvView, FifoLayout.ABORT_OFFSET, 1);
     long deadline = System.nanoTime() + ABORT_GRACE_NANOS;
     while ((int) INTS.getVolatile(status.buffer(), DONE) == 0 && System.nanoTime() < deadline) {
       Thread.onSpinWait();
@@ -280,5 +345,6 @@ public final class CudaChannelKernel implements ChannelKernel {
     cuStreamDestroy(stream);
     cuMemFree(plan);
     status.close();
+    direct.close();
   }
 }
