@@ -33,6 +33,7 @@ for jar in org/junit/jupiter/junit-jupiter-api/5.14.4/junit-jupiter-api-5.14.4.j
 done
 rm -rf "$DEST/test-classes" && cp -r native-engine/target/test-classes "$DEST/test-classes"
 cp bench/gpu/run.sh "$DEST/run.sh"
+cp bench/gpu/compare.sh bench/gpu/nccl_allreduce.py "$DEST/"
 cp bench/ab_summary.py "$DEST/ab_summary.py"
 # BASELINE=<rev>: also pack that revision's perf tool into DEST/baseline-lib, for `run.sh DEST ab`
 # (the same-run comparison of two revisions on the GPU machine's cores, host memory).

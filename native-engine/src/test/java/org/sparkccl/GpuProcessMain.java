@@ -81,8 +81,8 @@ public final class GpuProcessMain {
       int worst = 0;
       for (int r = 0; r < n; r++) {
         Process p = procs.get(r);
-        if (!p.waitFor(300, TimeUnit.SECONDS)) {
-          System.out.println("FAILED: rank " + r + " still running after 300 s");
+        if (!p.waitFor(140, TimeUnit.SECONDS)) {
+          System.out.println("FAILED: rank " + r + " still running after 140 s");
           worst = 1;
           break;
         }

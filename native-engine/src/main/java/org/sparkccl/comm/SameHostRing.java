@@ -126,7 +126,12 @@ final class SameHostRing implements RingTransport {
     }
     // round 1: can this rank's GPU write into the next rank's?
     boolean candidate = n > 1 && EdgeKind.of(local, hosts[next], true).direct();
-    boolean reaches = candidate && error == null && kernels[0].reaches(hosts[next].deviceId());
+    boolean reaches = false;
+    try {
+      reaches = candidate && error == null && kernels[0].reaches(hosts[next].deviceId());
+    } catch (RuntimeException e) {
+      error = "asking whether this GPU reaches rank " + next + "'s failed: " + e.getMessage();
+    }
     byte[][] reach =
         bootstrap.allGather(new byte[] {(byte) (reaches ? 1 : 0)}, ctx.config.timeout());
     EdgeKind send = n > 1 ? EdgeKind.of(local, hosts[next], reaches) : EdgeKind.NET;
