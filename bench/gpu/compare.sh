@@ -7,7 +7,7 @@
 # (transport=auto, p2p=auto), host-staged (p2p=off: shared pinned host memory), ucx, socket.
 # Both sides time the same way: warm-up, barrier, then blocking calls (torch: all_reduce then
 # torch.cuda.synchronize()), time per call = the slowest rank's mean; busbw = algbw * 2(n-1)/n.
-# Env: CHANNELS (SparkCCL nChannels for peer and host-staged, default 8), BUFF (buffSize, 4M).
+# Env: CHANNELS (SparkCCL nChannels for peer and host-staged, default 16), BUFF (buffSize, 16M).
 set -uo pipefail
 DIR="$(realpath "${1:-.device-cuda}")"
 N="${2:-2}"
@@ -40,8 +40,8 @@ sparkccl() { # $1 label, $2 transport, rest: env
 }
 
 nvidia-smi topo -m 2>/dev/null | head -8
-CH="${CHANNELS:-8}"
-BF="${BUFF:-4M}"
+CH="${CHANNELS:-16}"
+BF="${BUFF:-16M}"
 nccl nccl-default
 nccl nccl-p2p-off NCCL_P2P_DISABLE=1
 nccl nccl-socket NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 NCCL_IB_DISABLE=1
