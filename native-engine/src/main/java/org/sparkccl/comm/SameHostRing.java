@@ -32,6 +32,8 @@ final class SameHostRing implements RingTransport {
   private final SameHostInfo local;
   private EdgeKind sendKind = EdgeKind.NET;
   private EdgeKind recvKind = EdgeKind.NET;
+  private boolean started;
+  private CommChannel[] channels = new CommChannel[0];
 
   /**
    * @param kernels the channels' kernels, in channel order
@@ -113,6 +115,7 @@ final class SameHostRing implements RingTransport {
   public void connect(
       CommContext ctx, Bootstrap bootstrap, long token, int next, int prev, byte[][] infos) {
     int n = infos.length;
+    channels = ctx.channels;
     byte[][] netInfos = new byte[n][];
     SameHostInfo[] hosts = new SameHostInfo[n];
     for (int r = 0; r < n; r++) {
@@ -171,6 +174,9 @@ final class SameHostRing implements RingTransport {
       k.unlinkExported();
     }
     if (error != null) {
+      for (DirectFifoKernel k : kernels) {
+        k.dropDirect();
+      }
       throw new CclException("rank " + ctx.rank + ": " + error);
     }
     sendKind = send;
@@ -251,12 +257,26 @@ final class SameHostRing implements RingTransport {
 
   @Override
   public void start(CommContext ctx) {
+    started = true;
     network.start(ctx);
   }
 
   @Override
   public void close(boolean afterFailure) {
     network.close(afterFailure);
+    if (!started) {
+      // another rank failed to connect: the ring falls back to the next candidate, which makes
+      // its own direct FIFOs (the kernels free theirs when the communicator closes otherwise)
+      for (DirectFifoKernel k : kernels) {
+        k.dropDirect();
+      }
+      sendKind = EdgeKind.NET;
+      recvKind = EdgeKind.NET;
+      for (CommChannel ch : channels) {
+        ch.directSend = false;
+        ch.directRecv = false;
+      }
+    }
   }
 
   @Override

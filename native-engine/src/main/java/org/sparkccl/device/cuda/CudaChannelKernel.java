@@ -203,6 +203,17 @@ public final class CudaChannelKernel implements ChannelKernel, DirectFifoKernel 
   }
 
   @Override
+  public void dropDirect() {
+    direct.close();
+    recvSlots = recvMemory.devicePointer(FifoLayout.CONTROL_BYTES);
+    sendControl = sendMemory.devicePointer(0);
+    sendSlots = sendMemory.devicePointer(FifoLayout.CONTROL_BYTES);
+    recvControl = recvMemory.devicePointer(0);
+    sendView = sendMemory.buffer().slice(0, FifoLayout.CONTROL_BYTES);
+    recvView = recvMemory.buffer().slice(0, FifoLayout.CONTROL_BYTES);
+  }
+
+  @Override
   public Fifo sendFifo() {
     return sendFifo;
   }

@@ -26,4 +26,10 @@ public interface DirectFifoKernel {
 
   /** Unlinks the shared-memory file of the exported FIFO; the mappings stay until close. */
   void unlinkExported();
+
+  /**
+   * Frees what {@link #exportRecv} and {@link #importSend} made and points the kernel at its own
+   * FIFOs again, for a ring that fell back to another transport before any collective ran.
+   */
+  void dropDirect();
 }
