@@ -9,6 +9,7 @@ import java.util.ArrayList;
 import java.util.List;
 import org.sparkccl.CclException;
 import org.sparkccl.bootstrap.Bootstrap;
+import org.sparkccl.transport.p2p.ChannelHandles;
 import org.sparkccl.transport.p2p.DirectFifoKernel;
 import org.sparkccl.transport.p2p.EdgeKind;
 import org.sparkccl.transport.p2p.FifoHandle;
@@ -143,24 +144,27 @@ final class SameHostRing implements RingTransport {
             ? EdgeKind.of(hosts[prev], local, reach[prev].length == 1 && reach[prev][0] == 1)
             : EdgeKind.NET;
     // round 2: the receive FIFOs of direct edges
-    byte[][] handles = new byte[kernels.length][];
+    FifoHandle[] handles = new FifoHandle[kernels.length];
     if (recv.direct() && error == null) {
       try {
         for (int c = 0; c < kernels.length; c++) {
           String name = String.format("sparkccl-%016x-r%d-c%d", token, ctx.rank, c);
-          handles[c] = kernels[c].exportRecv(recv, name).encode();
+          handles[c] = kernels[c].exportRecv(recv, name);
         }
       } catch (RuntimeException e) {
         error = "exporting the receive FIFOs failed: " + e.getMessage();
       }
     }
-    byte[][] published = bootstrap.allGather(pack(handles, error), ctx.config.timeout());
+    byte[][] published =
+        bootstrap.allGather(
+            error == null ? ChannelHandles.encode(handles) : ChannelHandles.failed(),
+            ctx.config.timeout());
     if (send.direct() && error == null) {
       try {
-        FifoHandle[] theirs = unpack(published[next], kernels.length, next);
+        FifoHandle[] theirs = ChannelHandles.decode(published[next], kernels.length);
         for (int c = 0; c < kernels.length; c++) {
           if (theirs[c] == null) {
-            throw new CclException("rank " + next + " exported no receive FIFO");
+            throw new IllegalArgumentException("it exported no receive FIFO for channel " + c);
           }
           kernels[c].importSend(theirs[c]);
         }
@@ -203,55 +207,6 @@ final class SameHostRing implements RingTransport {
     } catch (BufferUnderflowException | IllegalArgumentException e) {
       throw new CclException(
           "rank " + rank + ": rank " + r + " sent a malformed same-host ring description: " + e);
-    }
-  }
-
-  /** One round-2 message: an error flag, then each channel's handle (or none). */
-  private static byte[] pack(byte[][] handles, String error) {
-    if (error != null) {
-      return new byte[] {1};
-    }
-    int size = 1 + 4;
-    for (byte[] h : handles) {
-      size += 4 + (h == null ? 0 : h.length);
-    }
-    ByteBuffer out = ByteBuffer.allocate(size).put((byte) 0).putInt(handles.length);
-    for (byte[] h : handles) {
-      out.putInt(h == null ? -1 : h.length);
-      if (h != null) {
-        out.put(h);
-      }
-    }
-    return out.array();
-  }
-
-  private static FifoHandle[] unpack(byte[] msg, int channels, int from) {
-    ByteBuffer in = ByteBuffer.wrap(msg);
-    try {
-      if (in.get() != 0) {
-        throw new CclException("rank " + from + " failed to export its receive FIFOs");
-      }
-      int count = in.getInt();
-      if (count != channels) {
-        throw new CclException(
-            "rank " + from + " has " + count + " channels; this rank " + channels);
-      }
-      FifoHandle[] out = new FifoHandle[count];
-      for (int c = 0; c < count; c++) {
-        int len = in.getInt();
-        if (len > in.remaining()) {
-          throw new BufferUnderflowException();
-        }
-        if (len >= 0) {
-          byte[] h = new byte[len];
-          in.get(h);
-          out[c] = FifoHandle.decode(h);
-        }
-      }
-      return out;
-    } catch (BufferUnderflowException e) {
-      throw new CclException(
-          "rank " + from + " sent " + msg.length + " bytes of FIFO handles; truncated");
     }
   }
 

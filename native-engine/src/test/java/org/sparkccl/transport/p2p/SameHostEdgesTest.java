@@ -107,6 +107,42 @@ class SameHostEdgesTest {
   }
 
   @Test
+  @DisplayName("a rank's handles for every channel travel as one message; a failure says so")
+  void channelHandlesRoundTrip() {
+    SplittableRandom rnd = new SplittableRandom(13);
+    byte[] ipc = new byte[FifoHandle.IPC_HANDLE_BYTES];
+    for (int k = 0; k < ipc.length; k++) {
+      ipc[k] = (byte) rnd.nextInt();
+    }
+    FifoHandle[] handles = new FifoHandle[5];
+    for (int c = 0; c < handles.length; c++) {
+      handles[c] =
+          c == 3
+              ? null // a channel without a direct edge
+              : new FifoHandle(
+                  c % 2 == 0 ? EdgeKind.PEER : EdgeKind.SHM,
+                  rnd.nextLong(1, 1L << 40),
+                  4096 << c,
+                  "/dev/shm/sparkccl-" + Long.toHexString(rnd.nextLong()) + "-r2-c" + c,
+                  "0000:19:00.0",
+                  c % 2 == 0 ? ipc : new byte[0]);
+    }
+    byte[] msg = ChannelHandles.encode(handles);
+    assertArrayEquals(handles, ChannelHandles.decode(msg, handles.length));
+    IllegalArgumentException e =
+        assertThrows(IllegalArgumentException.class, () -> ChannelHandles.decode(msg, 4));
+    assertTrue(e.getMessage().contains("5 channels"), e.getMessage());
+    e =
+        assertThrows(
+            IllegalArgumentException.class,
+            () -> ChannelHandles.decode(ChannelHandles.failed(), handles.length));
+    assertTrue(e.getMessage().contains("failed"), e.getMessage());
+    assertThrows(
+        IllegalArgumentException.class,
+        () -> ChannelHandles.decode(Arrays.copyOf(msg, msg.length - 1), handles.length));
+  }
+
+  @Test
   @DisplayName("malformed descriptions and handles are refused with what was wrong")
   void malformedBytesAreRefused() {
     byte[] info = new SameHostInfo("boot:a", 1, "gpu", true).encode();
