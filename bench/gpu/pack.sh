@@ -33,6 +33,7 @@ for jar in org/junit/jupiter/junit-jupiter-api/5.14.4/junit-jupiter-api-5.14.4.j
 done
 rm -rf "$DEST/test-classes" && cp -r native-engine/target/test-classes "$DEST/test-classes"
 cp bench/gpu/run.sh "$DEST/run.sh"
+cp bench/gpu/compare.sh bench/gpu/nccl_allreduce.py "$DEST/"
 cp bench/ab_summary.py "$DEST/ab_summary.py"
 # the latency benchmark (run.sh DIR latency): its scripts, OpenMPI's program (compiled there with
 # mpicc) and the Jucx ping-pong compiled here (the jlinked runtime has no compiler)

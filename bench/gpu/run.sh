@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The GPU suite and the benchmark of the CUDA backend, on a machine with a GPU and no Java:
 # bench/gpu/pack.sh packs DIR on a build machine; copy DIR to the GPU machine and run there
-#   bash DIR/run.sh DIR [smoke|suite|bench|tune|local|tune-local|check|all|resident|latency|lb]
+#   bash DIR/run.sh DIR [smoke|suite|bench|tune|local|tune-local|peer|compare|check|all|resident|latency|lb]
 # Logs go to $OUT (default /tmp/sparkccl-gpu-out) and summaries to stdout.
 set -uo pipefail
 DIR="$(realpath "${1:-.device-cuda}")"
@@ -157,6 +157,20 @@ case "$MODE" in
     resident_8b
     latency
     ;;
+  peer)
+    # direct edges between ranks of one host: threads (peer through device pointers, then shared
+    # host memory), processes (CUDA IPC, shared host memory), a ring that mixes them with the network
+    suite 2,4 "${CASES:-0}"
+    SPARKCCL_P2P=off suite 2 "${CASES:-0}"
+    for v in "auto 2" "off 2" "auto 3 mix" "auto 4"; do
+      set -- $v
+      echo "== GPU processes p2p=$1 n=$2 ${3:-}"
+      SPARKCCL_P2P=$1 timeout 150 "${JAVA[@]}" -cp "$CP" org.sparkccl.GpuProcessMain "$2" ${3:-} 2>&1 |
+        tee "$OUT/gpu-processes-$1-$2${3:-}.log" | grep -v '^\s*at ' | tail -12
+      [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+    done
+    ;;
+  compare) bash "$DIR/compare.sh" "$DIR" "${RANKS:-2}" || status=1 ;;
   check)
     suite 1,2,4,8 0
     SPARKCCL_TRANSPORT=local suite 2,4,8 0

@@ -64,7 +64,8 @@ struct Call {
   long long bytes;
 };
 
-// A FIFO as the kernel sees it: the control block and the slots, both in mapped host memory.
+// A FIFO as the kernel sees it: the control block (mapped host memory, shared between processes
+// on a direct edge) and the slots (mapped host memory, or the receiving GPU's memory).
 struct Fifo {
   char* control;
   char* data;
@@ -453,9 +454,11 @@ __device__ void answer(int* status, long long sendStep, long long recvStep) {
 // One launch per collective: one block runs one channel's share of it.
 extern "C" __global__ void __launch_bounds__(512, 1)
 channelKernel(const Call* calls, int nCalls, char* src, char* dst, int dtype, int op, int nRanks,
-              char* sendControl, char* recvControl, char* recvData, int stepSize, long long sendStep,
-              long long recvStep, int* status) {
-  Fifo send = {sendControl, sendControl + FIFO_CONTROL_BYTES};
+              char* sendControl, char* sendData, char* recvControl, char* recvData, int stepSize,
+              long long sendStep, long long recvStep, int* status) {
+  // sendData: this FIFO's own slots, or the next rank's receive slots on a direct edge (its GPU's
+  // memory through CUDA IPC or peer access, or shared host memory)
+  Fifo send = {sendControl, sendData};
   // recvData: this FIFO's own slots, or the previous rank's send slots when ranks share them
   Fifo recv = {recvControl, recvData};
   runPlan(calls, nCalls, src, dst, dtype, op, nRanks, send, recv, stepSize, sendStep, recvStep,
@@ -516,12 +519,13 @@ __device__ long long awaitPlan(volatile long long* mb, const Fifo& send, const F
 // the mailbox, answers with the plan's sequence number, and returns after idleNanos without one,
 // on shutdown, on abort or after an error (the host then launches it again).
 extern "C" __global__ void __launch_bounds__(512, 1)
-residentKernel(long long* mailbox, char* sendControl, char* recvControl, int stepSize,
-               long long sendStep, long long recvStep, long long lastSeq, int* status,
+residentKernel(long long* mailbox, char* sendControl, char* sendData, char* recvControl,
+               int stepSize, long long sendStep, long long recvStep, long long lastSeq, int* status,
                long long idleNanos) {
   volatile long long* mb = (volatile long long*)mailbox;
   const Call* calls = (const Call*)((char*)mailbox + MB_CALLS_BYTE);
-  Fifo send = {sendControl, sendControl + FIFO_CONTROL_BYTES};
+  // sendData: as in channelKernel (a direct edge's slots, fixed before the first collective)
+  Fifo send = {sendControl, sendData};
   __shared__ long long next;
   __shared__ long long plan[7];
   for (;;) {

@@ -329,7 +329,7 @@ public final class CollectiveLauncher {
               c,
               ChannelSplit.start(call.count(), used, c),
               ChannelSplit.length(call.count(), used, c));
-      if (plan.sendSteps() > 0) {
+      if (plan.sendSteps() > 0 && !ch.directSend) {
         ctx.proxy.enqueue(
             new SendProxyOp(
                 ch.send,
@@ -340,7 +340,7 @@ public final class CollectiveLauncher {
                 ctx.timeoutNanos,
                 sites.send(ch)));
       }
-      if (plan.recvSteps() > 0) {
+      if (plan.recvSteps() > 0 && !ch.directRecv) {
         ctx.proxy.enqueue(
             new RecvProxyOp(
                 ch.recv,

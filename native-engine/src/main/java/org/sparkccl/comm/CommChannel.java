@@ -31,6 +31,14 @@ final class CommChannel {
   SendConnection send;
   RecvConnection recv;
 
+  /**
+   * Whether the kernel writes to the next rank's (reads from the previous rank's) FIFO itself, a
+   * direct edge of {@link SameHostRing}: no proxy op moves those slots.
+   */
+  volatile boolean directSend;
+
+  volatile boolean directRecv;
+
   /** Next FIFO steps the proxy will move; advanced under the communicator's launch lock. */
   long sendBase;
 

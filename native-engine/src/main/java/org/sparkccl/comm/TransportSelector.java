@@ -12,6 +12,7 @@ import org.apache.logging.log4j.Logger;
 import org.sparkccl.CclException;
 import org.sparkccl.auth.ChallengeResponse;
 import org.sparkccl.bootstrap.Bootstrap;
+import org.sparkccl.transport.p2p.DirectFifoKernel;
 import org.sparkccl.transport.socket.SocketTransport;
 import org.sparkccl.util.EngineLog;
 
@@ -97,11 +98,30 @@ final class TransportSelector {
                 "encrypt=true: transport=auto uses the socket transport, which encrypts;"
                     + " UCX does not and is skipped");
           }
-          yield List.of(new SocketRing(sockets));
+          yield sameHost(List.of(new SocketRing(sockets)));
         }
-        yield List.of(new UcxRing(ctx), new SocketRing(sockets));
+        yield sameHost(List.of(new UcxRing(ctx), new SocketRing(sockets)));
       }
     };
+  }
+
+  /**
+   * With GPU kernels that can share FIFOs, each network candidate also takes the edges between
+   * ranks of one host directly ({@link SameHostRing}), like NCCL's P2P and SHM transports.
+   */
+  private List<RingTransport> sameHost(List<RingTransport> network) {
+    DirectFifoKernel[] kernels = new DirectFifoKernel[ctx.channels.length];
+    for (int c = 0; c < kernels.length; c++) {
+      if (!(ctx.channels[c].kernel instanceof DirectFifoKernel k)) {
+        return network;
+      }
+      kernels[c] = k;
+    }
+    List<RingTransport> out = new ArrayList<>();
+    for (RingTransport t : network) {
+      out.add(new SameHostRing(t, ctx, kernels));
+    }
+    return out;
   }
 
   /**

@@ -36,6 +36,7 @@ public final class CclConfig {
   private final LogLevel debug;
   private final DeviceSpec device;
   private final IdleMode idle;
+  private final boolean p2p;
   private final int idleYieldUs;
   private final int idleCpusPerRank;
   private final int cudaResidentUs;
@@ -60,6 +61,7 @@ public final class CclConfig {
     this.idleYieldUs = b.idleYieldUs;
     this.idleCpusPerRank = b.idleCpusPerRank;
     this.cudaResidentUs = b.cudaResidentUs;
+    this.p2p = b.p2p;
     this.hopLatencyUs = b.hopLatencyUs;
     this.linkGBps = b.linkGBps;
     this.treeHopLatencyUs = b.treeHopLatencyUs;
@@ -174,6 +176,11 @@ public final class CclConfig {
     return cudaResidentUs;
   }
 
+  /** Whether ranks of one host may write into each other's GPU memory (key {@code p2p}). */
+  public boolean p2p() {
+    return p2p;
+  }
+
   /** Microseconds a waiting thread yields before it blocks. */
   public int idleYieldUs() {
     return idleYieldUs;
@@ -221,6 +228,7 @@ public final class CclConfig {
       case SOCKET_HOST -> socketHost == null ? "auto" : socketHost;
       case TRANSPORT -> transport.toString();
       case ENCRYPT -> Boolean.toString(encrypt);
+      case P2P -> p2p ? "auto" : "off";
       case IB_QPS_PER_CONNECTION -> Integer.toString(qpsPerConnection);
       case TIMEOUT -> timeout.toMillis() + "ms";
       case ALGO -> algo.toString();
@@ -256,6 +264,7 @@ public final class CclConfig {
     private LogLevel debug;
     private DeviceSpec device;
     private IdleMode idle;
+    private boolean p2p;
     private int idleYieldUs;
     private int idleCpusPerRank;
     private int cudaResidentUs;
@@ -285,6 +294,7 @@ public final class CclConfig {
       debug = c.debug;
       device = c.device;
       idle = c.idle;
+      p2p = c.p2p;
       idleYieldUs = c.idleYieldUs;
       idleCpusPerRank = c.idleCpusPerRank;
       cudaResidentUs = c.cudaResidentUs;
@@ -309,6 +319,7 @@ public final class CclConfig {
         case SOCKET_HOST -> socketHost(text.trim());
         case TRANSPORT -> transport(Values.choice(k, text, Transport.values()));
         case ENCRYPT -> encrypt(Values.bool(k, text));
+        case P2P -> p2p(Values.choice(k, text, P2pSetting.values()) == P2pSetting.AUTO);
         case IB_QPS_PER_CONNECTION -> qpsPerConnection(Values.integer(k, text));
         case TIMEOUT -> timeout(Values.duration(k, text));
         case ALGO -> algo(Values.choice(k, text, Algorithm.values()));
@@ -391,6 +402,12 @@ public final class CclConfig {
 
     public Builder device(DeviceSpec v) {
       device = v;
+      return this;
+    }
+
+    /** {@code true}: {@code p2p=auto}; {@code false}: {@code p2p=off}. */
+    public Builder p2p(boolean v) {
+      p2p = v;
       return this;
     }
 
@@ -490,5 +507,11 @@ public final class CclConfig {
     private static IllegalArgumentException invalid(Key key, Object value, String expected) {
       return new IllegalArgumentException(key + "=" + value + " is invalid; expected " + expected);
     }
+  }
+
+  /** The two values of {@code p2p}. */
+  private enum P2pSetting {
+    AUTO,
+    OFF
   }
 }

@@ -33,6 +33,12 @@ public enum Key {
    * spark.network.crypto.enabled}.
    */
   ENCRYPT("encrypt", "false"),
+  /**
+   * Ranks of one host whose GPUs reach each other write straight into each other's FIFOs ({@code
+   * auto}), like NCCL's P2P transport; {@code off} sends them through shared host memory instead,
+   * like {@code NCCL_P2P_DISABLE=1}. Only with {@code transport=auto}.
+   */
+  P2P("p2p", "auto"),
   /** UCX endpoints per ring connection, like {@code NCCL_IB_QPS_PER_CONNECTION}. */
   IB_QPS_PER_CONNECTION("ib.qpsPerConnection", "1"),
   /** Longest wait without progress before a collective fails; ms, s, m suffixes (plain: s). */

@@ -46,6 +46,20 @@ public final class DirectMemory {
     }
   }
 
+  /**
+   * Unmaps a file mapping ({@code FileChannel.map}) now rather than when the collector finds it;
+   * the buffer must not be used afterwards. Not counted in {@link #outstandingBytes()}.
+   */
+  public static void unmap(java.nio.MappedByteBuffer buffer) {
+    try {
+      INVOKE_CLEANER.invokeExact((ByteBuffer) buffer);
+    } catch (RuntimeException | Error e) {
+      throw e;
+    } catch (Throwable e) {
+      throw new IllegalStateException("unmapping a file mapping failed", e);
+    }
+  }
+
   /** Bytes allocated here and not yet freed, across the whole JVM. */
   public static long outstandingBytes() {
     return OUTSTANDING.get();

@@ -80,8 +80,19 @@ final class PerfOptions {
       names = "--device",
       description =
           "where collectives run: host, cuda, cuda:N or auto (the GPU if the CUDA"
-              + " backend is available, else the host) (default ${DEFAULT-VALUE})")
+              + " backend is available, else the host); with cuda or auto, rank r runs on GPU"
+              + " r mod (GPUs of the host), processes or threads alike (default ${DEFAULT-VALUE})")
   String device = "auto";
+
+  /**
+   * GPUs the ranks are spread over (rank r on {@code cuda:r mod gpus}); 0: all on {@link #device}.
+   */
+  int gpus;
+
+  /** The device of rank {@code r}. */
+  String deviceOf(int r) {
+    return gpus > 0 ? "cuda:" + (r % gpus) : device;
+  }
 
   @Option(
       names = "--threads",
@@ -133,7 +144,7 @@ final class PerfOptions {
     a.addAll(List.of("-o", operation, "-d", dtype, "-r", redop, "-t", transport));
     a.addAll(List.of("--root", "" + root, "-a", algo));
     a.addAll(List.of("-w", "" + warmup, "-i", "" + iters, "-c", "" + check));
-    a.addAll(List.of("--jit-warmup", "" + jitWarmup, "--device", device));
+    a.addAll(List.of("--jit-warmup", "" + jitWarmup, "--device", deviceOf(r)));
     if (json != null) {
       a.addAll(List.of("--json", json));
     }

@@ -55,7 +55,7 @@ final class PerfThreads {
     PerfOptions mine = new PerfOptions();
     new CommandLine(mine).parseArgs(args);
     mine.rank = rank;
-    mine.device = o.device;
+    mine.device = o.deviceOf(rank);
     return mine;
   }
 }

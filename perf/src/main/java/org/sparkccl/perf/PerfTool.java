@@ -10,7 +10,7 @@ import org.sparkccl.bootstrap.TcpBootstrapRoot;
 import org.sparkccl.device.Device;
 import org.sparkccl.device.DeviceSpec;
 import org.sparkccl.device.Devices;
-import org.sparkccl.device.HostDevice;
+import org.sparkccl.device.cuda.CudaBackend;
 import org.sparkccl.device.cuda.CudaDevice;
 import org.sparkccl.device.cuda.CudaUnavailableException;
 import picocli.CommandLine;
@@ -46,9 +46,14 @@ public final class PerfTool {
       }
       PerfRank.validate(o);
       // Resolve the device once, here: asked for a GPU where there is none, fail at once
-      Device device = gpuNeedsThreads(o, Devices.resolve(DeviceSpec.parse(o.device)));
+      String asked = o.device;
+      Device device = Devices.resolve(DeviceSpec.parse(asked));
       o.device = device.name();
       if (device instanceof CudaDevice gpu) {
+        if (!asked.startsWith("cuda:")) {
+          // one rank per GPU, like nccl-tests with one GPU per process
+          o.gpus = CudaBackend.status().deviceCount();
+        }
         // before any rank runs: freeing device memory waits for every kernel on the GPU
         CopyBandwidth.print(gpu, o.maxBytes);
       }
@@ -57,27 +62,6 @@ public final class PerfTool {
       System.err.println("sparkccl-perf: " + e.getMessage());
       System.exit(2);
     }
-  }
-
-  /**
-   * Ranks of one GPU must be threads of one process: blocks of separate processes time-slice and
-   * would starve each other while they spin. So several rank processes run on the host when the
-   * device was {@code auto}, and are refused for an explicit GPU.
-   */
-  private static Device gpuNeedsThreads(PerfOptions o, Device device) {
-    if (!(device instanceof CudaDevice) || o.threads || o.ranks == 1) {
-      return device;
-    }
-    if (o.device.equals("auto")) {
-      return HostDevice.INSTANCE;
-    }
-    throw new IllegalArgumentException(
-        "--device "
-            + o.device
-            + " with -n "
-            + o.ranks
-            + " needs --threads: ranks on one GPU"
-            + " must be threads of one process");
   }
 
   /** Starts the root and the rank processes; returns the exit code. */

@@ -48,4 +48,20 @@ class PerfToolDeviceTest {
     assertTrue(output.contains("CUDA backend unavailable: "), output);
     assertTrue(Duration.ofNanos(System.nanoTime() - t0).toSeconds() < 30, "not at once");
   }
+
+  @Test
+  @DisplayName("with several GPUs, rank r runs on GPU r mod (GPUs), in the rank processes too")
+  void ranksSpreadOverTheGpus() {
+    PerfOptions o = new PerfOptions();
+    o.device = "cuda:0";
+    o.gpus = 3;
+    String[] expected = {"cuda:0", "cuda:1", "cuda:2", "cuda:0", "cuda:1"};
+    for (int r = 0; r < expected.length; r++) {
+      assertEquals(expected[r], o.deviceOf(r), "rank " + r);
+      List<String> args = o.forRank(r, "127.0.0.1:1");
+      assertEquals(expected[r], args.get(args.indexOf("--device") + 1), "rank " + r + "'s args");
+    }
+    o.gpus = 0; // an explicit cuda:N keeps every rank there
+    assertEquals("cuda:0", o.deviceOf(4));
+  }
 }

@@ -70,6 +70,21 @@ public final class CudaBackend {
   }
 
   /**
+   * The device of this process with PCI bus id {@code busId}.
+   *
+   * @throws IllegalArgumentException when this process sees no such GPU
+   */
+  static CudaDevice deviceByBusId(String busId) {
+    for (int i = 0; i < status().deviceCount(); i++) {
+      CudaDevice d = device(i);
+      if (d.pciBusId().equals(busId)) {
+        return d;
+      }
+    }
+    throw new IllegalArgumentException("no GPU with PCI bus id " + busId + " in this process");
+  }
+
+  /**
    * JCuda's message holds two nested stack traces; the last linker error names what is missing
    * ({@code libcuda.so.1: cannot open shared object file}).
    */

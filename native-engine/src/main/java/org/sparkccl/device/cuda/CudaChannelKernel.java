@@ -28,6 +28,9 @@ import org.sparkccl.fifo.FifoLayout;
 import org.sparkccl.kernel.ChannelKernel;
 import org.sparkccl.kernel.ChannelWork;
 import org.sparkccl.kernel.KernelGuard;
+import org.sparkccl.transport.p2p.DirectFifoKernel;
+import org.sparkccl.transport.p2p.EdgeKind;
+import org.sparkccl.transport.p2p.FifoHandle;
 import org.sparkccl.util.EngineLog;
 
 /**
@@ -51,7 +54,7 @@ import org.sparkccl.util.EngineLog;
  * <p>Streams are non-blocking: the synchronous copies other ranks' threads make on the legacy
  * stream must never wait for a block that is waiting for them.
  */
-public final class CudaChannelKernel implements ChannelKernel {
+public final class CudaChannelKernel implements ChannelKernel, DirectFifoKernel {
   /** Threads of the channel block. */
   static final int THREADS = 512;
 
@@ -119,6 +122,18 @@ public final class CudaChannelKernel implements ChannelKernel {
   /** A resident block was launched and may still run. */
   private boolean launched;
 
+  /** The FIFOs the block uses: its own, or those of a direct edge ({@link DirectFifos}). */
+  private volatile CUdeviceptr sendControl;
+
+  private volatile CUdeviceptr sendSlots;
+  private volatile CUdeviceptr recvControl;
+
+  /** The control blocks of the FIFOs the block uses, for progress and abort. */
+  private volatile ByteBuffer sendView;
+
+  private volatile ByteBuffer recvView;
+  private final DirectFifos direct;
+
   private long sendStep;
   private long recvStep;
 
@@ -141,6 +156,12 @@ public final class CudaChannelKernel implements ChannelKernel {
     this.recvFifo = fifoIn(recvMemory, stepSize);
     this.recvSlots = recvMemory.devicePointer(FifoLayout.CONTROL_BYTES);
     this.recvAddress = recvMemory.deviceAddress(FifoLayout.CONTROL_BYTES);
+    this.sendControl = sendMemory.devicePointer(0);
+    this.sendSlots = sendMemory.devicePointer(FifoLayout.CONTROL_BYTES);
+    this.recvControl = recvMemory.devicePointer(0);
+    this.sendView = sendMemory.buffer().slice(0, FifoLayout.CONTROL_BYTES);
+    this.recvView = recvMemory.buffer().slice(0, FifoLayout.CONTROL_BYTES);
+    this.direct = new DirectFifos(device, stepSize);
     cuStreamCreate(stream, CUstream_flags.CU_STREAM_NON_BLOCKING);
     this.residentNanos = residentUs * 1000L;
     if (residentUs > 0) {
@@ -193,6 +214,52 @@ public final class CudaChannelKernel implements ChannelKernel {
     }
     recvSlots = sender.sendMemory.devicePointer(FifoLayout.CONTROL_BYTES);
     recvAddress = sender.sendMemory.deviceAddress(FifoLayout.CONTROL_BYTES);
+  }
+
+  @Override
+  public String deviceId() {
+    return device.pciBusId();
+  }
+
+  @Override
+  public boolean reaches(String deviceId) {
+    return device.reaches(deviceId);
+  }
+
+  @Override
+  public FifoHandle exportRecv(EdgeKind kind, String name) {
+    DirectFifos.Side[] side = new DirectFifos.Side[1];
+    FifoHandle h = direct.exportRecv(kind, name, side);
+    recvControl = side[0].control();
+    recvSlots = side[0].data();
+    recvAddress = side[0].dataAddress();
+    recvView = side[0].controlView();
+    return h;
+  }
+
+  @Override
+  public void importSend(FifoHandle handle) {
+    DirectFifos.Side side = direct.importSend(handle);
+    sendControl = side.control();
+    sendSlots = side.data();
+    sendView = side.controlView();
+  }
+
+  @Override
+  public void unlinkExported() {
+    direct.unlinkExported();
+  }
+
+  @Override
+  public void dropDirect() {
+    direct.close();
+    recvSlots = recvMemory.devicePointer(FifoLayout.CONTROL_BYTES);
+    recvAddress = recvMemory.deviceAddress(FifoLayout.CONTROL_BYTES);
+    sendControl = sendMemory.devicePointer(0);
+    sendSlots = sendMemory.devicePointer(FifoLayout.CONTROL_BYTES);
+    recvControl = recvMemory.devicePointer(0);
+    sendView = sendMemory.buffer().slice(0, FifoLayout.CONTROL_BYTES);
+    recvView = recvMemory.buffer().slice(0, FifoLayout.CONTROL_BYTES);
   }
 
   @Override
@@ -291,8 +358,9 @@ public final class CudaChannelKernel implements ChannelKernel {
     Pointer params =
         Pointer.to(
             Pointer.to(mailbox.devicePointer()),
-            Pointer.to(sendMemory.devicePointer(0)),
-            Pointer.to(recvMemory.devicePointer(0)),
+            Pointer.to(sendControl),
+            Pointer.to(sendSlots),
+            Pointer.to(recvControl),
             Pointer.to(new int[] {stepSize}),
             Pointer.to(new long[] {sendStep}),
             Pointer.to(new long[] {recvStep}),
@@ -339,8 +407,9 @@ public final class CudaChannelKernel implements ChannelKernel {
             Pointer.to(new int[] {w.type().ordinal()}),
             Pointer.to(new int[] {w.op() == null ? 0 : w.op().ordinal()}),
             Pointer.to(new int[] {w.nRanks()}),
-            Pointer.to(sendMemory.devicePointer(0)),
-            Pointer.to(recvMemory.devicePointer(0)),
+            Pointer.to(sendControl),
+            Pointer.to(sendSlots),
+            Pointer.to(recvControl),
             Pointer.to(recvSlots),
             Pointer.to(new int[] {stepSize}),
             Pointer.to(new long[] {sendStep}),
@@ -383,7 +452,9 @@ public final class CudaChannelKernel implements ChannelKernel {
         lastProgress = now;
       }
       try {
-        guard.checkWait(now - lastProgress, guard.describe(recvFifo.tail() <= recvStep));
+        guard.checkWait(
+            now - lastProgress,
+            guard.describe((long) LONGS.getVolatile(recvView, FifoLayout.TAIL_OFFSET) <= recvStep));
       } catch (RuntimeException e) {
         abortBlock();
         throw e;
@@ -401,7 +472,12 @@ public final class CudaChannelKernel implements ChannelKernel {
   }
 
   private long counters() {
-    return sendFifo.head() * 31 + sendFifo.tail() * 17 + recvFifo.head() * 7 + recvFifo.tail();
+    ByteBuffer s = sendView;
+    ByteBuffer r = recvView;
+    return (long) LONGS.getVolatile(s, FifoLayout.HEAD_OFFSET) * 31
+        + (long) LONGS.getVolatile(s, FifoLayout.TAIL_OFFSET) * 17
+        + (long) LONGS.getVolatile(r, FifoLayout.HEAD_OFFSET) * 7
+        + (long) LONGS.getVolatile(r, FifoLayout.TAIL_OFFSET);
   }
 
   /**
@@ -413,8 +489,13 @@ public final class CudaChannelKernel implements ChannelKernel {
   private void abortBlock() {
     sendFifo.abort();
     recvFifo.abort();
+    // a direct edge's FIFOs: the neighbour's block sees these too and stops
+    INTS.setVolatile(sendView, FifoLayout.ABORT_OFFSET, 1);
+    INTS.setVolatile(recvView, FifoLayout.ABORT_OFFSET, 1);
     if (mailbox != null) {
-      awaitReturned();
+      if (!awaitReturned()) {
+        reportStuck();
+      }
       return;
     }
     long deadline = System.nanoTime() + ABORT_GRACE_NANOS;
@@ -423,15 +504,19 @@ public final class CudaChannelKernel implements ChannelKernel {
     }
     while (!streamIdle()) {
       if (System.nanoTime() - deadline >= 0) {
-        stuck = true;
-        LOG.error(
-            "{}: the CUDA block did not stop within {} ms of the abort; its memory stays allocated",
-            guard.describe(false),
-            ABORT_GRACE_NANOS / 1_000_000);
+        reportStuck();
         return;
       }
       Thread.yield();
     }
+  }
+
+  private void reportStuck() {
+    stuck = true;
+    LOG.error(
+        "{}: the CUDA block did not stop within {} ms of the abort; its memory stays allocated",
+        guard.describe(false),
+        ABORT_GRACE_NANOS / 1_000_000);
   }
 
   /** Whether the stream has finished its work; never blocks. */
@@ -488,5 +573,6 @@ public final class CudaChannelKernel implements ChannelKernel {
       cuMemFree(plan);
     }
     status.close();
+    direct.close();
   }
 }

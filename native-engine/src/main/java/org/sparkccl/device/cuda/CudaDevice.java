@@ -1,16 +1,22 @@
 package org.sparkccl.device.cuda;
 
+import static jcuda.driver.JCudaDriver.cuCtxEnablePeerAccess;
 import static jcuda.driver.JCudaDriver.cuCtxSetCurrent;
+import static jcuda.driver.JCudaDriver.cuDeviceCanAccessPeer;
 import static jcuda.driver.JCudaDriver.cuDeviceGet;
 import static jcuda.driver.JCudaDriver.cuDeviceGetAttribute;
+import static jcuda.driver.JCudaDriver.cuDeviceGetByPCIBusId;
 import static jcuda.driver.JCudaDriver.cuDeviceGetName;
+import static jcuda.driver.JCudaDriver.cuDeviceGetPCIBusId;
 import static jcuda.driver.JCudaDriver.cuDevicePrimaryCtxRetain;
 
 import java.nio.charset.StandardCharsets;
 import java.util.function.BooleanSupplier;
+import jcuda.CudaException;
 import jcuda.driver.CUcontext;
 import jcuda.driver.CUdevice;
 import jcuda.driver.CUdevice_attribute;
+import jcuda.driver.CUresult;
 import org.sparkccl.config.CclConfig;
 import org.sparkccl.device.Device;
 import org.sparkccl.kernel.ChannelKernel;
@@ -29,6 +35,7 @@ public final class CudaDevice implements Device {
   private final String model;
   private final int computeCapability;
   private final int multiprocessors;
+  private final String pciBusId;
   private volatile CudaKernels kernels;
 
   private CudaDevice(int ordinal) {
@@ -46,6 +53,53 @@ public final class CudaDevice implements Device {
         10 * attribute(CUdevice_attribute.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)
             + attribute(CUdevice_attribute.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
     this.multiprocessors = attribute(CUdevice_attribute.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
+    String[] bus = new String[1];
+    cuDeviceGetPCIBusId(bus, 32, device);
+    this.pciBusId = bus[0].trim().toLowerCase(java.util.Locale.ROOT);
+  }
+
+  /** The PCI bus id ({@code 0000:19:00.0}): the same name for this GPU in every process. */
+  public String pciBusId() {
+    return pciBusId;
+  }
+
+  /**
+   * Whether kernels on this GPU can write into the memory of the GPU with PCI bus id {@code busId}:
+   * it is this one, or the driver reports peer access ({@code cuDeviceCanAccessPeer}). A GPU this
+   * process cannot see counts as unreachable.
+   */
+  public boolean reaches(String busId) {
+    if (busId.equals(pciBusId)) {
+      return true;
+    }
+    CUdevice other = new CUdevice();
+    try {
+      cuDeviceGetByPCIBusId(other, busId);
+    } catch (CudaException e) {
+      return false;
+    }
+    int[] can = new int[1];
+    cuDeviceCanAccessPeer(can, device, other);
+    return can[0] == 1;
+  }
+
+  /**
+   * Lets kernels on this GPU reach {@code other}'s memory through device pointers (ranks that are
+   * threads of one process on two GPUs). Idempotent.
+   */
+  void enablePeerAccess(CudaDevice other) {
+    if (other == this) {
+      return;
+    }
+    makeCurrent();
+    try {
+      cuCtxEnablePeerAccess(other.context, 0);
+    } catch (CudaException e) {
+      if (!e.getMessage()
+          .contains(CUresult.stringFor(CUresult.CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED))) {
+        throw e;
+      }
+    }
   }
 
   static CudaDevice open(int ordinal) {

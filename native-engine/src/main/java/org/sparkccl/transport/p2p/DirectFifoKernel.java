@@ -1,0 +1,35 @@
+package org.sparkccl.transport.p2p;
+
+/**
+ * A channel kernel that can talk to the next rank's kernel on the same host without the proxy: its
+ * send side can write into a receive FIFO another rank exported ({@link EdgeKind}). The CUDA kernel
+ * is one; the host kernel is not.
+ */
+public interface DirectFifoKernel {
+  /** The GPU's PCI bus id: one name for the device in every process of the host. */
+  String deviceId();
+
+  /** Whether this kernel's GPU can write into the GPU named {@code deviceId} (or is it). */
+  boolean reaches(String deviceId);
+
+  /**
+   * Allocates this channel's receive FIFO for a direct edge and points the kernel's receive side at
+   * it: control block in a shared-memory file, slots in this GPU ({@link EdgeKind#PEER}) or in the
+   * file ({@link EdgeKind#SHM}).
+   *
+   * @param name a name unique on the host for this communicator, rank and channel
+   */
+  FifoHandle exportRecv(EdgeKind kind, String name);
+
+  /** Opens the next rank's receive FIFO and points the kernel's send side at it. */
+  void importSend(FifoHandle handle);
+
+  /** Unlinks the shared-memory file of the exported FIFO; the mappings stay until close. */
+  void unlinkExported();
+
+  /**
+   * Frees what {@link #exportRecv} and {@link #importSend} made and points the kernel at its own
+   * FIFOs again, for a ring that fell back to another transport before any collective ran.
+   */
+  void dropDirect();
+}
