@@ -28,6 +28,7 @@ public final class CclConfig {
   private final int socketThreads;
   private final int socketsPerThread;
   private final String socketHost;
+  private final String socketIfname;
   private final Transport transport;
   private final int qpsPerConnection;
   private final Duration timeout;
@@ -47,6 +48,7 @@ public final class CclConfig {
     this.socketThreads = b.socketThreads;
     this.socketsPerThread = b.socketsPerThread;
     this.socketHost = b.socketHost;
+    this.socketIfname = b.socketIfname;
     this.transport = b.transport;
     this.qpsPerConnection = b.qpsPerConnection;
     this.timeout = b.timeout;
@@ -127,6 +129,11 @@ public final class CclConfig {
     return socketHost;
   }
 
+  /** The {@code socket.ifname} pattern, or {@code null} when unset. */
+  public String socketIfname() {
+    return socketIfname;
+  }
+
   public Duration timeout() {
     return timeout;
   }
@@ -202,6 +209,7 @@ public final class CclConfig {
       case SOCKET_N_THREADS -> Integer.toString(socketThreads);
       case SOCKET_N_SOCKS_PER_THREAD -> Integer.toString(socketsPerThread);
       case SOCKET_HOST -> socketHost == null ? "auto" : socketHost;
+      case SOCKET_IFNAME -> socketIfname == null ? "auto" : socketIfname;
       case TRANSPORT -> transport.toString();
       case IB_QPS_PER_CONNECTION -> Integer.toString(qpsPerConnection);
       case TIMEOUT -> timeout.toMillis() + "ms";
@@ -229,6 +237,7 @@ public final class CclConfig {
     private int socketThreads;
     private int socketsPerThread;
     private String socketHost;
+    private String socketIfname;
     private Transport transport;
     private int qpsPerConnection;
     private Duration timeout;
@@ -256,6 +265,7 @@ public final class CclConfig {
       socketThreads = c.socketThreads;
       socketsPerThread = c.socketsPerThread;
       socketHost = c.socketHost;
+      socketIfname = c.socketIfname;
       transport = c.transport;
       qpsPerConnection = c.qpsPerConnection;
       timeout = c.timeout;
@@ -284,6 +294,7 @@ public final class CclConfig {
         case SOCKET_N_THREADS -> socketThreads(Values.integer(k, text));
         case SOCKET_N_SOCKS_PER_THREAD -> socketsPerThread(Values.integer(k, text));
         case SOCKET_HOST -> socketHost(text.trim());
+        case SOCKET_IFNAME -> socketIfname(text.trim());
         case TRANSPORT -> transport(Values.choice(k, text, Transport.values()));
         case IB_QPS_PER_CONNECTION -> qpsPerConnection(Values.integer(k, text));
         case TIMEOUT -> timeout(Values.duration(k, text));
@@ -329,6 +340,15 @@ public final class CclConfig {
 
     public Builder socketHost(String v) {
       socketHost = v;
+      return this;
+    }
+
+    /**
+     * The interfaces the listening address may come from ({@code eth,ib}, {@code ^docker,lo},
+     * {@code =eth0}); {@code null} takes the bootstrap's address. {@code socketHost} wins over it.
+     */
+    public Builder socketIfname(String v) {
+      socketIfname = v == null || v.isEmpty() ? null : v;
       return this;
     }
 
