@@ -23,6 +23,9 @@ final class Rendezvous {
   /** Entries nobody completed in this long are dropped (their stage died or was retried). */
   private static final long STALE_NANOS = 30L * 60 * 1_000_000_000L;
 
+  /** More ranks than a barrier stage could run; the bound keeps a bad post's allocation small. */
+  static final int MAX_RANKS = 1 << 16;
+
   /** A rank's bytes for one all-gather, posted (and re-posted, idempotently) by its task. */
   record Post(String key, int rank, int nRanks, byte[] payload) {
     /**
@@ -71,6 +74,9 @@ final class Rendezvous {
           in -> {
             boolean complete = in.readBoolean();
             int n = in.readInt();
+            if (n < 0 || n > in.available() / 4) { // each entry takes at least 4 bytes
+              throw new IOException(n + " entries in " + in.available() + " bytes");
+            }
             if (complete) {
               byte[][] all = new byte[n][];
               for (int r = 0; r < n; r++) {
@@ -120,8 +126,13 @@ final class Rendezvous {
       out.write(b);
     }
 
+    /** A length-prefixed array, its length checked against the bytes left before allocating. */
     static byte[] readBytes(DataInputStream in) throws IOException {
-      byte[] b = new byte[in.readInt()];
+      int n = in.readInt();
+      if (n < 0 || n > in.available()) {
+        throw new IOException("a length of " + n + " with " + in.available() + " bytes left");
+      }
+      byte[] b = new byte[n];
       in.readFully(b);
       return b;
     }
@@ -145,6 +156,21 @@ final class Rendezvous {
   /** Handles one post on the driver; never blocks. */
   synchronized Reply handle(Post post) {
     sweep();
+    // checked before an entry exists: a bad post must neither allocate its claim nor stay behind
+    if (post.nRanks() < 1
+        || post.nRanks() > MAX_RANKS
+        || post.rank() < 0
+        || post.rank() >= post.nRanks()) {
+      throw new IllegalArgumentException(
+          "rendezvous "
+              + post.key()
+              + ": rank "
+              + post.rank()
+              + " of "
+              + post.nRanks()
+              + "; expected 0 <= rank < ranks <= "
+              + MAX_RANKS);
+    }
     Entry e = entries.computeIfAbsent(post.key(), k -> new Entry(post.nRanks()));
     if (post.nRanks() != e.payloads.length || post.rank() < 0 || post.rank() >= e.payloads.length) {
       throw new IllegalArgumentException(
