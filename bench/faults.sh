@@ -10,5 +10,6 @@ nice -n 10 mvn -o -q -B test-compile -pl native-engine
 for run in "1000 socket" "300 ucx"; do
   set -- $run
   nice -n 10 mvn -o -B surefire:test -pl native-engine -Dtest=SoakTest \
-    -Dsparkccl.soak.count="$1" -Dsparkccl.soak.transport="$2" | grep -E '^(SoakTest:|\[ERROR\]|Tests run:)'
+    -Dsparkccl.soak.count="$1" -Dsparkccl.soak.transport="$2" 2>&1 \
+    | grep -E '^SoakTest: [0-9]+ communicators \(|\[ERROR\]|Tests run:'
 done

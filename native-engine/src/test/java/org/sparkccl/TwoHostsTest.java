@@ -235,7 +235,12 @@ class TwoHostsTest {
 
   /** Runs {@code cmd}; null when it exits 0 within 30 s, else what went wrong. */
   private static String shOk(String... cmd) throws Exception {
-    Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+    Process p;
+    try {
+      p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+    } catch (IOException e) {
+      return String.join(" ", cmd) + ": " + e.getMessage(); // no such program
+    }
     boolean done = p.waitFor(30, TimeUnit.SECONDS);
     String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).trim();
     if (!done) {
