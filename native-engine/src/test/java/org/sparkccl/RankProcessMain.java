@@ -5,13 +5,16 @@ import java.nio.ByteOrder;
 import java.time.Duration;
 import java.util.SplittableRandom;
 import org.sparkccl.bootstrap.TcpBootstrap;
+import org.sparkccl.bootstrap.TcpBootstrapRoot;
 import org.sparkccl.config.CclConfig;
 import org.sparkccl.device.DeviceBuffer;
 import org.sparkccl.device.HostDevice;
 
 /**
  * One rank in its own JVM, for {@code ProcessAllReduceTest}. Arguments: {@code root rank nRanks
- * mode}; the configuration comes from {@code -Dsparkccl.*}.
+ * mode}; the configuration comes from {@code -Dsparkccl.*}. A root of {@code serve:HOST} starts the
+ * bootstrap root in this process, listening on {@code HOST}, and prints {@code ROOT <address>} (for
+ * ranks in network namespaces, which cannot reach the test's own root).
  *
  * <ul>
  *   <li>{@code check}: a few allReduces, each checked against every rank's input (rebuilt from
@@ -42,6 +45,13 @@ public final class RankProcessMain {
   }
 
   private static int run(String root, int rank, int n, String mode) {
+    if (root.startsWith("serve:")) {
+      try (TcpBootstrapRoot served = TcpBootstrapRoot.start(root.substring(6), n)) {
+        System.out.println("ROOT " + served.address());
+        System.out.flush();
+        return run(served.address(), rank, n, mode);
+      }
+    }
     CclConfig config = CclConfig.fromEnvironment();
     try (TcpBootstrap boot = TcpBootstrap.connect(root, rank, n, Duration.ofSeconds(60));
         Communicator comm = Communicator.create(boot, config)) {

@@ -1,8 +1,13 @@
 package org.sparkccl.examples;
 
+import java.io.IOException;
 import java.io.Serializable;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.List;
 import org.apache.spark.BarrierTaskContext;
+import org.apache.spark.util.TaskCompletionListener;
 import org.sparkccl.Communicator;
 import org.sparkccl.DataType;
 import org.sparkccl.ReduceOp;
@@ -17,15 +22,21 @@ import scala.runtime.AbstractFunction1;
  * that on the stage's first attempt partition {@code failing} starts the collective and then throws
  * in the middle of it: the other ranks are left waiting on it, so the failure has to reach them
  * (and Spark has to retry the whole stage) for the job to finish.
+ *
+ * <p>Each task writes {@code attempt-A-partition-P} into {@code records} (the executors run on the
+ * test's machine) as it completes: {@code aborted=<whether its communicator was aborted or had
+ * failed> error=<what its collective failed with, or none>}.
  */
 final class FailOnceAllReduce
     extends AbstractFunction1<
         scala.collection.Iterator<float[]>, scala.collection.Iterator<float[]>>
     implements Serializable {
   private final int failing;
+  private final String records;
 
-  FailOnceAllReduce(int failing) {
+  FailOnceAllReduce(int failing, String records) {
     this.failing = failing;
+    this.records = records;
   }
 
   @Override
@@ -33,16 +44,37 @@ final class FailOnceAllReduce
     BarrierTaskContext context = BarrierTaskContext.get();
     float[] data = input.next();
     Communicator comm = SparkCCL.communicator(context);
+    String[] error = {"none"};
+    // completion listeners run after the failure listeners (SparkCCL's aborts), newest first: this
+    // one sees the communicator before SparkCCL's own listener closes it
+    TaskCompletionListener recorder =
+        ctx -> record(ctx.stageAttemptNumber(), ctx.partitionId(), comm.isAborted(), error[0]);
+    context.addTaskCompletionListener(recorder);
     try (HostBuffer buf = HostDevice.INSTANCE.allocate(4L * data.length)) {
       buf.memory().asFloatBuffer().put(0, data);
       if (context.stageAttemptNumber() == 0 && context.partitionId() == failing) {
         comm.allReduceAsync(buf, buf, data.length, DataType.FLOAT32, ReduceOp.SUM);
         throw new IllegalStateException("injected failure in the middle of a collective");
       }
-      comm.allReduce(buf, buf, data.length, DataType.FLOAT32, ReduceOp.SUM);
+      try {
+        comm.allReduce(buf, buf, data.length, DataType.FLOAT32, ReduceOp.SUM);
+      } catch (RuntimeException e) {
+        error[0] = e.toString().replace('\n', ' ');
+        throw e;
+      }
       float[] out = new float[data.length];
       buf.memory().asFloatBuffer().get(0, out);
       return CollectionConverters.asScala(List.of(out).iterator());
+    }
+  }
+
+  private void record(int attempt, int partition, boolean aborted, String error) {
+    try {
+      Files.writeString(
+          Path.of(records, "attempt-" + attempt + "-partition-" + partition),
+          "aborted=" + aborted + " error=" + error);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
     }
   }
 }

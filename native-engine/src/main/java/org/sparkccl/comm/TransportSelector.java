@@ -13,6 +13,7 @@ import org.sparkccl.CclException;
 import org.sparkccl.auth.ChallengeResponse;
 import org.sparkccl.bootstrap.Bootstrap;
 import org.sparkccl.transport.p2p.DirectFifoKernel;
+import org.sparkccl.transport.socket.ListenAddress;
 import org.sparkccl.transport.socket.SocketTransport;
 import org.sparkccl.util.EngineLog;
 
@@ -45,14 +46,12 @@ final class TransportSelector {
   }
 
   private Links connect() {
-    String host = ctx.config.socketHost() != null ? ctx.config.socketHost() : bootstrap.localHost();
+    String host =
+        ListenAddress.choose(
+            ctx.config.socketHost(), ctx.config.socketIfname(), bootstrap.localHost());
     SocketTransport sockets =
         SocketTransport.listen(
-            host == null ? "127.0.0.1" : host,
-            ctx.rank,
-            ctx.config.socketThreads(),
-            ctx.config.socketsPerThread(),
-            ctx.idle);
+            host, ctx.rank, ctx.config.socketThreads(), ctx.config.socketsPerThread(), ctx.idle);
     List<RingTransport> candidates = new ArrayList<>();
     try {
       candidates.addAll(candidates(sockets));

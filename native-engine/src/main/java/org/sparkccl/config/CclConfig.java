@@ -28,6 +28,7 @@ public final class CclConfig {
   private final int socketThreads;
   private final int socketsPerThread;
   private final String socketHost;
+  private final String socketIfname;
   private final Transport transport;
   private final boolean encrypt;
   private final int qpsPerConnection;
@@ -50,6 +51,7 @@ public final class CclConfig {
     this.socketThreads = b.socketThreads;
     this.socketsPerThread = b.socketsPerThread;
     this.socketHost = b.socketHost;
+    this.socketIfname = b.socketIfname;
     this.transport = b.transport;
     this.encrypt = b.encrypt;
     this.qpsPerConnection = b.qpsPerConnection;
@@ -131,6 +133,11 @@ public final class CclConfig {
   /** Explicit listen address, or {@code null} to take the bootstrap's. */
   public String socketHost() {
     return socketHost;
+  }
+
+  /** The {@code socket.ifname} pattern, or {@code null} when unset. */
+  public String socketIfname() {
+    return socketIfname;
   }
 
   public Duration timeout() {
@@ -226,6 +233,7 @@ public final class CclConfig {
       case SOCKET_N_THREADS -> Integer.toString(socketThreads);
       case SOCKET_N_SOCKS_PER_THREAD -> Integer.toString(socketsPerThread);
       case SOCKET_HOST -> socketHost == null ? "auto" : socketHost;
+      case SOCKET_IFNAME -> socketIfname == null ? "auto" : socketIfname;
       case TRANSPORT -> transport.toString();
       case ENCRYPT -> Boolean.toString(encrypt);
       case P2P -> p2p ? "auto" : "off";
@@ -256,6 +264,7 @@ public final class CclConfig {
     private int socketThreads;
     private int socketsPerThread;
     private String socketHost;
+    private String socketIfname;
     private Transport transport;
     private boolean encrypt;
     private int qpsPerConnection;
@@ -286,6 +295,7 @@ public final class CclConfig {
       socketThreads = c.socketThreads;
       socketsPerThread = c.socketsPerThread;
       socketHost = c.socketHost;
+      socketIfname = c.socketIfname;
       transport = c.transport;
       encrypt = c.encrypt;
       qpsPerConnection = c.qpsPerConnection;
@@ -317,6 +327,7 @@ public final class CclConfig {
         case SOCKET_N_THREADS -> socketThreads(Values.integer(k, text));
         case SOCKET_N_SOCKS_PER_THREAD -> socketsPerThread(Values.integer(k, text));
         case SOCKET_HOST -> socketHost(text.trim());
+        case SOCKET_IFNAME -> socketIfname(text.trim());
         case TRANSPORT -> transport(Values.choice(k, text, Transport.values()));
         case ENCRYPT -> encrypt(Values.bool(k, text));
         case P2P -> p2p(Values.choice(k, text, P2pSetting.values()) == P2pSetting.AUTO);
@@ -365,6 +376,15 @@ public final class CclConfig {
 
     public Builder socketHost(String v) {
       socketHost = v;
+      return this;
+    }
+
+    /**
+     * The interfaces the listening address may come from ({@code eth,ib}, {@code ^docker,lo},
+     * {@code =eth0}); {@code null} takes the bootstrap's address. {@code socketHost} wins over it.
+     */
+    public Builder socketIfname(String v) {
+      socketIfname = v == null || v.isEmpty() ? null : v;
       return this;
     }
 

@@ -24,6 +24,12 @@ public enum Key {
   SOCKET_N_SOCKS_PER_THREAD("socket.nSocksPerThread", "1"),
   /** The address this rank listens on; unset takes the bootstrap's own, else 127.0.0.1. */
   SOCKET_HOST("socket.host", null),
+  /**
+   * Which network interfaces the listening address may come from, like {@code NCCL_SOCKET_IFNAME}:
+   * name prefixes separated by commas, {@code ^} before the list to exclude instead, {@code =} to
+   * match whole names; unset takes the bootstrap's address.
+   */
+  SOCKET_IFNAME("socket.ifname", null),
   /** How ring channels move slots: {@code auto}, {@code socket}, {@code ucx} or {@code local}. */
   TRANSPORT("transport", "auto"),
   /**

@@ -202,7 +202,14 @@ public final class PeerAcceptor implements ReadyHandler {
         closeQuietly(s == null ? null : s.channel());
       }
     }
-    pending.forEach(h -> closeQuietly(h.channel()));
+    // one line each, as every other refusal: an idle socket must not vanish without a trace
+    for (AcceptorHandshake h : pending) {
+      LOG.warn(
+          "rank {}: refused a peer connection: no complete handshake before the listener closed",
+          rank);
+      closeQuietly(h.channel());
+    }
+    pending.clear();
   }
 
   private static void closeQuietly(SocketChannel c) {
