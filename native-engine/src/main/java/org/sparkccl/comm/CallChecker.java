@@ -17,6 +17,7 @@ final class CallChecker {
   private static final int HISTORY = 1024;
 
   private final int rank;
+  private final boolean checks;
   private final Map<Long, CollectiveCall> launched =
       new LinkedHashMap<>() {
         @Override
@@ -30,8 +31,18 @@ final class CallChecker {
 
   private record Announced(int peer, CollectiveCall call) {}
 
-  CallChecker(int rank) {
+  /**
+   * @param checks whether calls are compared at all (key {@code checkCalls}); when not, nothing is
+   *     recorded and announcements are ignored
+   */
+  CallChecker(int rank, boolean checks) {
     this.rank = rank;
+    this.checks = checks;
+  }
+
+  /** Whether calls are compared (key {@code checkCalls}). */
+  boolean checks() {
+    return checks;
   }
 
   /**
@@ -41,7 +52,7 @@ final class CallChecker {
    * @throws CclMismatchException when it is not
    */
   void onAnnounce(int peer, CollectiveCall theirs) {
-    if (theirs.kind() == CollectiveCall.Kind.SEND_RECV || !CollectiveCall.CHECKED) {
+    if (theirs.kind() == CollectiveCall.Kind.SEND_RECV || !checks) {
       return;
     }
     CollectiveCall mine;
@@ -61,6 +72,9 @@ final class CallChecker {
 
   /** Records a launched call; returns the mismatch an earlier announcement reveals, if any. */
   synchronized CclMismatchException recordLaunch(CollectiveCall call) {
+    if (!checks) {
+      return null;
+    }
     launched.put(call.seq(), call);
     lastLaunched = call.seq();
     CclMismatchException found = null;

@@ -96,7 +96,7 @@ public final class CollectiveLauncher {
       // announceStalled). Ring allReduce, allGather and reduceScatter need no announcement:
       // every rank's first step sends to its successor, whose receive checks the header.
       boolean rooted = kind == CollectiveCall.Kind.BROADCAST || kind == CollectiveCall.Kind.REDUCE;
-      boolean announce = CollectiveCall.CHECKED && ctx.nRanks > 1 && (peerToPeer || rooted);
+      boolean announce = ctx.calls.checks() && ctx.nRanks > 1 && (peerToPeer || rooted);
       if (announce && rooted) {
         // A root may finish its part without ever waiting, so it could not announce on a
         // stall: broadcast and reduce announce at once (one small frame, nobody waits for it).
@@ -305,6 +305,7 @@ public final class CollectiveLauncher {
               link.nextStep,
               slices,
               call,
+              ctx.calls.checks(),
               ctx.rank,
               ctx.calls::launched,
               ctx.timeoutNanos,
@@ -348,6 +349,7 @@ public final class CollectiveLauncher {
                 ch.recvBase,
                 plan.recvSteps(),
                 call,
+                ctx.calls.checks(),
                 launched,
                 ctx.timeoutNanos,
                 sites.recv(ch)));

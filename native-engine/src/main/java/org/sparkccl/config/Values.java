@@ -78,6 +78,17 @@ public final class Values {
     }
   }
 
+  /** Parses {@code true} or {@code false}, ignoring case. */
+  public static boolean bool(String key, String text) {
+    String t = text.trim();
+    if (t.equalsIgnoreCase("true")) {
+      return true;
+    } else if (t.equalsIgnoreCase("false")) {
+      return false;
+    }
+    throw new IllegalArgumentException(key + "=" + text + " is invalid; expected true or false");
+  }
+
   /** Parses a decimal number. */
   public static double decimal(String key, String text) {
     try {
