@@ -2,9 +2,7 @@ package org.sparkccl.comm;
 
 import java.util.ArrayList;
 import java.util.Iterator;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
 import org.sparkccl.CclMismatchException;
 
@@ -18,13 +16,10 @@ final class CallChecker {
 
   private final int rank;
   private final boolean checks;
-  private final Map<Long, CollectiveCall> launched =
-      new LinkedHashMap<>() {
-        @Override
-        protected boolean removeEldestEntry(Map.Entry<Long, CollectiveCall> eldest) {
-          return size() > HISTORY;
-        }
-      };
+
+  /** The last {@link #HISTORY} launched calls, call {@code seq} at {@code seq % HISTORY}. */
+  private final CollectiveCall[] launched = new CollectiveCall[HISTORY];
+
   private final List<Announced> early = new ArrayList<>();
   private final AtomicLong lastAnnounced = new AtomicLong();
   private long lastLaunched;
@@ -57,7 +52,7 @@ final class CallChecker {
     }
     CollectiveCall mine;
     synchronized (this) {
-      mine = launched.get(theirs.seq());
+      mine = launchedCall(theirs.seq());
       if (mine == null) {
         if (theirs.seq() > lastLaunched) {
           early.add(new Announced(peer, theirs));
@@ -75,8 +70,11 @@ final class CallChecker {
     if (!checks) {
       return null;
     }
-    launched.put(call.seq(), call);
+    launched[slot(call.seq())] = call;
     lastLaunched = call.seq();
+    if (early.isEmpty()) {
+      return null; // the usual case, without an iterator
+    }
     CclMismatchException found = null;
     for (Iterator<Announced> it = early.iterator(); it.hasNext(); ) {
       Announced a = it.next();
@@ -92,7 +90,16 @@ final class CallChecker {
 
   /** This rank's call number {@code seq}, if it is recent enough to be remembered. */
   synchronized CollectiveCall launched(long seq) {
-    return launched.get(seq);
+    return launchedCall(seq);
+  }
+
+  private CollectiveCall launchedCall(long seq) {
+    CollectiveCall c = launched[slot(seq)];
+    return c != null && c.seq() == seq ? c : null;
+  }
+
+  private static int slot(long seq) {
+    return (int) Math.floorMod(seq, (long) HISTORY);
   }
 
   /** Whether this rank should announce call {@code seq} now: true once per number. */

@@ -45,6 +45,7 @@ public final class CollectiveLauncher {
   private final Lifecycle lifecycle;
   private final Tuner tuner;
   private final RingSites sites;
+  private final PlanCache plans;
   private final LongFunction<CollectiveCall> launched;
   private long seq;
 
@@ -52,6 +53,7 @@ public final class CollectiveLauncher {
     this.ctx = ctx;
     this.lifecycle = lifecycle;
     this.sites = new RingSites(ctx.rank, ctx.channels.length);
+    this.plans = new PlanCache(ctx.channels.length);
     this.launched = ctx.calls::launched;
     this.tuner =
         new Tuner(
@@ -109,19 +111,8 @@ public final class CollectiveLauncher {
               : ChannelSplit.channels(count, dtype.size(), ctx.channels.length);
       src.retain();
       dst.retain();
-      Collective coll =
-          new Collective(
-              null, // described by the call, built only when a message needs it
-              call,
-              ctx.nRanks,
-              announce,
-              used,
-              () -> {
-                src.release();
-                dst.release();
-              });
+      Collective coll = new Collective(call, ctx.nRanks, announce, used, src, dst, ctx.pending);
       ctx.pending.add(coll);
-      coll.future.whenComplete((v, e) -> ctx.pending.remove(coll));
       try {
         if (ctx.nRanks == 1) {
           int size = dtype.size();
@@ -131,7 +122,7 @@ public final class CollectiveLauncher {
         } else if (algo == Algorithm.RD) {
           launchDoubling(src, dst, call, coll);
         } else {
-          launchRing(src, dst, call, used, planner, coll);
+          launchRing(src, dst, call, used, localSrc, localDst, planner, coll);
         }
       } catch (RuntimeException e) {
         // A tree's or doubling's first use of a point-to-point link connects it and can fail: the
@@ -321,13 +312,20 @@ public final class CollectiveLauncher {
       DeviceBuffer dst,
       CollectiveCall call,
       int used,
+      long localSrc,
+      long localDst,
       Planner planner,
       Collective coll) {
     for (int c = 0; c < used; c++) {
       CommChannel ch = ctx.channels[c];
       ChannelPlan plan =
-          planner.plan(
+          plans.plan(
               c,
+              call,
+              used,
+              localSrc,
+              localDst,
+              planner,
               ChannelSplit.start(call.count(), used, c),
               ChannelSplit.length(call.count(), used, c));
       if (plan.sendSteps() > 0) {

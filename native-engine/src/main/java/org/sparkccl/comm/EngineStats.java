@@ -16,10 +16,11 @@ public final class EngineStats {
   private static final LongAdder BYTES = new LongAdder();
   private static final Map<String, LongAdder[]> PER_KIND = new ConcurrentHashMap<>();
 
-  /** Both bandwidths of the last collective, written together so readers never mix two. */
-  private record LastBandwidth(double algBwGBps, double busBwGBps) {}
-
-  private static volatile LastBandwidth last = new LastBandwidth(0, 0);
+  /**
+   * Both bandwidths of the last collective as two floats in one word (algorithm bandwidth high, bus
+   * bandwidth low), written together so readers never mix two, with no object per collective.
+   */
+  private static volatile long last;
 
   private EngineStats() {}
 
@@ -41,10 +42,7 @@ public final class EngineStats {
     if (call != null) {
       long bytes = call.count() * call.dtype().size();
       BYTES.add(bytes);
-      last =
-          nanos > 0
-              ? new LastBandwidth((double) bytes / nanos, busBytes(call, nRanks) / nanos)
-              : new LastBandwidth(0, 0);
+      last = nanos > 0 ? pack((double) bytes / nanos, busBytes(call, nRanks) / nanos) : 0;
     }
   }
 
@@ -63,7 +61,7 @@ public final class EngineStats {
 
   /** The last completed collective's algorithm bandwidth (bytes / time), in GB/s. */
   public static double lastAlgBwGBps() {
-    return last.algBwGBps();
+    return Float.intBitsToFloat((int) (last >>> 32));
   }
 
   /**
@@ -72,7 +70,12 @@ public final class EngineStats {
    * gathered buffer, broadcast and reduce the buffer once.
    */
   public static double lastBusBwGBps() {
-    return last.busBwGBps();
+    return Float.intBitsToFloat((int) last);
+  }
+
+  private static long pack(double algBw, double busBw) {
+    return ((long) Float.floatToIntBits((float) algBw) << 32)
+        | (Float.floatToIntBits((float) busBw) & 0xffff_ffffL);
   }
 
   private static double busBytes(CollectiveCall call, int n) {
