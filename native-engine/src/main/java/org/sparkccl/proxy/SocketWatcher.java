@@ -66,8 +66,9 @@ final class SocketWatcher {
           // a wakeup() of the selector (the proxy woke and wants it back, or close) ends this too
           ready = selector.select();
         } finally {
+          boolean anyReady = ready > 0 || !selector.selectedKeys().isEmpty();
           lent = false;
-          if (ready > 0) {
+          if (anyReady) {
             // only for sockets: a proxy that woke by itself must not find a stale signal that
             // ends its next wait at once (the two threads would keep waking each other)
             wait.signal();
