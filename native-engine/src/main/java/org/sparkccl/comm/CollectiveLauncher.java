@@ -46,6 +46,7 @@ public final class CollectiveLauncher {
   private final Tuner tuner;
   private final RingSites sites;
   private final PlanCache plans;
+  private final RingOps ops;
   private final LongFunction<CollectiveCall> launched;
   private long seq;
 
@@ -54,6 +55,7 @@ public final class CollectiveLauncher {
     this.lifecycle = lifecycle;
     this.sites = new RingSites(ctx.rank, ctx.channels.length);
     this.plans = new PlanCache(ctx.channels.length);
+    this.ops = new RingOps(ctx.channels.length);
     this.launched = ctx.calls::launched;
     this.tuner =
         new Tuner(
@@ -329,33 +331,49 @@ public final class CollectiveLauncher {
               ChannelSplit.start(call.count(), used, c),
               ChannelSplit.length(call.count(), used, c));
       if (plan.sendSteps() > 0) {
-        ctx.proxy.enqueue(
-            new SendProxyOp(
-                ch.send,
-                ch.sendFifo,
-                ch.sendBase,
-                plan.sendSteps(),
-                call,
-                ctx.timeoutNanos,
-                sites.send(ch)));
+        SendProxyOp op = ops.reusableSend(c);
+        if (op != null) {
+          op.restart(ch.sendBase, plan.sendSteps(), call);
+        } else {
+          op =
+              new SendProxyOp(
+                  ch.send,
+                  ch.sendFifo,
+                  ch.sendBase,
+                  plan.sendSteps(),
+                  call,
+                  ctx.timeoutNanos,
+                  sites.send(ch));
+          ops.keep(c, op);
+        }
+        ctx.proxy.enqueue(op);
       }
       if (plan.recvSteps() > 0) {
-        ctx.proxy.enqueue(
-            new RecvProxyOp(
-                ch.recv,
-                ch.recvFifo,
-                ch.recvBase,
-                plan.recvSteps(),
-                call,
-                ctx.calls.checks(),
-                launched,
-                ctx.timeoutNanos,
-                sites.recv(ch)));
+        RecvProxyOp op = ops.reusableRecv(c);
+        if (op != null) {
+          op.restart(ch.recvBase, plan.recvSteps(), call);
+        } else {
+          op =
+              new RecvProxyOp(
+                  ch.recv,
+                  ch.recvFifo,
+                  ch.recvBase,
+                  plan.recvSteps(),
+                  call,
+                  ctx.calls.checks(),
+                  launched,
+                  ctx.timeoutNanos,
+                  sites.recv(ch));
+          ops.keep(c, op);
+        }
+        ctx.proxy.enqueue(op);
       }
       ch.sendBase += plan.sendSteps();
       ch.recvBase += plan.recvSteps();
       ChannelWork work = new ChannelWork(plan, src, dst, call.dtype(), call.op(), ctx.nRanks);
-      runOn(ch, coll, () -> ch.kernel.run(work));
+      ch.waiter.deferProxyWake();
+      ch.kernelThread.submit(new ChannelTask(ctx, lifecycle, ch, coll, work));
+      coll.submitted++;
     }
   }
 

@@ -243,7 +243,10 @@ public final class ProxyThread implements AutoCloseable {
    * signal that finds nobody waiting makes the next wait return at once).
    */
   private void awaitOwned() throws IOException {
-    if (selector.selectNow() > 0) {
+    selector.selectNow();
+    if (!selector.selectedKeys().isEmpty()) {
+      // ready sockets, new or left from a pass that found the selector lent: dispatch them first
+      // (a later select does not count keys already selected, so nothing would wake us for them)
       return;
     }
     waitingOwned = true;
@@ -428,6 +431,7 @@ public final class ProxyThread implements AutoCloseable {
           prev.next = following;
         }
         moved = true;
+        op.markUnlinked(); // last touch: its owner may reuse it from now on
         op = following;
         continue;
       }

@@ -13,7 +13,7 @@ import org.sparkccl.transport.RecvConnection;
  */
 public final class RecvProxyOp extends FifoProxyOp {
   private final RecvConnection connection;
-  private final CollectiveCall expected;
+  private CollectiveCall expected;
   private final int rank;
   private final LongFunction<CollectiveCall> myCalls;
   private final boolean checks;
@@ -79,6 +79,12 @@ public final class RecvProxyOp extends FifoProxyOp {
     this.checks = checks;
     this.rank = site.rank();
     this.myCalls = myCalls;
+  }
+
+  /** Reuses this finished operation ({@link #isUnlinked()}) for another collective. */
+  public void restart(long base, long nSteps, CollectiveCall expected) {
+    restartFifo(base, nSteps, expected);
+    this.expected = expected;
   }
 
   @Override
