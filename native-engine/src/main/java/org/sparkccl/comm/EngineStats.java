@@ -17,10 +17,13 @@ public final class EngineStats {
   private static final Map<String, LongAdder[]> PER_KIND = new ConcurrentHashMap<>();
 
   /**
-   * Both bandwidths of the last collective as two floats in one word (algorithm bandwidth high, bus
-   * bandwidth low), written together so readers never mix two, with no object per collective.
+   * Both bandwidths of the last collective, written and read together under this lock so readers
+   * never mix two collectives' (an uncontended lock; an object per collective would allocate).
    */
-  private static volatile long last;
+  private static final Object LAST = new Object();
+
+  private static double lastAlgBw;
+  private static double lastBusBw;
 
   private EngineStats() {}
 
@@ -42,7 +45,12 @@ public final class EngineStats {
     if (call != null) {
       long bytes = call.count() * call.dtype().size();
       BYTES.add(bytes);
-      last = nanos > 0 ? pack((double) bytes / nanos, busBytes(call, nRanks) / nanos) : 0;
+      double alg = nanos > 0 ? (double) bytes / nanos : 0;
+      double bus = nanos > 0 ? busBytes(call, nRanks) / nanos : 0;
+      synchronized (LAST) {
+        lastAlgBw = alg;
+        lastBusBw = bus;
+      }
     }
   }
 
@@ -61,7 +69,9 @@ public final class EngineStats {
 
   /** The last completed collective's algorithm bandwidth (bytes / time), in GB/s. */
   public static double lastAlgBwGBps() {
-    return Float.intBitsToFloat((int) (last >>> 32));
+    synchronized (LAST) {
+      return lastAlgBw;
+    }
   }
 
   /**
@@ -70,12 +80,9 @@ public final class EngineStats {
    * gathered buffer, broadcast and reduce the buffer once.
    */
   public static double lastBusBwGBps() {
-    return Float.intBitsToFloat((int) last);
-  }
-
-  private static long pack(double algBw, double busBw) {
-    return ((long) Float.floatToIntBits((float) algBw) << 32)
-        | (Float.floatToIntBits((float) busBw) & 0xffff_ffffL);
+    synchronized (LAST) {
+      return lastBusBw;
+    }
   }
 
   private static double busBytes(CollectiveCall call, int n) {
