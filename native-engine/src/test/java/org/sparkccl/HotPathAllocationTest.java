@@ -35,14 +35,14 @@ class HotPathAllocationTest {
   /**
    * Bytes per allReduce over both ranks, engine threads and callers together. Measured on a 2-core
    * machine: about 8,050 before requests, headers, texts and reduction views were reused or built
-   * lazily, about 3,450 after; about 920 (socket) and 1,020 (local) once plans, proxy operations,
-   * the call history, the collective's counters, the kernel's work holder, the callers' idle
-   * strategy and the idle waits' lambdas were reused. What remains is made per launch on each rank
-   * (about 350 bytes per rank on the caller's thread): the call, the collective and its future (the
-   * API returns one per call), the kernel task, the queue nodes and the planner lambda; the rest on
-   * the engine's threads.
+   * lazily, about 3,450 after; 920 to 1,040 (socket) and about 1,020 (local) once plans, proxy
+   * operations, the call history, the collective's counters, the kernel's work holder, the callers'
+   * idle strategy and the idle waits' lambdas were reused. What remains is made per launch on each
+   * rank (about 350 bytes per rank on the caller's thread): the call, the collective and its future
+   * (the API returns one per call), the kernel task, the queue nodes and the planner lambda; the
+   * rest on the engine's threads.
    */
-  private static final long BOUND_PER_CALL = 1_400;
+  private static final long BOUND_PER_CALL = 1_600;
 
   @ParameterizedTest(name = "transport={0}")
   @EnumSource(
