@@ -40,7 +40,8 @@ class HotPathAllocationTest {
    * idle strategy and the idle waits' lambdas were reused. What remains is made per launch on each
    * rank (about 350 bytes per rank on the caller's thread): the call, the collective and its future
    * (the API returns one per call), the kernel task, the queue nodes and the planner lambda; the
-   * rest on the engine's threads.
+   * rest on the engine's threads, where it grows with how often they go idle and wake (a
+   * selected-key iterator per dispatch, a decoded call per message), hence the margin.
    */
   private static final long BOUND_PER_CALL = 1_600;
 
