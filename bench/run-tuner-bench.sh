@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Tuner check: allReduce forced ring, forced tree, forced rd and auto, at 2, 4 and 8 ranks, in one run;
 # prints, per size, each time and auto's ratio to the better forced choice. Also the cost of the
-# mismatch check at 8 B (SPARKCCL_JAVA_OPTS=-Dsparkccl.mismatchCheck=false turns it off).
+# mismatch check at 8 B (SPARKCCL_CHECKCALLS=false turns it off).
 #   RANKS_LIST ["2 4 8"]  MAXBYTES [64M; 16M at 8 ranks]
 # Small sizes (8 B..64 KiB) run 1000 timed iterations, large ones 10: the machine is noisy.
 set -euo pipefail
@@ -21,11 +21,11 @@ for n in ${RANKS_LIST:-2 4 8}; do
     --json "$OUT/n${n}_large.json" >/dev/null
 done
 for check in on off; do
-  opts=""
-  [[ $check == off ]] && opts="-Dsparkccl.mismatchCheck=false"
+  flag=true
+  [[ $check == off ]] && flag=false
   for a in ring tree; do
     echo "==> mismatch check $check, 4 ranks, 8 B, -a $a" >&2
-    SPARKCCL_JAVA_OPTS="$opts" bin/sparkccl-perf -n 4 -b 8 -e 8 -a "$a" -c 0 -w 500 -i 2000 \
+    SPARKCCL_CHECKCALLS="$flag" bin/sparkccl-perf -n 4 -b 8 -e 8 -a "$a" -c 0 -w 500 -i 2000 \
       --json "$OUT/check_${check}_$a.json" >/dev/null
   done
 done

@@ -12,6 +12,7 @@ import org.sparkccl.comm.CommCore;
 import org.sparkccl.config.CclConfig;
 import org.sparkccl.device.Device;
 import org.sparkccl.device.DeviceBuffer;
+import org.sparkccl.idle.IdleStrategy;
 
 /**
  * A group of ranks that run collectives together, like an {@code ncclComm_t}.
@@ -38,8 +39,12 @@ public final class Communicator implements AutoCloseable {
 
   private final CommCore core;
 
+  /** How each thread that calls a blocking collective waits briefly before it blocks. */
+  private final ThreadLocal<IdleStrategy> awaitIdle;
+
   private Communicator(CommCore core) {
     this.core = core;
+    this.awaitIdle = ThreadLocal.withInitial(() -> core.idle().inFlight(AWAIT_SPINS));
   }
 
   /**
@@ -374,7 +379,15 @@ public final class Communicator implements AutoCloseable {
    * microseconds away), then blocks on the future, which completion or failure ends.
    */
   private void await(CompletableFuture<Void> f) {
-    core.idle().inFlight(AWAIT_SPINS).awaitBriefly(f::isDone);
+    // the calling thread's own strategy (it keeps state), and the loop of awaitBriefly written out:
+    // a blocking call allocates neither a strategy nor a lambda
+    IdleStrategy idle = awaitIdle.get();
+    idle.reset();
+    while (!f.isDone()) {
+      if (idle.idle(0) && idle.mayBlock()) {
+        break;
+      }
+    }
     try {
       f.join();
     } catch (CompletionException e) {

@@ -425,4 +425,42 @@ class MismatchTest {
         n == 3,
         "auto");
   }
+
+  /**
+   * The same mismatch that {@link #everyRankFailsFastNamingBothSides} catches (float32 against
+   * int32 of the same byte count, so the ring's steps still line up) passes unnoticed with {@code
+   * checkCalls=false}: the key really switches the check off, on every rank.
+   */
+  @ParameterizedTest(name = "checkCalls=false lets a float32/int32 mismatch pass: algo={0}")
+  @ValueSource(strings = {"ring", "tree"})
+  void checkCallsFalseSwitchesTheCheckOff(String algo) {
+    int n = 3;
+    CclConfig off = config(algo).toBuilder().checkCalls(false).build();
+    Communicator[] comms = RankHarness.createAll(n, off, DEADLINE);
+    DeviceBuffer[] bufs = new DeviceBuffer[n];
+    Throwable[] errors;
+    try {
+      for (int r = 0; r < n; r++) {
+        bufs[r] = HostDevice.INSTANCE.allocate(BUF_BYTES);
+        ByteBuffer img = Reference.heap(BUF_BYTES);
+        Reference.fill(img, BUF_BYTES / 4, DataType.INT32, new SplittableRandom(r + 1), false);
+        bufs[r].copyFromHost(img, 0);
+      }
+      errors =
+          RankHarness.runCollect(
+              n,
+              DEADLINE,
+              rank -> {
+                DataType t = rank == 1 ? DataType.INT32 : DataType.FLOAT32;
+                comms[rank].allReduce(bufs[rank], bufs[rank], COUNT, t, ReduceOp.SUM);
+                comms[rank].allReduce(bufs[rank], bufs[rank], COUNT, DataType.INT32, ReduceOp.MAX);
+              });
+    } finally {
+      RankHarness.closeQuietly(comms);
+      for (DeviceBuffer b : bufs) {
+        RankHarness.closeBuffer(b);
+      }
+    }
+    RankHarness.assertNoErrors(errors, "with checkCalls=false no rank may notice the mismatch:");
+  }
 }

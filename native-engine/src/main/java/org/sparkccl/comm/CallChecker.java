@@ -2,9 +2,7 @@ package org.sparkccl.comm;
 
 import java.util.ArrayList;
 import java.util.Iterator;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
 import org.sparkccl.CclMismatchException;
 
@@ -17,21 +15,29 @@ final class CallChecker {
   private static final int HISTORY = 1024;
 
   private final int rank;
-  private final Map<Long, CollectiveCall> launched =
-      new LinkedHashMap<>() {
-        @Override
-        protected boolean removeEldestEntry(Map.Entry<Long, CollectiveCall> eldest) {
-          return size() > HISTORY;
-        }
-      };
+  private final boolean checks;
+
+  /** The last {@link #HISTORY} launched calls, call {@code seq} at {@code seq % HISTORY}. */
+  private final CollectiveCall[] launched = new CollectiveCall[HISTORY];
+
   private final List<Announced> early = new ArrayList<>();
   private final AtomicLong lastAnnounced = new AtomicLong();
   private long lastLaunched;
 
   private record Announced(int peer, CollectiveCall call) {}
 
-  CallChecker(int rank) {
+  /**
+   * @param checks whether calls are compared at all (key {@code checkCalls}); when not, nothing is
+   *     recorded and announcements are ignored
+   */
+  CallChecker(int rank, boolean checks) {
     this.rank = rank;
+    this.checks = checks;
+  }
+
+  /** Whether calls are compared (key {@code checkCalls}). */
+  boolean checks() {
+    return checks;
   }
 
   /**
@@ -41,12 +47,12 @@ final class CallChecker {
    * @throws CclMismatchException when it is not
    */
   void onAnnounce(int peer, CollectiveCall theirs) {
-    if (theirs.kind() == CollectiveCall.Kind.SEND_RECV || !CollectiveCall.CHECKED) {
+    if (theirs.kind() == CollectiveCall.Kind.SEND_RECV || !checks) {
       return;
     }
     CollectiveCall mine;
     synchronized (this) {
-      mine = launched.get(theirs.seq());
+      mine = launchedCall(theirs.seq());
       if (mine == null) {
         if (theirs.seq() > lastLaunched) {
           early.add(new Announced(peer, theirs));
@@ -61,8 +67,14 @@ final class CallChecker {
 
   /** Records a launched call; returns the mismatch an earlier announcement reveals, if any. */
   synchronized CclMismatchException recordLaunch(CollectiveCall call) {
-    launched.put(call.seq(), call);
+    if (!checks) {
+      return null;
+    }
+    launched[slot(call.seq())] = call;
     lastLaunched = call.seq();
+    if (early.isEmpty()) {
+      return null; // the usual case, without an iterator
+    }
     CclMismatchException found = null;
     for (Iterator<Announced> it = early.iterator(); it.hasNext(); ) {
       Announced a = it.next();
@@ -78,7 +90,16 @@ final class CallChecker {
 
   /** This rank's call number {@code seq}, if it is recent enough to be remembered. */
   synchronized CollectiveCall launched(long seq) {
-    return launched.get(seq);
+    return launchedCall(seq);
+  }
+
+  private CollectiveCall launchedCall(long seq) {
+    CollectiveCall c = launched[slot(seq)];
+    return c != null && c.seq() == seq ? c : null;
+  }
+
+  private static int slot(long seq) {
+    return (int) Math.floorMod(seq, (long) HISTORY);
   }
 
   /** Whether this rank should announce call {@code seq} now: true once per number. */

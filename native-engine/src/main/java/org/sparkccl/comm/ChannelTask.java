@@ -1,6 +1,7 @@
 package org.sparkccl.comm;
 
 import org.sparkccl.CclException;
+import org.sparkccl.kernel.ChannelWork;
 import org.sparkccl.kernel.KernelTask;
 
 /**
@@ -14,6 +15,7 @@ final class ChannelTask implements KernelTask {
   private final CommChannel ch;
   private final Collective coll;
   private final Runnable work;
+  private final ChannelWork ringWork;
 
   ChannelTask(
       CommContext ctx, Lifecycle lifecycle, CommChannel ch, Collective coll, Runnable work) {
@@ -22,6 +24,18 @@ final class ChannelTask implements KernelTask {
     this.ch = ch;
     this.coll = coll;
     this.work = work;
+    this.ringWork = null;
+  }
+
+  /** The channel's kernel runs {@code ringWork} (a ring's share; no lambda to make per launch). */
+  ChannelTask(
+      CommContext ctx, Lifecycle lifecycle, CommChannel ch, Collective coll, ChannelWork ringWork) {
+    this.ctx = ctx;
+    this.lifecycle = lifecycle;
+    this.ch = ch;
+    this.coll = coll;
+    this.work = null;
+    this.ringWork = ringWork;
   }
 
   @Override
@@ -33,7 +47,11 @@ final class ChannelTask implements KernelTask {
         coll.channelDone(ctx.failure.aborted(coll.what(), f));
         return;
       }
-      work.run();
+      if (ringWork != null) {
+        ch.kernel.run(ringWork);
+      } else {
+        work.run();
+      }
       coll.channelDone(null);
     } catch (RuntimeException | Error e) {
       // Errors too (an OutOfMemoryError in a reduction): the kernel thread must live on and

@@ -1,16 +1,35 @@
 package org.sparkccl.comm;
 
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicReference;
 import org.sparkccl.CclException;
+import org.sparkccl.device.DeviceBuffer;
 
 /**
  * One collective in flight: its future completes only when every channel's kernel has finished with
  * the user's buffers (successfully or not), so a caller that frees a buffer as soon as the future
  * fails can never pull memory from under a kernel.
+ *
+ * <p>A launch makes one of these and its future, and nothing else per collective: the counters are
+ * fields updated through {@link VarHandle}s, the buffers are released directly, and the collective
+ * leaves the communicator's pending set itself.
  */
 final class Collective {
+  private static final VarHandle REMAINING;
+  private static final VarHandle ERROR;
+
+  static {
+    try {
+      MethodHandles.Lookup l = MethodHandles.lookup();
+      REMAINING = l.findVarHandle(Collective.class, "remaining", int.class);
+      ERROR = l.findVarHandle(Collective.class, "error", CclException.class);
+    } catch (ReflectiveOperationException e) {
+      throw new ExceptionInInitializerError(e);
+    }
+  }
+
   /** Null when {@link #call} describes it: then no text is built unless asked for. */
   private final String what;
 
@@ -21,32 +40,57 @@ final class Collective {
   final boolean announceOnStall;
 
   final CompletableFuture<Void> future = new CompletableFuture<>();
-  private final AtomicInteger remaining;
-  private final AtomicReference<CclException> error = new AtomicReference<>();
+
+  @SuppressWarnings("unused") // through REMAINING
+  private volatile int remaining;
+
+  @SuppressWarnings("unused") // through ERROR
+  private volatile CclException error;
+
   private final Runnable releaseBuffers;
+  private final DeviceBuffer src;
+  private final DeviceBuffer dst;
+  private final Set<Collective> pending;
   private final long startNanos = System.nanoTime();
   private final int nRanks;
 
   /** Channels handed to kernel threads so far (under the launch lock); each reports back. */
   int submitted;
 
+  /** A group of sends and receives; {@code releaseBuffers} runs once every channel reported. */
   Collective(String what, int channels, Runnable releaseBuffers) {
-    this(what, null, 0, false, channels, releaseBuffers);
+    this.what = what;
+    this.call = null;
+    this.nRanks = 0;
+    this.announceOnStall = false;
+    this.remaining = channels;
+    this.releaseBuffers = releaseBuffers;
+    this.src = null;
+    this.dst = null;
+    this.pending = null;
   }
 
+  /**
+   * A collective on {@code src} and {@code dst} (retained by the caller, released here once every
+   * channel reported), listed in {@code pending} (added by the caller, removed here).
+   */
   Collective(
-      String what,
       CollectiveCall call,
       int nRanks,
       boolean announceOnStall,
       int channels,
-      Runnable releaseBuffers) {
-    this.what = what;
+      DeviceBuffer src,
+      DeviceBuffer dst,
+      Set<Collective> pending) {
+    this.what = null;
     this.call = call;
     this.nRanks = nRanks;
     this.announceOnStall = announceOnStall;
-    this.remaining = new AtomicInteger(channels);
-    this.releaseBuffers = releaseBuffers;
+    this.remaining = channels;
+    this.releaseBuffers = null;
+    this.src = src;
+    this.dst = dst;
+    this.pending = pending;
   }
 
   /** What this collective is, for messages. */
@@ -57,21 +101,36 @@ final class Collective {
   /** A channel's kernel is done with the buffers; {@code failure} is null on success. */
   void channelDone(CclException failure) {
     if (failure != null) {
-      error.compareAndSet(null, failure);
+      ERROR.compareAndSet(this, null, failure);
     }
-    if (remaining.decrementAndGet() == 0) {
+    if ((int) REMAINING.getAndAdd(this, -1) == 1) {
       try {
-        releaseBuffers.run();
+        release();
       } finally {
         // whatever releasing did, the caller must hear the outcome
-        CclException e = error.get();
+        CclException e = (CclException) ERROR.getVolatile(this);
         EngineStats.record(call, nRanks, System.nanoTime() - startNanos, e == null);
+        if (pending != null) {
+          pending.remove(this);
+        }
         if (e == null) {
           future.complete(null);
         } else {
           future.completeExceptionally(e);
         }
       }
+    }
+  }
+
+  private void release() {
+    if (releaseBuffers != null) {
+      releaseBuffers.run();
+      return;
+    }
+    try {
+      src.release();
+    } finally {
+      dst.release();
     }
   }
 

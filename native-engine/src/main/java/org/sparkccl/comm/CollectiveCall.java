@@ -35,13 +35,6 @@ public record CollectiveCall(
 
   public static final int BYTES = 24;
 
-  /**
-   * {@code -Dsparkccl.mismatchCheck=false} turns off announcing and comparing calls; it exists only
-   * so the benchmark can show what the check costs.
-   */
-  public static final boolean CHECKED =
-      !"false".equals(System.getProperty("sparkccl.mismatchCheck"));
-
   /** {@code allReduce(count=1024, float32, sum)}, as in error messages. */
   public String signature() {
     StringBuilder b = new StringBuilder(kind.label()).append("(count=").append(count);

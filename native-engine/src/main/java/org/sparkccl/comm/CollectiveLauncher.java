@@ -45,6 +45,8 @@ public final class CollectiveLauncher {
   private final Lifecycle lifecycle;
   private final Tuner tuner;
   private final RingSites sites;
+  private final PlanCache plans;
+  private final RingOps ops;
   private final LongFunction<CollectiveCall> launched;
   private long seq;
 
@@ -52,6 +54,8 @@ public final class CollectiveLauncher {
     this.ctx = ctx;
     this.lifecycle = lifecycle;
     this.sites = new RingSites(ctx.rank, ctx.channels.length);
+    this.plans = new PlanCache(ctx.channels.length);
+    this.ops = new RingOps(ctx.channels.length);
     this.launched = ctx.calls::launched;
     this.tuner =
         new Tuner(
@@ -96,7 +100,7 @@ public final class CollectiveLauncher {
       // announceStalled). Ring allReduce, allGather and reduceScatter need no announcement:
       // every rank's first step sends to its successor, whose receive checks the header.
       boolean rooted = kind == CollectiveCall.Kind.BROADCAST || kind == CollectiveCall.Kind.REDUCE;
-      boolean announce = CollectiveCall.CHECKED && ctx.nRanks > 1 && (peerToPeer || rooted);
+      boolean announce = ctx.calls.checks() && ctx.nRanks > 1 && (peerToPeer || rooted);
       if (announce && rooted) {
         // A root may finish its part without ever waiting, so it could not announce on a
         // stall: broadcast and reduce announce at once (one small frame, nobody waits for it).
@@ -109,19 +113,8 @@ public final class CollectiveLauncher {
               : ChannelSplit.channels(count, dtype.size(), ctx.channels.length);
       src.retain();
       dst.retain();
-      Collective coll =
-          new Collective(
-              null, // described by the call, built only when a message needs it
-              call,
-              ctx.nRanks,
-              announce,
-              used,
-              () -> {
-                src.release();
-                dst.release();
-              });
+      Collective coll = new Collective(call, ctx.nRanks, announce, used, src, dst, ctx.pending);
       ctx.pending.add(coll);
-      coll.future.whenComplete((v, e) -> ctx.pending.remove(coll));
       try {
         if (ctx.nRanks == 1) {
           int size = dtype.size();
@@ -131,7 +124,7 @@ public final class CollectiveLauncher {
         } else if (algo == Algorithm.RD) {
           launchDoubling(src, dst, call, coll);
         } else {
-          launchRing(src, dst, call, used, planner, coll);
+          launchRing(src, dst, call, used, localSrc, localDst, planner, coll);
         }
       } catch (RuntimeException e) {
         // A tree's or doubling's first use of a point-to-point link connects it and can fail: the
@@ -305,6 +298,7 @@ public final class CollectiveLauncher {
               link.nextStep,
               slices,
               call,
+              ctx.calls.checks(),
               ctx.rank,
               ctx.calls::launched,
               ctx.timeoutNanos,
@@ -320,42 +314,66 @@ public final class CollectiveLauncher {
       DeviceBuffer dst,
       CollectiveCall call,
       int used,
+      long localSrc,
+      long localDst,
       Planner planner,
       Collective coll) {
     for (int c = 0; c < used; c++) {
       CommChannel ch = ctx.channels[c];
       ChannelPlan plan =
-          planner.plan(
+          plans.plan(
               c,
+              call,
+              used,
+              localSrc,
+              localDst,
+              planner,
               ChannelSplit.start(call.count(), used, c),
               ChannelSplit.length(call.count(), used, c));
       if (plan.sendSteps() > 0 && !ch.directSend) {
-        ctx.proxy.enqueue(
-            new SendProxyOp(
-                ch.send,
-                ch.sendFifo,
-                ch.sendBase,
-                plan.sendSteps(),
-                call,
-                ctx.timeoutNanos,
-                sites.send(ch)));
+        SendProxyOp op = ops.reusableSend(c);
+        if (op != null) {
+          op.restart(ch.sendBase, plan.sendSteps(), call);
+        } else {
+          op =
+              new SendProxyOp(
+                  ch.send,
+                  ch.sendFifo,
+                  ch.sendBase,
+                  plan.sendSteps(),
+                  call,
+                  ctx.timeoutNanos,
+                  sites.send(ch));
+          ops.keep(c, op);
+        }
+        ctx.proxy.enqueue(op);
       }
       if (plan.recvSteps() > 0 && !ch.directRecv) {
-        ctx.proxy.enqueue(
-            new RecvProxyOp(
-                ch.recv,
-                ch.recvFifo,
-                ch.recvBase,
-                plan.recvSteps(),
-                call,
-                launched,
-                ctx.timeoutNanos,
-                sites.recv(ch)));
+        RecvProxyOp op = ops.reusableRecv(c);
+        if (op != null) {
+          op.restart(ch.recvBase, plan.recvSteps(), call);
+        } else {
+          op =
+              new RecvProxyOp(
+                  ch.recv,
+                  ch.recvFifo,
+                  ch.recvBase,
+                  plan.recvSteps(),
+                  call,
+                  ctx.calls.checks(),
+                  launched,
+                  ctx.timeoutNanos,
+                  sites.recv(ch));
+          ops.keep(c, op);
+        }
+        ctx.proxy.enqueue(op);
       }
       ch.sendBase += plan.sendSteps();
       ch.recvBase += plan.recvSteps();
       ChannelWork work = new ChannelWork(plan, src, dst, call.dtype(), call.op(), ctx.nRanks);
-      runOn(ch, coll, () -> ch.kernel.run(work));
+      ch.waiter.deferProxyWake();
+      ch.kernelThread.submit(new ChannelTask(ctx, lifecycle, ch, coll, work));
+      coll.submitted++;
     }
   }
 

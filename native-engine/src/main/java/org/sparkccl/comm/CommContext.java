@@ -49,7 +49,7 @@ final class CommContext {
     this.timeoutNanos = config.timeout().toNanos();
     this.idle = IdleStrategies.of(config);
     this.failure = new FailureState(rank);
-    this.calls = new CallChecker(rank);
+    this.calls = new CallChecker(rank, config.checkCalls());
     this.proxy = new ProxyThread("sparkccl-proxy-r" + rank, idle, onError);
     this.channels = new CommChannel[config.nChannels()];
   }

@@ -16,10 +16,14 @@ public final class EngineStats {
   private static final LongAdder BYTES = new LongAdder();
   private static final Map<String, LongAdder[]> PER_KIND = new ConcurrentHashMap<>();
 
-  /** Both bandwidths of the last collective, written together so readers never mix two. */
-  private record LastBandwidth(double algBwGBps, double busBwGBps) {}
+  /**
+   * Both bandwidths of the last collective, written and read together under this lock so readers
+   * never mix two collectives' (an uncontended lock; an object per collective would allocate).
+   */
+  private static final Object LAST = new Object();
 
-  private static volatile LastBandwidth last = new LastBandwidth(0, 0);
+  private static double lastAlgBw;
+  private static double lastBusBw;
 
   private EngineStats() {}
 
@@ -41,10 +45,12 @@ public final class EngineStats {
     if (call != null) {
       long bytes = call.count() * call.dtype().size();
       BYTES.add(bytes);
-      last =
-          nanos > 0
-              ? new LastBandwidth((double) bytes / nanos, busBytes(call, nRanks) / nanos)
-              : new LastBandwidth(0, 0);
+      double alg = nanos > 0 ? (double) bytes / nanos : 0;
+      double bus = nanos > 0 ? busBytes(call, nRanks) / nanos : 0;
+      synchronized (LAST) {
+        lastAlgBw = alg;
+        lastBusBw = bus;
+      }
     }
   }
 
@@ -63,7 +69,9 @@ public final class EngineStats {
 
   /** The last completed collective's algorithm bandwidth (bytes / time), in GB/s. */
   public static double lastAlgBwGBps() {
-    return last.algBwGBps();
+    synchronized (LAST) {
+      return lastAlgBw;
+    }
   }
 
   /**
@@ -72,7 +80,9 @@ public final class EngineStats {
    * gathered buffer, broadcast and reduce the buffer once.
    */
   public static double lastBusBwGBps() {
-    return last.busBwGBps();
+    synchronized (LAST) {
+      return lastBusBw;
+    }
   }
 
   private static double busBytes(CollectiveCall call, int n) {

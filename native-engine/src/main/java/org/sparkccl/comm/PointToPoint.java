@@ -230,6 +230,7 @@ public final class PointToPoint {
               link.nextStep,
               steps,
               desc,
+              ctx.calls.checks(),
               ctx.rank,
               ctx.timeoutNanos,
               prefix + "receiving from rank " + c.peer()));

@@ -78,7 +78,7 @@ final class UcxRing implements RingTransport {
 
   @Override
   public void start(CommContext ctx) {
-    ctx.proxy.setOwnedPoller(ucx::poll);
+    ctx.proxy.setOwnedPoller(ucx::poll, ucx.idleWait());
     ucx.onProxy(ctx.proxy::execute);
   }
 

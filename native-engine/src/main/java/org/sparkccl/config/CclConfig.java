@@ -34,6 +34,7 @@ public final class CclConfig {
   private final int qpsPerConnection;
   private final Duration timeout;
   private final Algorithm algo;
+  private final boolean checkCalls;
   private final LogLevel debug;
   private final DeviceSpec device;
   private final IdleMode idle;
@@ -57,6 +58,7 @@ public final class CclConfig {
     this.qpsPerConnection = b.qpsPerConnection;
     this.timeout = b.timeout;
     this.algo = b.algo;
+    this.checkCalls = b.checkCalls;
     this.debug = b.debug;
     this.device = b.device;
     this.idle = b.idle;
@@ -162,6 +164,11 @@ public final class CclConfig {
     return algo;
   }
 
+  /** Whether ranks compare their collective calls (the mismatch check). */
+  public boolean checkCalls() {
+    return checkCalls;
+  }
+
   /** The engine's log level, or {@code null} to leave it to the logging configuration. */
   public LogLevel debug() {
     return debug;
@@ -240,6 +247,7 @@ public final class CclConfig {
       case IB_QPS_PER_CONNECTION -> Integer.toString(qpsPerConnection);
       case TIMEOUT -> timeout.toMillis() + "ms";
       case ALGO -> algo.toString();
+      case CHECK_CALLS -> Boolean.toString(checkCalls);
       case DEBUG -> debug == null ? "unset" : debug.toString();
       case DEVICE -> device.toString();
       case IDLE -> idle.toString();
@@ -270,6 +278,7 @@ public final class CclConfig {
     private int qpsPerConnection;
     private Duration timeout;
     private Algorithm algo;
+    private boolean checkCalls;
     private LogLevel debug;
     private DeviceSpec device;
     private IdleMode idle;
@@ -301,6 +310,7 @@ public final class CclConfig {
       qpsPerConnection = c.qpsPerConnection;
       timeout = c.timeout;
       algo = c.algo;
+      checkCalls = c.checkCalls;
       debug = c.debug;
       device = c.device;
       idle = c.idle;
@@ -334,6 +344,7 @@ public final class CclConfig {
         case IB_QPS_PER_CONNECTION -> qpsPerConnection(Values.integer(k, text));
         case TIMEOUT -> timeout(Values.duration(k, text));
         case ALGO -> algo(Values.choice(k, text, Algorithm.values()));
+        case CHECK_CALLS -> checkCalls(Values.bool(k, text));
         case DEBUG -> debug(Values.choice(k, text, LogLevel.values()));
         case DEVICE -> device(DeviceSpec.parse(text));
         case IDLE -> idle(Values.choice(k, text, IdleMode.values()));
@@ -411,6 +422,12 @@ public final class CclConfig {
 
     public Builder algo(Algorithm v) {
       algo = v;
+      return this;
+    }
+
+    /** {@code false} turns the mismatch check off (to measure its cost). */
+    public Builder checkCalls(boolean v) {
+      checkCalls = v;
       return this;
     }
 

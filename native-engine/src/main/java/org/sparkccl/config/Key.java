@@ -51,6 +51,11 @@ public enum Key {
   TIMEOUT("timeout", "120s"),
   /** {@code auto} (the tuner picks), {@code ring}, {@code tree} or {@code rd}. */
   ALGO("algo", "auto"),
+  /**
+   * Whether ranks compare their collective calls (kind, number, count, dtype, op, root) and fail
+   * with {@code CclMismatchException} when they differ; {@code false} only to measure its cost.
+   */
+  CHECK_CALLS("checkCalls", "true"),
   /** The engine's log level, like {@code NCCL_DEBUG}; unset leaves it to the logging setup. */
   DEBUG("debug", null),
   /** Where collectives run: {@code host}, {@code cuda}, {@code cuda:N} or {@code auto}. */

@@ -1,10 +1,10 @@
 package org.sparkccl.kernel;
 
 import java.nio.ByteBuffer;
+import java.util.List;
 import java.util.function.BooleanSupplier;
 import org.sparkccl.DataType;
 import org.sparkccl.ReduceOp;
-import org.sparkccl.algorithm.ChannelPlan;
 import org.sparkccl.algorithm.PrimitiveCall;
 import org.sparkccl.device.HostBuffer;
 import org.sparkccl.fifo.Fifo;
@@ -38,9 +38,39 @@ public final class HostChannelKernel implements ChannelKernel {
     this.guard = guard;
   }
 
-  /** One collective's work for this channel, on host memory. */
-  private record Work(
-      ChannelPlan plan, ByteBuffer src, ByteBuffer dst, DataType type, ReduceOp op, int nRanks) {}
+  /**
+   * One collective's work for this channel, on host memory: one holder per kernel, refilled for
+   * each collective (the kernel runs one at a time), so running a collective allocates nothing.
+   */
+  private static final class Work {
+    private ByteBuffer src;
+    private ByteBuffer dst;
+    private DataType type;
+    private ReduceOp op;
+    private int nRanks;
+
+    ByteBuffer src() {
+      return src;
+    }
+
+    ByteBuffer dst() {
+      return dst;
+    }
+
+    DataType type() {
+      return type;
+    }
+
+    ReduceOp op() {
+      return op;
+    }
+
+    int nRanks() {
+      return nRanks;
+    }
+  }
+
+  private final Work work = new Work();
 
   @Override
   public Fifo sendFifo() {
@@ -54,15 +84,16 @@ public final class HostChannelKernel implements ChannelKernel {
 
   @Override
   public void run(ChannelWork cw) {
-    Work w =
-        new Work(
-            cw.plan(),
-            ((HostBuffer) cw.src()).memory(),
-            ((HostBuffer) cw.dst()).memory(),
-            cw.type(),
-            cw.op(),
-            cw.nRanks());
-    for (PrimitiveCall call : w.plan().calls()) {
+    Work w = work;
+    w.src = ((HostBuffer) cw.src()).memory();
+    w.dst = ((HostBuffer) cw.dst()).memory();
+    w.type = cw.type();
+    w.op = cw.op();
+    w.nRanks = cw.nRanks();
+    List<PrimitiveCall> calls = cw.plan().calls();
+    // indexed, not for-each: no iterator per collective
+    for (int i = 0; i < calls.size(); i++) {
+      PrimitiveCall call = calls.get(i);
       long done = 0;
       while (done < call.bytes()) {
         int len = (int) Math.min(stepSize, call.bytes() - done);

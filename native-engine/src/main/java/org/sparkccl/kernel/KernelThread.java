@@ -1,6 +1,7 @@
 package org.sparkccl.kernel;
 
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.function.BooleanSupplier;
 
 /**
  * The persistent thread of one channel's kernel: runs submitted work in order. Between collectives
@@ -12,6 +13,9 @@ public final class KernelThread {
   private final KernelWaiter waiter;
   private final ConcurrentLinkedQueue<KernelTask> work = new ConcurrentLinkedQueue<>();
   private volatile boolean stopping;
+
+  /** Made once: a lambda per idle wait would allocate on every one. */
+  private final BooleanSupplier hasWorkOrStop = this::hasWorkOrStop;
 
   public KernelThread(String name, KernelWaiter waiter) {
     this.waiter = waiter;
@@ -25,6 +29,10 @@ public final class KernelThread {
     waiter.run();
   }
 
+  private boolean hasWorkOrStop() {
+    return stopping || !work.isEmpty();
+  }
+
   private void loop() {
     while (!stopping) {
       KernelTask task = work.poll();
@@ -32,7 +40,7 @@ public final class KernelThread {
         task.run();
         waiter.flushProxyWake();
       } else {
-        waiter.awaitWork(() -> stopping || !work.isEmpty());
+        waiter.awaitWork(hasWorkOrStop);
       }
     }
   }

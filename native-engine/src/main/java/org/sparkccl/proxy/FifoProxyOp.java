@@ -14,13 +14,14 @@ import org.sparkccl.transport.NetRequest;
 abstract class FifoProxyOp extends ProxyOp {
   protected final Fifo fifo;
   private final Object connection;
-  private final long base;
-  private final long nSteps;
+  // not final: a finished, unlinked operation may be restarted for the next collective
+  private long base;
+  private long nSteps;
   private final NetRequest[] requests = new NetRequest[FifoLayout.STEPS];
   private final StallClock clock;
   private final String what;
   private final OpSite site;
-  private final CollectiveCall call;
+  private CollectiveCall call;
   private long posted;
   private long done;
 
@@ -53,6 +54,24 @@ abstract class FifoProxyOp extends ProxyOp {
     this.what = null;
     this.site = site;
     this.call = call;
+  }
+
+  /**
+   * Makes this finished operation ({@link #isUnlinked()}) move {@code nSteps} steps from {@code
+   * base} for {@code call}, on the same connection and FIFO, described by the same site.
+   */
+  protected final void restartFifo(long base, long nSteps, CollectiveCall call) {
+    if (!isUnlinked() || site == null) {
+      throw new IllegalStateException(
+          "only a finished, unlinked operation described by its site restarts: " + what());
+    }
+    this.base = base;
+    this.nSteps = nSteps;
+    this.call = call;
+    this.posted = 0;
+    this.done = 0;
+    clock.reset();
+    clearUnlinked();
   }
 
   /** Whether {@code step} can be handed to the transport now. */

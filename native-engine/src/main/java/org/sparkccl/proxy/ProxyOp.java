@@ -9,6 +9,26 @@ public abstract class ProxyOp {
   ProxyOp next;
   ProxyOp nextPeer;
 
+  /** Set by the proxy once it unlinked the finished operation and will not touch it again. */
+  private volatile boolean unlinked;
+
+  /**
+   * Whether the proxy is done with this operation for good (finished and unlinked), so that its
+   * owner may {@code restart} it for another collective instead of making a new one.
+   */
+  public final boolean isUnlinked() {
+    return unlinked;
+  }
+
+  final void markUnlinked() {
+    unlinked = true;
+  }
+
+  /** Before a restarted operation is submitted again. */
+  final void clearUnlinked() {
+    unlinked = false;
+  }
+
   /** Operations with equal keys share a connection and must run in order. */
   public abstract Object peerKey();
 

@@ -36,8 +36,11 @@ import org.sparkccl.util.EngineLog;
  * poller}. The proxy thread then owns every call into that transport: it polls once per pass, runs
  * the tasks other threads {@link #execute} to it, and lends no progress passes to kernels ({@link
  * #assist()} declines). Incoming one-sided puts raise no event, so while operations are linked the
- * thread spins, yields, then sleeps 20 us at a time; with none it waits in the selector with a
- * {@value #OWNED_IDLE_POLL_MS} ms timeout, so a peer's notice still reaches an idle rank.
+ * thread polls: it spins, yields, then sleeps 20 us at a time. With none it blocks in the
+ * transport's {@link OwnedWait} (UCX: the worker armed, waiting on its event file descriptor),
+ * which a peer's notice ends at once and which {@link #wake()} ends with a signal; meanwhile a
+ * {@link SocketWatcher} selects on its sockets (point-to-point links, the peer listener) and ends
+ * the wait when one is ready. Nothing waits on a timeout.
  */
 public final class ProxyThread implements AutoCloseable {
   private static final Logger LOG = EngineLog.logger(ProxyThread.class);
@@ -53,9 +56,6 @@ public final class ProxyThread implements AutoCloseable {
 
   private static final long BUSY_SELECT_MS = 1;
 
-  /** Idle wait of a proxy that owns a transport's progress (Jucx 1.12 exposes no event fd). */
-  static final long OWNED_IDLE_POLL_MS = 20;
-
   /** Back-off sleep of a proxy that owns a transport and has operations in flight. */
   private static final long OWNED_BUSY_PARK_NANOS = 20_000;
 
@@ -68,10 +68,19 @@ public final class ProxyThread implements AutoCloseable {
   private final ReentrantLock progressLock = new ReentrantLock();
   private final ConcurrentLinkedQueue<Runnable> tasks = new ConcurrentLinkedQueue<>();
   private BooleanSupplier poller;
+  private OwnedWait ownedWait;
+  private SocketWatcher watcher;
+
+  /** Set while the proxy is, or is about to be, blocked in {@link #ownedWait}. */
+  private volatile boolean waitingOwned;
+
   private ProxyOp head;
   private volatile boolean stopping;
   private volatile boolean dropAll;
   private volatile boolean idle = true;
+
+  /** Made once: a method reference per idle wait would allocate on every one. */
+  private final BooleanSupplier hasNews = this::hasNews;
 
   /**
    * Creates the thread (not started: connections register with {@link #selector()} first).
@@ -99,15 +108,21 @@ public final class ProxyThread implements AutoCloseable {
   }
 
   public void start() {
+    if (watcher != null) {
+      watcher.start();
+    }
     thread.start();
   }
 
   /**
    * Makes this thread the owner of a transport's progress: {@code poll} (returns whether anything
-   * happened) runs once per pass on this thread only. Call before {@link #start()}.
+   * happened) runs once per pass on this thread only, and an idle proxy blocks in {@code wait}.
+   * Call before {@link #start()}.
    */
-  public void setOwnedPoller(BooleanSupplier poll) {
+  public void setOwnedPoller(BooleanSupplier poll, OwnedWait wait) {
     this.poller = poll;
+    this.ownedWait = wait;
+    this.watcher = new SocketWatcher(selector, wait, thread.getName() + "-sockets");
   }
 
   /** Whether a transport's progress is owned by this thread (no assists, tasks via execute). */
@@ -118,14 +133,14 @@ public final class ProxyThread implements AutoCloseable {
   /** Runs {@code task} on the proxy thread, in a progress pass, soon; any thread. */
   public void execute(Runnable task) {
     tasks.add(task);
-    selector.wakeup();
+    wake();
   }
 
   /** Queues an operation; the proxy thread links it in. */
   public void submit(ProxyOp op) {
     idle = false;
     submitted.add(op);
-    selector.wakeup();
+    wake();
   }
 
   /**
@@ -140,6 +155,9 @@ public final class ProxyThread implements AutoCloseable {
   /** Makes the proxy look at its operations again. */
   public void wake() {
     selector.wakeup();
+    if (waitingOwned) {
+      ownedWait.signal();
+    }
   }
 
   /** True when no operation is queued or linked. */
@@ -150,7 +168,7 @@ public final class ProxyThread implements AutoCloseable {
   /** Drops every operation (after a failure or an abort); the thread keeps running until close. */
   public void dropAll() {
     dropAll = true;
-    selector.wakeup();
+    wake();
   }
 
   private void loop() {
@@ -175,12 +193,11 @@ public final class ProxyThread implements AutoCloseable {
         }
         if (empty) {
           idle = true;
-          if (!emptyIdle.awaitBriefly(
-              () -> !submitted.isEmpty() || !tasks.isEmpty() || stopping || dropAll)) {
+          if (!emptyIdle.awaitBriefly(hasNews)) {
             if (poller == null) {
               selector.select();
-            } else {
-              selector.select(OWNED_IDLE_POLL_MS);
+            } else if (selectorFree()) {
+              awaitOwned();
             }
             dispatchReady();
           }
@@ -189,7 +206,7 @@ public final class ProxyThread implements AutoCloseable {
           idleRounds = 0;
         } else if (busyIdle.idle(0)) {
           busyWait();
-        } else if (++idleRounds % POLL_EVERY == 0) {
+        } else if (++idleRounds % POLL_EVERY == 0 && selectorFree()) {
           selector.selectNow();
           dispatchReady();
         }
@@ -205,10 +222,50 @@ public final class ProxyThread implements AutoCloseable {
       LOG.error("proxy thread {} failed", thread.getName(), e);
       onError.accept(new IllegalStateException("proxy thread failed: " + e, e));
     } finally {
+      if (watcher != null) {
+        watcher.stop();
+      }
       // the thread closes its own selector: a close() that stopped waiting (interrupted, or past
       // its deadline) must not pull the selector from under a thread that is still in select
       closeSelector();
     }
+  }
+
+  private boolean hasNews() {
+    return !submitted.isEmpty() || !tasks.isEmpty() || stopping || dropAll;
+  }
+
+  /**
+   * The idle wait of a proxy that owns a transport: ready sockets first, then the transport's wait,
+   * with the selector lent to the {@link SocketWatcher}, which ends the wait when a socket is
+   * ready. The flag is raised before the last look for news, and {@link #wake()} signals when it
+   * sees the flag after adding news, so one of the two always sees the other: no wake-up is lost (a
+   * signal that finds nobody waiting makes the next wait return at once).
+   */
+  private void awaitOwned() throws IOException {
+    selector.selectNow();
+    if (!selector.selectedKeys().isEmpty()) {
+      // ready sockets, new or left from a pass that found the selector lent: dispatch them first
+      // (a later select does not count keys already selected, so nothing would wake us for them)
+      return;
+    }
+    waitingOwned = true;
+    try {
+      if (!hasNews()) {
+        watcher.lend();
+        ownedWait.await();
+      }
+    } finally {
+      waitingOwned = false;
+    }
+    if (watcher.isLent()) {
+      selector.wakeup(); // the watcher hands the selector back; until then the proxy leaves it
+    }
+  }
+
+  /** Whether this thread may use the selector now (not while the socket watcher selects). */
+  private boolean selectorFree() {
+    return watcher == null || !watcher.isLent();
   }
 
   /**
@@ -217,6 +274,10 @@ public final class ProxyThread implements AutoCloseable {
    * only briefly instead, checking the sockets without blocking. In spin mode it only checks.
    */
   private void busyWait() throws IOException {
+    if (!selectorFree()) {
+      LockSupport.parkNanos(OWNED_BUSY_PARK_NANOS); // the watcher is handing the selector back
+      return;
+    }
     if (!busyIdle.mayBlock()) {
       selector.selectNow();
     } else if (poller == null) {
@@ -264,6 +325,9 @@ public final class ProxyThread implements AutoCloseable {
 
   /** Runs the handlers of sockets the last select found ready, in a progress pass. */
   private void dispatchReady() {
+    if (!selectorFree()) {
+      return;
+    }
     Set<SelectionKey> ready = selector.selectedKeys();
     if (ready.isEmpty()) {
       return;
@@ -367,6 +431,7 @@ public final class ProxyThread implements AutoCloseable {
           prev.next = following;
         }
         moved = true;
+        op.markUnlinked(); // last touch: its owner may reuse it from now on
         op = following;
         continue;
       }
@@ -391,7 +456,7 @@ public final class ProxyThread implements AutoCloseable {
    */
   public void close(long timeoutMillis) {
     stopping = true;
-    selector.wakeup();
+    wake();
     try {
       if (thread.isAlive() || thread.getState() != Thread.State.NEW) {
         thread.join(timeoutMillis);

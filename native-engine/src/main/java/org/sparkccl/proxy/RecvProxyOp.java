@@ -13,12 +13,15 @@ import org.sparkccl.transport.RecvConnection;
  */
 public final class RecvProxyOp extends FifoProxyOp {
   private final RecvConnection connection;
-  private final CollectiveCall expected;
+  private CollectiveCall expected;
   private final int rank;
   private final LongFunction<CollectiveCall> myCalls;
+  private final boolean checks;
 
   /**
    * @param expected what this rank called: every message must come from the same call
+   * @param checks whether to compare each message's call with {@code expected} (key {@code
+   *     checkCalls})
    * @param rank this rank, for messages
    */
   public RecvProxyOp(
@@ -27,10 +30,11 @@ public final class RecvProxyOp extends FifoProxyOp {
       long base,
       long nSteps,
       CollectiveCall expected,
+      boolean checks,
       int rank,
       long timeoutNanos,
       String what) {
-    this(connection, fifo, base, nSteps, expected, rank, seq -> null, timeoutNanos, what);
+    this(connection, fifo, base, nSteps, expected, checks, rank, seq -> null, timeoutNanos, what);
   }
 
   /**
@@ -45,6 +49,7 @@ public final class RecvProxyOp extends FifoProxyOp {
       long base,
       long nSteps,
       CollectiveCall expected,
+      boolean checks,
       int rank,
       LongFunction<CollectiveCall> myCalls,
       long timeoutNanos,
@@ -52,6 +57,7 @@ public final class RecvProxyOp extends FifoProxyOp {
     super(connection, fifo, base, nSteps, timeoutNanos, what);
     this.connection = connection;
     this.expected = expected;
+    this.checks = checks;
     this.rank = rank;
     this.myCalls = myCalls;
   }
@@ -63,14 +69,22 @@ public final class RecvProxyOp extends FifoProxyOp {
       long base,
       long nSteps,
       CollectiveCall expected,
+      boolean checks,
       LongFunction<CollectiveCall> myCalls,
       long timeoutNanos,
       OpSite site) {
     super(connection, fifo, base, nSteps, timeoutNanos, site, expected);
     this.connection = connection;
     this.expected = expected;
+    this.checks = checks;
     this.rank = site.rank();
     this.myCalls = myCalls;
+  }
+
+  /** Reuses this finished operation ({@link #isUnlinked()}) for another collective. */
+  public void restart(long base, long nSteps, CollectiveCall expected) {
+    restartFifo(base, nSteps, expected);
+    this.expected = expected;
   }
 
   @Override
@@ -86,7 +100,7 @@ public final class RecvProxyOp extends FifoProxyOp {
   @Override
   protected void complete(long step, NetRequest request) {
     CollectiveCall got = request.call();
-    if (CollectiveCall.CHECKED && got != null && !got.matches(expected)) {
+    if (checks && got != null && !got.matches(expected)) {
       CollectiveCall mine = expected;
       CollectiveCall sameNumber = got.seq() != expected.seq() ? myCalls.apply(got.seq()) : null;
       if (sameNumber != null && !sameNumber.matches(got)) {

@@ -11,7 +11,7 @@ import org.sparkccl.transport.SendConnection;
  */
 public final class SendProxyOp extends FifoProxyOp {
   private final SendConnection connection;
-  private final CollectiveCall call;
+  private CollectiveCall call;
 
   public SendProxyOp(
       SendConnection connection,
@@ -37,6 +37,12 @@ public final class SendProxyOp extends FifoProxyOp {
       OpSite site) {
     super(connection, fifo, base, nSteps, timeoutNanos, site, call);
     this.connection = connection;
+    this.call = call;
+  }
+
+  /** Reuses this finished operation ({@link #isUnlinked()}) for another collective. */
+  public void restart(long base, long nSteps, CollectiveCall call) {
+    restartFifo(base, nSteps, call);
     this.call = call;
   }
 

@@ -11,6 +11,11 @@ final class StallClock {
     this.timeoutNanos = timeoutNanos;
   }
 
+  /** A new operation begins (a reused one). */
+  void reset() {
+    lastMove = Long.MIN_VALUE;
+  }
+
   void moved(long now) {
     lastMove = now;
   }

@@ -11,6 +11,7 @@ import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.SplittableRandom;
 import java.util.concurrent.CountDownLatch;
@@ -21,7 +22,10 @@ import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.sparkccl.CclException;
+import org.sparkccl.config.Key;
+import org.sparkccl.fifo.Fifo;
 import org.sparkccl.idle.IdleStrategies;
+import org.sparkccl.transport.ucx.UcxTransport;
 
 /** The proxy thread never loses a wake-up, and costs no CPU while idle. */
 @DisplayName("proxy thread wake-ups")
@@ -33,6 +37,7 @@ class ProxyWakeupTest {
     final int id;
     final CountDownLatch done = new CountDownLatch(1);
     volatile boolean finished;
+    volatile long progressedAt;
 
     OneShot(Object key, int id) {
       this.key = key;
@@ -47,6 +52,7 @@ class ProxyWakeupTest {
     @Override
     public boolean progress(long nowNanos) {
       if (!finished) {
+        progressedAt = System.nanoTime();
         finished = true;
         done.countDown();
         return true;
@@ -85,9 +91,88 @@ class ProxyWakeupTest {
     AtomicReference<RuntimeException> error = new AtomicReference<>();
     ProxyThread proxy = startProxy(error);
     try {
+      submitOneAtATime(proxy, error, 20_000);
+    } finally {
+      closeAndCheckStopped(proxy);
+    }
+  }
+
+  /**
+   * The same with the idle proxy blocked in a real UCX worker's wait (armed, on its event file
+   * descriptor) rather than in the selector: {@code wake()} must signal the worker, or an op
+   * submitted after an idle period would wait for the next UCX event, which never comes. Prints the
+   * median time from submission to progress after the longer pauses.
+   */
+  @Test
+  @DisplayName(
+      "with a UCX worker's wait as the idle wait, no wake-up is lost and the idle proxy burns no CPU")
+  void noWakeUpIsLostWhileWaitingInTheUcxWorker() throws InterruptedException {
+    String why = UcxTransport.warmUp();
+    if (why != null) {
+      System.out.println("SKIPPED noWakeUpIsLostWhileWaitingInTheUcxWorker: " + why);
+    }
+    Assumptions.assumeTrue(why == null, "UCX is not available here: " + why);
+    Fifo send = new Fifo(Key.MIN_STEP_SIZE);
+    Fifo recv = new Fifo(Key.MIN_STEP_SIZE);
+    UcxTransport ucx = UcxTransport.open(0, 1, new Fifo[] {send}, new Fifo[] {recv});
+    AtomicReference<RuntimeException> error = new AtomicReference<>();
+    ProxyThread proxy =
+        new ProxyThread(
+            "sparkccl-test-proxy", IdleStrategies.defaults(), e -> error.compareAndSet(null, e));
+    proxy.setOwnedPoller(ucx::poll, ucx.idleWait());
+    proxy.start();
+    try {
+      submitOneAtATime(proxy, error, 4_000);
+      // well past the yield window, so that every sample is a wake-up from the worker's wait
+      long[] afterIdle = new long[200];
+      for (int i = 0; i < afterIdle.length; i++) {
+        LockSupport.parkNanos(2_000_000);
+        OneShot op = new OneShot(new Object(), i);
+        long t0 = System.nanoTime();
+        proxy.submit(op);
+        assertTrue(op.done.await(5, TimeUnit.SECONDS), "op after 2 ms idle never completed");
+        afterIdle[i] = op.progressedAt - t0;
+      }
+      Arrays.sort(afterIdle);
+      System.out.printf(
+          "ucx idle wait: submit to progress after 2 ms idle: median %.1f us, p90 %.1f us"
+              + " (%d samples)%n",
+          afterIdle[afterIdle.length / 2] / 1000.0,
+          afterIdle[afterIdle.length * 9 / 10] / 1000.0,
+          afterIdle.length);
+      ThreadMXBean mx = ManagementFactory.getThreadMXBean();
+      if (mx.isThreadCpuTimeSupported()) {
+        mx.setThreadCpuTimeEnabled(true);
+        Thread.sleep(100); // past the yield window: the proxy now waits in the worker
+        long id = proxy.thread().getId();
+        long before = mx.getThreadCpuTime(id);
+        Thread.sleep(500);
+        long cpuMs = (mx.getThreadCpuTime(id) - before) / 1_000_000;
+        assertTrue(cpuMs < 50, "idle proxy thread used " + cpuMs + " ms of CPU in 500 ms");
+      }
+      OneShot late = new OneShot(new Object(), -1);
+      proxy.submit(late);
+      assertTrue(late.done.await(5, TimeUnit.SECONDS), "op after the idle period never completed");
+    } finally {
+      closeAndCheckStopped(proxy);
+      ucx.close(false);
+      send.close();
+      recv.close();
+    }
+  }
+
+  /**
+   * Submits {@code n} ops one at a time after random pauses (none, a few microseconds, or past the
+   * yield window) and checks each completes; returns, for the ops after the longest pauses, the
+   * nanoseconds from submission to progress.
+   */
+  private static long[] submitOneAtATime(
+      ProxyThread proxy, AtomicReference<RuntimeException> error, int n) {
+    List<Long> afterIdle = new ArrayList<>();
+    {
       SplittableRandom rnd = new SplittableRandom(42);
       Object sharedKey = new Object();
-      for (int i = 0; i < 20_000; i++) {
+      for (int i = 0; i < n; i++) {
         int kind = rnd.nextInt(100);
         long pauseNanos =
             kind < 60
@@ -99,10 +184,14 @@ class ProxyWakeupTest {
           LockSupport.parkNanos(pauseNanos);
         }
         OneShot op = new OneShot(rnd.nextBoolean() ? sharedKey : new Object(), i);
+        long t0 = System.nanoTime();
         proxy.submit(op);
         boolean completed;
         try {
           completed = op.done.await(5, TimeUnit.SECONDS);
+          if (pauseNanos >= 200_000) {
+            afterIdle.add(op.progressedAt - t0);
+          }
         } catch (InterruptedException e) {
           Thread.currentThread().interrupt();
           throw new AssertionError(e);
@@ -124,9 +213,8 @@ class ProxyWakeupTest {
         LockSupport.parkNanos(100_000);
       }
       assertTrue(proxy.isIdle(), "proxy not idle after every op completed");
-    } finally {
-      closeAndCheckStopped(proxy);
     }
+    return afterIdle.stream().mapToLong(Long::longValue).toArray();
   }
 
   @Test

@@ -18,6 +18,7 @@ import org.openucx.jucx.ucp.UcpWorkerParams;
 import org.sparkccl.CclException;
 import org.sparkccl.fifo.Fifo;
 import org.sparkccl.memory.DirectMemory;
+import org.sparkccl.proxy.OwnedWait;
 import org.sparkccl.transport.RecvConnection;
 import org.sparkccl.transport.SendConnection;
 import org.sparkccl.util.EngineLog;
@@ -33,7 +34,7 @@ import org.sparkccl.util.EngineLog;
  * byte[] mine = ucx.localInfo();        // allGather these through the bootstrap, then:
  * SendConnection out = ucx.connectSend(next, channel, all[next]);
  * RecvConnection in = ucx.connectRecv(prev, channel, all[prev]);
- * proxy.setOwnedPoller(ucx::poll); ucx.onProxy(proxy::execute);
+ * proxy.setOwnedPoller(ucx::poll, ucx.idleWait()); ucx.onProxy(proxy::execute);
  * }</pre>
  *
  * <p>UCX's own variables ({@code UCX_TLS}, {@code UCX_NET_DEVICES}, ...) are read by UCX itself.
@@ -63,7 +64,11 @@ public final class UcxTransport implements AutoCloseable {
   private final List<UcxConnection> connections = new ArrayList<>();
   private volatile Executor onProxy = Runnable::run;
   private RuntimeException raised;
-  private boolean closed;
+
+  /** Held while the worker may be signalled from another thread, and while it is closed. */
+  private final Object workerLife = new Object();
+
+  private volatile boolean closed;
 
   private UcxTransport(int rank, int qps, int stepSize, UcpContext context, int nChannels) {
     this.rank = rank;
@@ -286,6 +291,33 @@ public final class UcxTransport implements AutoCloseable {
     return any;
   }
 
+  /**
+   * How the idle proxy waits: {@code ucp_worker_wait} arms the worker and blocks on its event file
+   * descriptor until a message (a peer's notice) arrives or another thread calls {@code
+   * ucp_worker_signal}, which UCX allows from any thread. Incoming puts raise no event: the proxy
+   * waits so only while it has no operations, so no put it needs can land unseen.
+   */
+  public OwnedWait idleWait() {
+    return new OwnedWait() {
+      @Override
+      public void await() {
+        if (!closed) {
+          worker.waitForEvents();
+        }
+      }
+
+      @Override
+      public void signal() {
+        // never into a worker that close() is destroying
+        synchronized (workerLife) {
+          if (!closed) {
+            worker.signal();
+          }
+        }
+      }
+    };
+  }
+
   /** A callback found a failure; {@link #poll()} throws it once progress returns. */
   void raise(RuntimeException e) {
     if (raised == null) {
@@ -412,7 +444,9 @@ public final class UcxTransport implements AutoCloseable {
     } catch (Exception e) {
       LOG.debug("rank {}: progress at close: {}", rank, e.toString());
     }
-    closed = true;
+    synchronized (workerLife) {
+      closed = true;
+    }
     // The worker goes first: the registrations outlive everything that could still use them.
     worker.close();
     LIVE.decrementAndGet();

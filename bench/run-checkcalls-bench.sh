@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# What the cross-rank mismatch check (key checkCalls) costs at 8 B: allReduce float32 with the
+# check off (old) and on (new), alternated in the same run for ROUNDS rounds; prints the median
+# time of each and the ratio on/off per algorithm.
+#   bench/run-checkcalls-bench.sh [ROUNDS]    RANKS [4]  ALGOS ["ring rd"]  TRANSPORT [socket]
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+ROUNDS="${1:-7}"
+RANKS="${RANKS:-4}"
+RESULTS="$(mktemp)"
+trap 'rm -f "$RESULTS"' EXIT
+for ((r = 1; r <= ROUNDS; r++)); do
+  for a in ${ALGOS:-ring rd}; do
+    for check in false true; do
+      label=old
+      [[ $check == true ]] && label=new
+      SPARKCCL_CHECKCALLS=$check "$ROOT/bin/sparkccl-perf" -n "$RANKS" -o allreduce -d float32 \
+        -b 8 -e 8 -a "$a" -t "${TRANSPORT:-socket}" -c 0 -w 200 -i 1000 |
+        awk -v label="$label" -v a="$a" '$1 ~ /^[0-9]+$/ && NF >= 9 { print label, a, $6 }' >>"$RESULTS"
+    done
+  done
+  echo "# round $r of $ROUNDS done" >&2
+done
+python3 "$ROOT/bench/ab_summary.py" "$RESULTS" "checkCalls=false" "checkCalls=true" \
+  "allReduce 8 B float32, $RANKS ranks (size column: algorithm)"

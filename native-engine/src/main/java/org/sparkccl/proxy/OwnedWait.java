@@ -1,0 +1,14 @@
+package org.sparkccl.proxy;
+
+/**
+ * How an idle proxy that owns a transport's progress blocks until that transport has an event: for
+ * UCX, {@code ucp_worker_wait} (which arms the worker and waits on its event file descriptor) and
+ * {@code ucp_worker_signal} to end that wait from another thread.
+ */
+public interface OwnedWait {
+  /** Blocks until the transport has an event or {@link #signal()} was called; proxy thread only. */
+  void await();
+
+  /** Ends the current or next {@link #await()}; any thread. */
+  void signal();
+}
