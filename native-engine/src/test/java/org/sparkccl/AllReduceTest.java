@@ -64,6 +64,10 @@ class AllReduceTest {
       return new Setup(ranks, 1, SMALL_BUFF, 0, 1, reduced, "rd");
     }
 
+    static Setup halving(int ranks, boolean reduced) {
+      return new Setup(ranks, 1, SMALL_BUFF, 0, 1, reduced, "rh");
+    }
+
     CclConfig config() {
       return TestConfig.builder()
           .buffSize(buffSize)
@@ -113,7 +117,18 @@ class AllReduceTest {
         Setup.doubling(6, true),
         Setup.doubling(7, true),
         Setup.doubling(8, true),
-        Setup.doubling(9, true));
+        Setup.doubling(9, true),
+        // Rabenseifner forced at the same rank counts: halves of odd and tiny counts (1 and 7
+        // elements on up to 9 ranks leave some ranks empty blocks) and the same folds
+        Setup.halving(1, true),
+        Setup.halving(2, false),
+        Setup.halving(3, false),
+        Setup.halving(4, false),
+        Setup.halving(5, true),
+        Setup.halving(6, true),
+        Setup.halving(7, true),
+        Setup.halving(8, true),
+        Setup.halving(9, false));
   }
 
   /**

@@ -4,10 +4,10 @@ import org.sparkccl.comm.CollectiveCall;
 import org.sparkccl.config.Algorithm;
 
 /**
- * Picks ring, tree or recursive doubling for a collective from a latency/bandwidth model, as NCCL's
- * tuner does: a hop costs {@code hopLatencyUs}, a byte over one link {@code 1 / linkGBps}. The
- * constants come from configuration; {@code bin/sparkccl-calibrate} measures them on a machine
- * (docs/benchmarks.md has the figures behind the defaults).
+ * Picks ring, tree, recursive doubling or Rabenseifner for a collective from a latency/bandwidth
+ * model, as NCCL's tuner does: a hop costs {@code hopLatencyUs}, a byte over one link {@code 1 /
+ * linkGBps}. The constants come from configuration; {@code bin/sparkccl-calibrate} measures them on
+ * a machine (docs/benchmarks.md has the figures behind the defaults).
  *
  * <ul>
  *   <li>ring allReduce: {@code 2(n-1)} hops, {@code 2(n-1)/n} of the bytes per link;
@@ -21,6 +21,10 @@ import org.sparkccl.config.Algorithm;
  *       the reduction (measured on 2 ranks over sockets at 64 MiB: 1.1x to 2.2x the ring's time for
  *       the same bytes per link). It runs over the same point-to-point links as the tree, so its
  *       hops cost a tree hop.
+ *   <li>Rabenseifner allReduce ({@link RecursiveHalving}): {@link RecursiveHalving#hops} hops
+ *       (halving, then doubling), and like the ring {@code 2(p-1)/p} of the bytes per link over a
+ *       power-of-two core of {@code p} ranks; a rank count that is not a power of two adds the fold
+ *       in and the result out, every byte each.
  * </ul>
  *
  * <p>Where two predict the same time the ring is preferred, then the tree.
@@ -60,7 +64,7 @@ public final class Tuner {
     return switch (algo) {
       case RING -> true;
       case TREE -> hasTree(kind) && nRanks >= 3;
-      case RD -> hasDoubling(kind) && nRanks >= 2;
+      case RD, RH -> hasDoubling(kind) && nRanks >= 2;
       case AUTO -> false;
     };
   }
@@ -72,7 +76,7 @@ public final class Tuner {
     }
     Algorithm best = Algorithm.RING;
     double bestUs = predictUs(kind, best, bytes, nRanks);
-    for (Algorithm a : new Algorithm[] {Algorithm.TREE, Algorithm.RD}) {
+    for (Algorithm a : new Algorithm[] {Algorithm.TREE, Algorithm.RD, Algorithm.RH}) {
       if (applies(a, kind, nRanks)) {
         double us = predictUs(kind, a, bytes, nRanks);
         if (us < bestUs) {
@@ -91,6 +95,11 @@ public final class Tuner {
     if (algo == Algorithm.RD) {
       int rounds = RecursiveDoubling.rounds(nRanks);
       return rounds * treeHopUs + 2.0 * rounds * bytes * usPerByte;
+    }
+    if (algo == Algorithm.RH) {
+      int core = RecursiveDoubling.core(nRanks);
+      double perLink = 2.0 * (core - 1) / core + (core == nRanks ? 0 : 2);
+      return RecursiveHalving.hops(nRanks) * treeHopUs + perLink * bytes * usPerByte;
     }
     if (algo == Algorithm.RING) {
       return allReduce

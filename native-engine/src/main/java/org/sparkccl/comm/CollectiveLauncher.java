@@ -1,6 +1,7 @@
 package org.sparkccl.comm;
 
 import static org.sparkccl.kernel.HostDoublingKernel.Kind.EXCHANGE;
+import static org.sparkccl.kernel.HostDoublingKernel.Kind.EXCHANGE_COPY;
 import static org.sparkccl.kernel.HostDoublingKernel.Kind.RECEIVE_COPY;
 import static org.sparkccl.kernel.HostDoublingKernel.Kind.RECEIVE_REDUCE;
 import static org.sparkccl.kernel.HostDoublingKernel.Kind.SEND;
@@ -16,6 +17,7 @@ import org.sparkccl.ReduceOp;
 import org.sparkccl.algorithm.ChannelPlan;
 import org.sparkccl.algorithm.ChannelSplit;
 import org.sparkccl.algorithm.RecursiveDoubling;
+import org.sparkccl.algorithm.RecursiveHalving;
 import org.sparkccl.algorithm.Tree;
 import org.sparkccl.algorithm.Tuner;
 import org.sparkccl.config.Algorithm;
@@ -121,8 +123,8 @@ public final class CollectiveLauncher {
           launchLocalCopy(src, dst, localSrc * size, localDst * size, count * size, coll);
         } else if (algo == Algorithm.TREE) {
           launchTree(src, dst, call, coll);
-        } else if (algo == Algorithm.RD) {
-          launchDoubling(src, dst, call, coll);
+        } else if (algo == Algorithm.RD || algo == Algorithm.RH) {
+          launchDoubling(src, dst, call, coll, algo == Algorithm.RH);
         } else {
           launchRing(src, dst, call, used, localSrc, localDst, planner, coll);
         }
@@ -216,63 +218,133 @@ public final class CollectiveLauncher {
   }
 
   /**
-   * A recursive doubling allReduce ({@link RecursiveDoubling}) over point-to-point links, on
-   * channel 0's kernel: fold in, the core exchanges, result out.
+   * A recursive doubling allReduce ({@link RecursiveDoubling}) or, with {@code halving},
+   * Rabenseifner's ({@link RecursiveHalving}) over point-to-point links, on channel 0's kernel:
+   * fold in, the core exchanges, result out.
    */
   private void launchDoubling(
-      DeviceBuffer src, DeviceBuffer dst, CollectiveCall call, Collective coll) {
+      DeviceBuffer src, DeviceBuffer dst, CollectiveCall call, Collective coll, boolean halving) {
     int rank = ctx.rank;
     RecursiveDoubling rd = new RecursiveDoubling(rank, ctx.nRanks);
-    int stepSize = ctx.config.stepSize();
-    long bytes = call.count() * call.dtype().size();
-    long slices = (bytes + stepSize - 1) / stepSize;
-    String where = "rank " + rank + ": " + coll.what() + " (rd)";
+    int size = call.dtype().size();
+    long bytes = call.count() * size;
+    String where = "rank " + rank + ": " + coll.what() + (halving ? " (rh)" : " (rd)");
     List<HostDoublingKernel.Exchange> ex = new ArrayList<>();
     int finalAt;
+    long finalOffset = 0;
+    long finalBytes = bytes;
     int into = rd.foldsInto();
     if (into >= 0) {
-      ex.add(exchange(SEND, into, slices, call, where));
-      ex.add(exchange(RECEIVE_COPY, into, slices, call, where));
+      ex.add(exchange(SEND, into, call, where));
+      ex.add(exchange(RECEIVE_COPY, into, call, where));
       finalAt = -1;
     } else {
       int from = rd.foldedFrom();
       if (from >= 0) {
-        ex.add(exchange(RECEIVE_REDUCE, from, slices, call, where));
+        ex.add(exchange(RECEIVE_REDUCE, from, call, where));
       }
-      for (int partner : rd.partners()) {
-        ex.add(exchange(EXCHANGE, partner, slices, call, where));
+      if (halving) {
+        RecursiveHalving.Round[] rounds = new RecursiveHalving(rd).rounds(call.count());
+        for (RecursiveHalving.Round r : rounds) {
+          ex.add(
+              ranged(
+                  EXCHANGE,
+                  r.partner(),
+                  r.giveFrom(),
+                  r.giveCount(),
+                  r.keepFrom(),
+                  r.keepCount(),
+                  call,
+                  where));
+        }
+        finalAt = ex.size();
+        if (rounds.length > 0) {
+          RecursiveHalving.Round last = rounds[rounds.length - 1];
+          finalOffset = last.keepFrom() * size;
+          finalBytes = last.keepCount() * size;
+        }
+        for (int k = rounds.length - 1; k >= 0; k--) {
+          RecursiveHalving.Round r = rounds[k];
+          ex.add(
+              ranged(
+                  EXCHANGE_COPY,
+                  r.partner(),
+                  r.keepFrom(),
+                  r.keepCount(),
+                  r.giveFrom(),
+                  r.giveCount(),
+                  call,
+                  where));
+        }
+      } else {
+        for (int partner : rd.partners()) {
+          ex.add(exchange(EXCHANGE, partner, call, where));
+        }
+        finalAt = ex.size();
       }
-      finalAt = ex.size();
       if (from >= 0) {
-        ex.add(exchange(SEND, from, slices, call, where));
+        ex.add(exchange(SEND, from, call, where));
       }
     }
     HostDoublingKernel.Work work =
         new HostDoublingKernel.Work(
             ex.toArray(new HostDoublingKernel.Exchange[0]),
             finalAt,
+            finalOffset,
+            finalBytes,
             ((HostBuffer) src).memory(),
             ((HostBuffer) dst).memory(),
             bytes,
             call.dtype(),
             call.op(),
             ctx.nRanks,
-            stepSize,
+            ctx.config.stepSize(),
             where);
     CommChannel ch = ctx.channels[0];
     ChannelGuard guard = new ChannelGuard(ctx, 0);
     runOn(ch, coll, () -> HostDoublingKernel.run(work, ch.waiter, guard));
   }
 
+  /** An exchange of the whole buffer. */
   private HostDoublingKernel.Exchange exchange(
-      HostDoublingKernel.Kind kind, int peer, long slices, CollectiveCall call, String where) {
+      HostDoublingKernel.Kind kind, int peer, CollectiveCall call, String where) {
+    long count = call.count();
     boolean sends = kind == EXCHANGE || kind == SEND;
     boolean receives = kind != SEND;
+    return ranged(kind, peer, 0, sends ? count : 0, 0, receives ? count : 0, call, where);
+  }
+
+  /**
+   * An exchange that sends elements {@code [sendFrom, sendFrom + sendCount)} and receives {@code
+   * [recvFrom, recvFrom + recvCount)}; an empty range has no edge (its partner's matching range is
+   * empty too).
+   */
+  private HostDoublingKernel.Exchange ranged(
+      HostDoublingKernel.Kind kind,
+      int peer,
+      long sendFrom,
+      long sendCount,
+      long recvFrom,
+      long recvCount,
+      CollectiveCall call,
+      String where) {
+    int size = call.dtype().size();
+    long sendBytes = sendCount * size;
+    long recvBytes = recvCount * size;
     return new HostDoublingKernel.Exchange(
         kind,
-        sends ? peerEdge(true, peer, slices, call, where) : null,
-        receives ? peerEdge(false, peer, slices, call, where) : null,
-        peer < ctx.rank);
+        sendBytes > 0 ? peerEdge(true, peer, slices(sendBytes), call, where) : null,
+        recvBytes > 0 ? peerEdge(false, peer, slices(recvBytes), call, where) : null,
+        peer < ctx.rank,
+        sendFrom * size,
+        sendBytes,
+        recvFrom * size,
+        recvBytes);
+  }
+
+  private long slices(long bytes) {
+    int stepSize = ctx.config.stepSize();
+    return (bytes + stepSize - 1) / stepSize;
   }
 
   /** An edge over the point-to-point link to or from {@code peer}, with its proxy op. */

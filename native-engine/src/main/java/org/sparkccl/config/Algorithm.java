@@ -7,7 +7,12 @@ public enum Algorithm {
   RING,
   TREE,
   /** Recursive doubling, for allReduce (other collectives run as rings). */
-  RD;
+  RD,
+  /**
+   * Rabenseifner's allReduce: reduce-scatter by recursive halving, then allGather by recursive
+   * doubling (other collectives run as rings).
+   */
+  RH;
 
   @Override
   public String toString() {

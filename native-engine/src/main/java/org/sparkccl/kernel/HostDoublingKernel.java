@@ -11,6 +11,10 @@ import org.sparkccl.fifo.FifoLayout;
  * into the send FIFO, then reduces the partner's slice with it into the destination. Both ranks of
  * a pair compute {@code lower op higher}, the lower rank's operand first, and NaNs are made
  * canonical after each reduction ({@link NanBits}), so that both end with the same bits.
+ *
+ * <p>Rabenseifner's allReduce ({@code algorithm.RecursiveHalving}) runs here too: its exchanges
+ * send one byte range and receive another, reducing (halving rounds) or copying ({@link
+ * Kind#EXCHANGE_COPY}, the allGather rounds).
  */
 public final class HostDoublingKernel {
   /**
@@ -31,20 +35,42 @@ public final class HostDoublingKernel {
     /** Reduce what the partner sends with the current data (the rank a neighbour folds into). */
     RECEIVE_REDUCE,
     /** Take what the partner sends as the result (a folded rank getting the result back). */
-    RECEIVE_COPY
+    RECEIVE_COPY,
+    /** Send the current data and take what the partner sends (an allGather round). */
+    EXCHANGE_COPY
   }
 
-  /** One exchange with one partner; {@code partnerLower}: the partner's operand goes first. */
-  public record Exchange(Kind kind, PeerEdge send, PeerEdge recv, boolean partnerLower) {}
+  /**
+   * One exchange with one partner; {@code partnerLower}: the partner's operand goes first. It sends
+   * {@code sendBytes} from {@code sendOffset} of the current data and receives {@code recvBytes}
+   * into {@code recvOffset} of the destination.
+   */
+  public record Exchange(
+      Kind kind,
+      PeerEdge send,
+      PeerEdge recv,
+      boolean partnerLower,
+      long sendOffset,
+      long sendBytes,
+      long recvOffset,
+      long recvBytes) {
+    /** An exchange of the whole buffer of {@code bytes} both ways. */
+    public Exchange(Kind kind, PeerEdge send, PeerEdge recv, boolean partnerLower, long bytes) {
+      this(kind, send, recv, partnerLower, 0, bytes, 0, bytes);
+    }
+  }
 
   /**
    * One allReduce: the exchanges in order; {@code finalAt} is the index of the exchange before
-   * which this rank holds the complete result, where {@code AVG} divides ({@code exchanges.length}
-   * when that is after the last; -1 when the result arrives already divided).
+   * which this rank holds the complete result of bytes {@code [finalOffset, finalOffset +
+   * finalBytes)}, where {@code AVG} divides them ({@code exchanges.length} when that is after the
+   * last; -1 when the result arrives already divided).
    */
   public record Work(
       Exchange[] exchanges,
       int finalAt,
+      long finalOffset,
+      long finalBytes,
       ByteBuffer src,
       ByteBuffer dst,
       long bytes,
@@ -73,36 +99,39 @@ public final class HostDoublingKernel {
 
   private static void divideIfAverage(Work w) {
     if (w.op() == ReduceOp.AVG) {
-      int elems = (int) (w.bytes() / w.type().size());
-      Reducer.divide(w.type(), w.dst(), 0, elems, w.nRanks());
+      int elems = (int) (w.finalBytes() / w.type().size());
+      Reducer.divide(w.type(), w.dst(), (int) w.finalOffset(), elems, w.nRanks());
     }
   }
 
   /**
    * One exchange, slice by slice. Sending runs {@link #AHEAD} slices before the reduction, and
-   * reads slices the reduction has not written yet, so in place is safe.
+   * reads slices the reduction has not written yet (or, in halving and allGather rounds, a range it
+   * never writes), so in place is safe.
    */
   private static void exchange(
       Work w, Exchange e, ByteBuffer current, KernelWaiter waiter, KernelGuard guard) {
     ByteBuffer dst = w.dst();
-    long slices = (w.bytes() + w.stepSize() - 1) / w.stepSize();
+    int step = w.stepSize();
+    long sendSlices = e.send() == null ? 0 : (e.sendBytes() + step - 1) / step;
+    long recvSlices = e.recv() == null ? 0 : (e.recvBytes() + step - 1) / step;
     long sent = 0;
-    for (long s = 0; s < slices; s++) {
-      while (e.send() != null && sent < slices && sent <= s + AHEAD) {
-        int o = (int) (sent * w.stepSize());
-        int len = (int) Math.min(w.stepSize(), w.bytes() - o);
-        e.send().awaitRoom(waiter, guard, w.what()).put(0, current, o, len);
+    for (long s = 0; s < Math.max(sendSlices, recvSlices); s++) {
+      while (sent < sendSlices && sent <= s + AHEAD) {
+        int o = (int) (sent * step);
+        int len = (int) Math.min(step, e.sendBytes() - o);
+        e.send().awaitRoom(waiter, guard, w.what()).put(0, current, (int) e.sendOffset() + o, len);
         e.send().publish(len);
         sent++;
       }
-      if (e.recv() == null) {
+      if (s >= recvSlices) {
         continue;
       }
-      int o = (int) (s * w.stepSize());
-      int len = (int) Math.min(w.stepSize(), w.bytes() - o);
+      int len = (int) Math.min(step, e.recvBytes() - s * step);
+      int o = (int) (e.recvOffset() + s * step);
       ByteBuffer in = e.recv().awaitFilled(len, waiter, guard, w.what());
       int elems = len / w.type().size();
-      if (e.kind() == Kind.RECEIVE_COPY) {
+      if (e.kind() == Kind.RECEIVE_COPY || e.kind() == Kind.EXCHANGE_COPY) {
         dst.put(o, in, 0, len);
       } else {
         if (e.partnerLower()) {
