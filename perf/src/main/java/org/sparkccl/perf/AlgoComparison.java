@@ -13,13 +13,13 @@ import org.sparkccl.config.Key;
 import org.sparkccl.device.HostDevice;
 
 /**
- * {@code -a compare}: ring, tree, rd and auto measured in the same rank processes, interleaved in
- * rounds (ring, tree, rd, auto, ring, ...) with the median round kept, so that the machine's drift
- * between separate runs (3x at small sizes on a shared 2-core machine) does not decide which
+ * {@code -a compare}: ring, tree, rd, rh and auto measured in the same rank processes, interleaved
+ * in rounds (ring, tree, rd, rh, auto, ring, ...) with the median round kept, so that the machine's
+ * drift between separate runs (3x at small sizes on a shared 2-core machine) does not decide which
  * algorithm looks faster. Prints one block of rows per algorithm.
  */
 final class AlgoComparison {
-  private static final List<String> ALGOS = List.of("ring", "tree", "rd", "auto");
+  private static final List<String> ALGOS = List.of("ring", "tree", "rd", "rh", "auto");
   private static final int ROUNDS = 7;
 
   private AlgoComparison() {}

@@ -74,9 +74,9 @@ final class PerfRank {
     if (o.algo.equals("compare") && o.threads) {
       throw new IllegalArgumentException("-a compare runs rank processes; drop --threads");
     }
-    if (!List.of("ring", "tree", "rd", "auto", "compare").contains(o.algo)) {
+    if (!List.of("ring", "tree", "rd", "rh", "auto", "compare").contains(o.algo)) {
       throw new IllegalArgumentException(
-          "-a " + o.algo + " is invalid; expected ring, tree, rd, auto or compare");
+          "-a " + o.algo + " is invalid; expected ring, tree, rd, rh, auto or compare");
     }
     DataType type = DataType.fromName(o.dtype);
     ReduceOp op = ReduceOp.fromName(o.redop);
