@@ -21,15 +21,23 @@ import org.sparkccl.config.Algorithm;
  *       the reduction (measured on 2 ranks over sockets at 64 MiB: 1.1x to 2.2x the ring's time for
  *       the same bytes per link). It runs over the same point-to-point links as the tree, so its
  *       hops cost a tree hop.
- *   <li>Rabenseifner allReduce ({@link RecursiveHalving}): {@link RecursiveHalving#hops} hops
+ *   <li>Rabenseifner allReduce ({@link RecursiveHalving}): {@link RecursiveHalving#hops} tree hops
  *       (halving, then doubling), and like the ring {@code 2(p-1)/p} of the bytes per link over a
- *       power-of-two core of {@code p} ranks; a rank count that is not a power of two adds the fold
- *       in and the result out, every byte each.
+ *       power-of-two core of {@code p} ranks, times {@link #RH_BYTES_OVER_RING}; a rank count that
+ *       is not a power of two adds the fold in and the result out, every byte each.
  * </ul>
  *
  * <p>Where two predict the same time the ring is preferred, then the tree.
  */
 public final class Tuner {
+  /**
+   * Rabenseifner's time per byte over the ring's for the same bytes per link: one kernel thread
+   * sends and reduces every byte, where the ring's sends and reductions overlap along the ring.
+   * Measured on a 2-core VM, 4 ranks over sockets, same run: 0.93x at 2 MiB, 1.05x at 16 MiB, 1.16x
+   * at 64 MiB (docs/benchmarks.md); above 1, so that the ring keeps the largest messages.
+   */
+  static final double RH_BYTES_OVER_RING = 1.15;
+
   private final double hopUs;
   private final double treeHopUs;
   private final double usPerByte;
@@ -98,7 +106,7 @@ public final class Tuner {
     }
     if (algo == Algorithm.RH) {
       int core = RecursiveDoubling.core(nRanks);
-      double perLink = 2.0 * (core - 1) / core + (core == nRanks ? 0 : 2);
+      double perLink = 2.0 * (core - 1) / core * RH_BYTES_OVER_RING + (core == nRanks ? 0 : 2);
       return RecursiveHalving.hops(nRanks) * treeHopUs + perLink * bytes * usPerByte;
     }
     if (algo == Algorithm.RING) {

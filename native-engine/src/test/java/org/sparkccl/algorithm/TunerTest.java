@@ -68,7 +68,7 @@ class TunerTest {
             assertNotEquals(Algorithm.AUTO, a, where);
             if (forced == Algorithm.RING
                 || (forced == Algorithm.TREE && !treePossible)
-                || (forced == Algorithm.RD && !rdPossible)
+                || ((forced == Algorithm.RD || forced == Algorithm.RH) && !rdPossible)
                 || (!treePossible && !rdPossible)) {
               assertEquals(Algorithm.RING, a, where);
             } else if (forced != Algorithm.AUTO) {
@@ -77,10 +77,21 @@ class TunerTest {
               double ring = t.predictUs(kind, Algorithm.RING, bytes, n);
               double tree = treePossible ? t.predictUs(kind, Algorithm.TREE, bytes, n) : ring;
               double rd = rdPossible ? t.predictUs(kind, Algorithm.RD, bytes, n) : ring;
-              Algorithm cheapest =
-                  rd < Math.min(ring, tree)
-                      ? Algorithm.RD
-                      : tree < ring ? Algorithm.TREE : Algorithm.RING;
+              double rh = rdPossible ? t.predictUs(kind, Algorithm.RH, bytes, n) : ring;
+              // ties go to the earlier of ring, tree, rd, rh
+              Algorithm cheapest = Algorithm.RING;
+              double best = ring;
+              if (tree < best) {
+                cheapest = Algorithm.TREE;
+                best = tree;
+              }
+              if (rd < best) {
+                cheapest = Algorithm.RD;
+                best = rd;
+              }
+              if (rh < best) {
+                cheapest = Algorithm.RH;
+              }
               assertEquals(cheapest, a, where);
             }
           }
@@ -110,6 +121,27 @@ class TunerTest {
   }
 
   @Test
+  @DisplayName(
+      "with the default constants, mid-size allReduces on 4 ranks take Rabenseifner, which"
+          + " recursive doubling beats below and the ring at 64 MiB")
+  void defaultsPickRabenseifnerForMidSizes() {
+    Tuner t = new Tuner(46, 43, 0.68, Algorithm.AUTO);
+    assertEquals(Algorithm.RD, t.choose(Kind.ALL_REDUCE, 1 << 10, 4), "4 ranks, 1 KiB");
+    assertEquals(Algorithm.RH, t.choose(Kind.ALL_REDUCE, 128 << 10, 4), "4 ranks, 128 KiB");
+    assertEquals(Algorithm.RING, t.choose(Kind.ALL_REDUCE, 64L << 20, 4), "4 ranks, 64 MiB");
+    // 8 ranks: as many hops as the tree (2 log2 8) and, by RH_BYTES_OVER_RING, slightly more
+    // bytes per link (2.01 against 2), so the tree keeps the middle there
+    assertTrue(
+        t.predictUs(Kind.ALL_REDUCE, Algorithm.RH, 128 << 10, 8)
+            < t.predictUs(Kind.ALL_REDUCE, Algorithm.RING, 128 << 10, 8),
+        "8 ranks, 128 KiB: rh under the ring");
+    // 2 ranks: halving saves no hop over the ring, so it never wins there
+    for (long bytes = 8; bytes <= 64L << 20; bytes *= 2) {
+      assertNotEquals(Algorithm.RH, t.choose(Kind.ALL_REDUCE, bytes, 2), "2 ranks, " + bytes);
+    }
+  }
+
+  @Test
   @DisplayName("only allReduce, broadcast and reduce have a tree, the ones the tree kernel runs")
   void treesExistForTheRootedAndReducingCollectivesOnly() {
     for (Kind kind : Kind.values()) {
@@ -129,9 +161,10 @@ class TunerTest {
       Tuner t = model(rnd, Algorithm.AUTO);
       long[] sizes = sizes(rnd);
       for (Kind kind : Kind.values()) {
-        for (Algorithm algo : new Algorithm[] {Algorithm.RING, Algorithm.TREE, Algorithm.RD}) {
+        for (Algorithm algo :
+            new Algorithm[] {Algorithm.RING, Algorithm.TREE, Algorithm.RD, Algorithm.RH}) {
           if ((algo == Algorithm.TREE && (!Tuner.hasTree(kind) || n < 2))
-              || (algo == Algorithm.RD && !Tuner.hasDoubling(kind))) {
+              || ((algo == Algorithm.RD || algo == Algorithm.RH) && !Tuner.hasDoubling(kind))) {
             continue;
           }
           double last = -1;
