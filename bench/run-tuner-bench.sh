@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Tuner check: allReduce forced ring, forced tree, forced rd and auto, at 2, 4 and 8 ranks, in one run;
+# Tuner check: allReduce forced ring, forced tree, forced rd, forced rh and auto, at 2, 4 and 8 ranks, in one run;
 # prints, per size, each time and auto's ratio to the better forced choice. Also the cost of the
 # mismatch check at 8 B (SPARKCCL_CHECKCALLS=false turns it off).
 #   RANKS_LIST ["2 4 8"]  MAXBYTES [64M; 16M at 8 ranks]
@@ -12,7 +12,7 @@ mkdir -p "$OUT"
 for n in ${RANKS_LIST:-2 4 8}; do
   max="${MAXBYTES:-64M}"
   [[ $n -ge 8 && -z ${MAXBYTES:-} ]] && max=16M
-  # -a compare measures ring, tree, rd and auto in the same processes, interleaved in 7 rounds
+  # -a compare measures ring, tree, rd, rh and auto in the same processes, interleaved in 7 rounds
   # (median kept): separate runs drift by up to 3x at small sizes on this machine.
   echo "==> $n ranks, -a compare" >&2
   bin/sparkccl-perf -n "$n" -b 8 -e 64K -f 4 -o allreduce -a compare -c 0 -w 100 -i 1400 \
@@ -40,16 +40,16 @@ def rows(name, algo=None):
             found.update({r["size"]: r["time_us"] for r in json.load(open(p))["rows"]
                           if algo is None or r.get("algo") == algo})
     return found
-print("| ranks | size | ring us | tree us | rd us | auto us | auto / best forced |")
-print("|---:|---:|---:|---:|---:|---:|---:|")
+print("| ranks | size | ring us | tree us | rd us | rh us | auto us | auto / best forced |")
+print("|---:|---:|---:|---:|---:|---:|---:|---:|")
 worst = {}
 for n in (2, 4, 8):
-    ring, tree, rd, auto = (rows(f"n{n}.json", a) for a in ("ring", "tree", "rd", "auto"))
+    ring, tree, rd, rh, auto = (rows(f"n{n}.json", a) for a in ("ring", "tree", "rd", "rh", "auto"))
     for size in sorted(auto):
-        best = min(d.get(size, float("inf")) for d in (ring, tree, rd))
+        best = min(d.get(size, float("inf")) for d in (ring, tree, rd, rh))
         ratio = auto[size] / best
         worst[n] = max(worst.get(n, 0), ratio)
-        print(f"| {n} | {size} | {ring.get(size, float('nan')):.1f} | {tree.get(size, float('nan')):.1f} | {rd.get(size, float('nan')):.1f} | {auto[size]:.1f} | {ratio:.2f} |")
+        print(f"| {n} | {size} | {ring.get(size, float('nan')):.1f} | {tree.get(size, float('nan')):.1f} | {rd.get(size, float('nan')):.1f} | {rh.get(size, float('nan')):.1f} | {auto[size]:.1f} | {ratio:.2f} |")
 print()
 for n, w in worst.items():
     print(f"- {n} ranks: worst auto / best forced = {w:.2f}")

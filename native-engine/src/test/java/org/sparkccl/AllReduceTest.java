@@ -118,8 +118,9 @@ class AllReduceTest {
         Setup.doubling(7, true),
         Setup.doubling(8, true),
         Setup.doubling(9, true),
-        // Rabenseifner forced at the same rank counts: halves of odd and tiny counts (1 and 7
-        // elements on up to 9 ranks leave some ranks empty blocks) and the same folds
+        // Rabenseifner forced at the same rank counts: halves of odd and tiny counts (1 element on
+        // any count, 7 on 4 ranks, leave some ranks empty blocks) and the same folds; the full
+        // dtype x op set at 2, 3 and 4 ranks
         Setup.halving(1, true),
         Setup.halving(2, false),
         Setup.halving(3, false),
@@ -128,7 +129,7 @@ class AllReduceTest {
         Setup.halving(6, true),
         Setup.halving(7, true),
         Setup.halving(8, true),
-        Setup.halving(9, false));
+        Setup.halving(9, true));
   }
 
   /**

@@ -32,10 +32,10 @@ import org.sparkccl.proxy.RecvProxyOp;
 import org.sparkccl.proxy.SendProxyOp;
 
 /**
- * Plans and launches collectives, in call order, like NCCL's enqueue: picks ring, tree or recursive
- * doubling, splits the ring's work over the channels, queues each channel's send and receive
- * operations on the proxy and its share of the work on the channel's kernel thread. With one rank a
- * collective is a copy.
+ * Plans and launches collectives, in call order, like NCCL's enqueue: picks ring, tree, recursive
+ * doubling or Rabenseifner, splits the ring's work over the channels, queues each channel's send
+ * and receive operations on the proxy and its share of the work on the channel's kernel thread.
+ * With one rank a collective is a copy.
  */
 public final class CollectiveLauncher {
   /** Plans one channel's part, elements {@code [start, start + len)} of the per-rank count. */
@@ -141,10 +141,10 @@ public final class CollectiveLauncher {
   }
 
   /**
-   * Trees and recursive doubling run over point-to-point links, which are sockets; on a ring
-   * transport the tuner's cost model does not describe (UCX), they run only when asked for
-   * explicitly ({@code algo=tree}, {@code algo=rd}). Their kernels run on the host only; elsewhere
-   * every collective is a ring.
+   * Trees, recursive doubling and Rabenseifner run over point-to-point links, which are sockets; on
+   * a ring transport the tuner's cost model does not describe (UCX), they run only when asked for
+   * explicitly ({@code algo=tree}, {@code algo=rd}, {@code algo=rh}). Their kernels run on the host
+   * only; elsewhere every collective is a ring.
    */
   private Algorithm pick(CollectiveCall.Kind kind, long bytes) {
     if (ctx.nRanks == 1 || ctx.device != HostDevice.INSTANCE) {
