@@ -25,7 +25,14 @@ from array import array
 from pyspark.rdd import RDD
 from pyspark.serializers import BatchedSerializer, CPickleSerializer
 
-__all__ = ["all_reduce", "broadcast", "all_gather", "reduce_scatter"]
+from .buffers import asarray, empty, is_shared, zeros
+from .comm import Communicator, communicator
+from .errors import (CclAbortError, CclArgumentError, CclError, CclMismatchError,
+                     CclTimeoutError)
+
+__all__ = ["all_reduce", "broadcast", "all_gather", "reduce_scatter",
+           "communicator", "Communicator", "empty", "zeros", "asarray", "is_shared",
+           "CclError", "CclMismatchError", "CclTimeoutError", "CclAbortError", "CclArgumentError"]
 
 _OPS = ("sum", "prod", "min", "max", "avg")
 
