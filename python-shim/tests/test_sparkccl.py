@@ -82,12 +82,26 @@ class ShimTest(unittest.TestCase):
     def test_bad_input_fails_with_a_clear_message(self):
         with self.assertRaisesRegex(ValueError, "op='mean' is not a reduction"):
             sparkccl.all_reduce(self.sc.parallelize(self._random_arrays(3, "f", 1), PARTITIONS), op="mean")
-        with self.assertRaisesRegex(ValueError, r"unsupported: array\('i'\); expected"):
-            sparkccl.all_reduce(self.sc.parallelize([array("i", [1])] * PARTITIONS, PARTITIONS))
+        with self.assertRaisesRegex(Exception, r"array\('h'\) is not supported"):
+            sparkccl.all_reduce(self.sc.parallelize([array("h", [1])] * PARTITIONS, PARTITIONS)).collect()
         uneven = self._random_arrays(10, "f", 2)
         uneven[2] = array("f", [1.0, 2.0])
-        with self.assertRaisesRegex(Exception, r"partition\(s\) \[2\] hold 1 buffer\(s\) of \[8\] bytes"):
+        with self.assertRaisesRegex(Exception, r"CclMismatchError: partitions \[2\] hold other arrays"):
             sparkccl.all_reduce(self.sc.parallelize(uneven, PARTITIONS)).collect()
+
+    def test_results_keep_the_input_kind_shape_and_dtype(self):
+        import numpy as np
+
+        rng = np.random.default_rng(5)
+        mats = [rng.integers(1, 100, size=(4, 3)).astype(np.int32) for _ in range(PARTITIONS)]
+        out = sparkccl.all_reduce(self.sc.parallelize(mats, PARTITIONS)).collect()
+        for got in out:
+            self.assertEqual((np.int32, (4, 3)), (got.dtype, got.shape))
+            np.testing.assert_array_equal(sum(mats), got)
+        lists = [[float(v) for v in rng.uniform(0.5, 1.5, 8)] for _ in range(PARTITIONS)]
+        got = sparkccl.all_gather(self.sc.parallelize(lists, PARTITIONS)).collect()
+        self.assertIsInstance(got[0], list)
+        self.assertEqual(sum(lists, []), got[3])
 
 
 if __name__ == "__main__":

@@ -46,11 +46,14 @@ public final class WorkerChannelServer implements AutoCloseable {
   private final Path shmDir;
   private final ScheduledExecutorService watchdog;
   private final Set<WorkerSession> sessions = ConcurrentHashMap.newKeySet();
+  private final Duration handshakeTimeout;
   private final Thread acceptor;
   private volatile boolean closed;
 
-  private WorkerChannelServer(Path base, Path shmDir, CommunicatorSource source)
+  private WorkerChannelServer(
+      Path base, Path shmDir, CommunicatorSource source, Duration handshakeTimeout)
       throws IOException {
+    this.handshakeTimeout = handshakeTimeout;
     byte[] secret = ChallengeResponse.newSecret();
     this.auth = new ChallengeResponse(secret);
     this.dir = ChannelFiles.publish(base, ProcessHandle.current().pid(), secret);
@@ -73,7 +76,14 @@ public final class WorkerChannelServer implements AutoCloseable {
    */
   public static WorkerChannelServer start(Path base, Path shmDir, CommunicatorSource source)
       throws IOException {
-    return new WorkerChannelServer(base, shmDir, source);
+    return new WorkerChannelServer(base, shmDir, source, HANDSHAKE_TIMEOUT);
+  }
+
+  /** {@link #start} with another handshake deadline; for tests. */
+  static WorkerChannelServer start(
+      Path base, Path shmDir, CommunicatorSource source, Duration handshakeTimeout)
+      throws IOException {
+    return new WorkerChannelServer(base, shmDir, source, handshakeTimeout);
   }
 
   /**
@@ -127,13 +137,7 @@ public final class WorkerChannelServer implements AutoCloseable {
       WorkerSession[] self = new WorkerSession[1];
       self[0] =
           new WorkerSession(
-              ch,
-              auth,
-              source,
-              shmDir,
-              watchdog,
-              HANDSHAKE_TIMEOUT,
-              () -> sessions.remove(self[0]));
+              ch, auth, source, shmDir, watchdog, handshakeTimeout, () -> sessions.remove(self[0]));
       sessions.add(self[0]);
       daemon(self[0], "sparkccl-worker-session-" + THREADS.incrementAndGet()).start();
     }
@@ -146,7 +150,7 @@ public final class WorkerChannelServer implements AutoCloseable {
     closeQuietly(server);
     sessions.forEach(WorkerSession::close);
     try {
-      acceptor.join(HANDSHAKE_TIMEOUT.toMillis());
+      acceptor.join(handshakeTimeout.toMillis());
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }

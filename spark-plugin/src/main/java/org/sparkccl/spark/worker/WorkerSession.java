@@ -231,12 +231,18 @@ final class WorkerSession implements Runnable {
     comm.allReduce(barrierWord, barrierWord, 1, DataType.INT32, ReduceOp.SUM);
   }
 
+  /**
+   * The error's kind for Python: a mismatch or timeout anywhere in the cause chain names the
+   * failure (the engine reports them wrapped, as the abort they caused), else the outermost kind.
+   */
   private static byte errorKind(RuntimeException e) {
-    if (e instanceof CclMismatchException) {
-      return ChannelProtocol.E_MISMATCH;
-    }
-    if (e instanceof CclTimeoutException) {
-      return ChannelProtocol.E_TIMEOUT;
+    for (Throwable t = e; t != null; t = t.getCause()) {
+      if (t instanceof CclMismatchException) {
+        return ChannelProtocol.E_MISMATCH;
+      }
+      if (t instanceof CclTimeoutException) {
+        return ChannelProtocol.E_TIMEOUT;
+      }
     }
     if (e instanceof CclAbortedException || e instanceof CclRemoteException) {
       return ChannelProtocol.E_ABORT;
