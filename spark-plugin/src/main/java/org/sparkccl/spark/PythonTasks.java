@@ -32,7 +32,7 @@ final class PythonTasks implements CommunicatorSource {
   }
 
   @Override
-  public Communicator open(long taskAttemptId, Duration timeout) {
+  public Communicator open(long taskAttemptId, Duration timeout, Runnable onTaskEnd) {
     BarrierTaskContext context = running.get(taskAttemptId);
     if (context == null) {
       throw new IllegalArgumentException(
@@ -41,7 +41,10 @@ final class PythonTasks implements CommunicatorSource {
               + " is not a running barrier task of this executor: call sparkccl.communicator()"
               + " inside rdd.barrier().mapPartitions(fn) or df.mapInPandas(fn, barrier=True)");
     }
-    return SparkCCL.hostCommunicator(context, timeout);
+    Communicator comm = SparkCCL.hostCommunicator(context, timeout);
+    TaskCompletionListener ended = ctx -> onTaskEnd.run();
+    context.addTaskCompletionListener(ended);
+    return comm;
   }
 
   /** Barrier tasks running now; for tests and leak checks. */

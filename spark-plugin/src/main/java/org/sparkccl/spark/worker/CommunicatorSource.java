@@ -9,7 +9,8 @@ import org.sparkccl.Communicator;
  * rendezvous, as a Java task does.
  *
  * <pre>{@code
- * CommunicatorSource source = (attemptId, timeout) -> SparkCCL.communicator(context, timeout);
+ * CommunicatorSource source =
+ *     (attemptId, timeout, onTaskEnd) -> SparkCCL.communicator(context, timeout);
  * }</pre>
  */
 @FunctionalInterface
@@ -18,7 +19,8 @@ public interface CommunicatorSource {
    * The communicator of task attempt {@code taskAttemptId}, on host memory.
    *
    * @param timeout the collective timeout, or {@code null} for the executor's
+   * @param onTaskEnd run when the task ends (the communicator is then closed by the task)
    * @throws IllegalArgumentException when that attempt is not a running barrier task here
    */
-  Communicator open(long taskAttemptId, Duration timeout);
+  Communicator open(long taskAttemptId, Duration timeout, Runnable onTaskEnd);
 }

@@ -8,8 +8,8 @@ import java.nio.channels.SocketChannel;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Arrays;
-import java.util.HashMap;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
@@ -46,7 +46,10 @@ final class WorkerSession implements Runnable {
   private final ScheduledExecutorService watchdog;
   private final Duration handshakeTimeout;
   private final Runnable onEnd;
-  private final Map<Integer, Communicator> comms = new HashMap<>();
+
+  /** Open communicators by id; a task's end removes its own, from the task's thread. */
+  private final Map<Integer, Communicator> comms = new ConcurrentHashMap<>();
+
   private SharedSegments segments;
   private HostBuffer barrierWord;
   private int nextComm = 1;
@@ -174,8 +177,10 @@ final class WorkerSession implements Runnable {
   private void open(ByteBuffer request, ByteBuffer reply) {
     long attempt = request.getLong();
     long timeoutMs = request.getLong();
-    Communicator comm = source.open(attempt, timeoutMs > 0 ? Duration.ofMillis(timeoutMs) : null);
     int id = nextComm++;
+    Communicator comm =
+        source.open(
+            attempt, timeoutMs > 0 ? Duration.ofMillis(timeoutMs) : null, () -> comms.remove(id));
     comms.put(id, comm);
     reply
         .put(ChannelProtocol.OK)

@@ -130,7 +130,7 @@ class WorkerChannelServerTest {
   @Test
   void publishesAPrivateFolderAndSecretAndRefusesAWrongProof() throws Exception {
     try (WorkerChannelServer s =
-        WorkerChannelServer.start(tmp.resolve("base"), tmp, (a, t) -> null)) {
+        WorkerChannelServer.start(tmp.resolve("base"), tmp, (a, t, end) -> null)) {
       assertEquals(
           "rwx------",
           PosixFilePermissions.toString(Files.getPosixFilePermissions(s.socketPath().getParent())));
@@ -155,7 +155,7 @@ class WorkerChannelServerTest {
   @Test
   void aFrameLongerThanTheLimitEndsTheConnectionUnread() throws Exception {
     try (WorkerChannelServer s =
-            WorkerChannelServer.start(tmp.resolve("base"), tmp, (a, t) -> null);
+            WorkerChannelServer.start(tmp.resolve("base"), tmp, (a, t, end) -> null);
         Client c = new Client(s.socketPath())) {
       c.handshake(secretOf(s));
       c.write(ByteBuffer.allocate(4).putInt(Integer.MAX_VALUE).array());
@@ -167,7 +167,7 @@ class WorkerChannelServerTest {
   void aSilentClientIsDroppedAtTheHandshakeDeadline() throws Exception {
     try (WorkerChannelServer s =
             WorkerChannelServer.start(
-                tmp.resolve("base"), tmp, (a, t) -> null, Duration.ofMillis(300));
+                tmp.resolve("base"), tmp, (a, t, end) -> null, Duration.ofMillis(300));
         Client c = new Client(s.socketPath())) {
       c.write(new byte[] {'S', 'C'}); // a few bytes of an opening, then nothing
       long t0 = System.nanoTime();
@@ -181,7 +181,8 @@ class WorkerChannelServerTest {
     Path base = Files.createDirectory(tmp.resolve("open"));
     Files.setPosixFilePermissions(base, PosixFilePermissions.fromString("rwxrwxrwx"));
     IOException e =
-        assertThrows(IOException.class, () -> WorkerChannelServer.start(base, tmp, (a, t) -> null));
+        assertThrows(
+            IOException.class, () -> WorkerChannelServer.start(base, tmp, (a, t, end) -> null));
     assertTrue(e.getMessage().contains("expected user"), e.getMessage());
   }
 
@@ -192,7 +193,7 @@ class WorkerChannelServerTest {
     CclConfig config =
         CclConfig.builder().transport(Transport.SOCKET).timeout(Duration.ofSeconds(20)).build();
     CommunicatorSource source =
-        (attempt, t) -> Communicator.create(group.rank((int) attempt), config);
+        (attempt, t, end) -> Communicator.create(group.rank((int) attempt), config);
     SplittableRandom rnd = new SplittableRandom(17);
     float[][] in = new float[2][n];
     for (float[] a : in) {
