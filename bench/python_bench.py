@@ -23,6 +23,14 @@ SIZES = [(8, 50, 500), (64 << 20, 2, 10)]
 def python_times(comm, count, warmup, iterations):
     import time as t
 
+    from sparkccl import _channel
+
+    ch = _channel.get()  # the channel's own round trip: a request the executor just answers
+    ping = []
+    for _ in range(200):
+        t0 = t.perf_counter()
+        ch.request(_channel.PING, b"", 10.0)
+        ping.append((t.perf_counter() - t0) * 1e6)
     x = sparkccl.zeros(count, "float32")
     x[:] = 1.0
     times = []
@@ -31,7 +39,7 @@ def python_times(comm, count, warmup, iterations):
         comm.all_reduce(x)
         if i >= warmup:
             times.append((t.perf_counter() - t0) * 1e6)
-    return times
+    return times, ping
 
 
 def main():
@@ -50,17 +58,19 @@ def main():
     for r in range(rounds):  # alternate, so both see the same machine
         for nbytes, warmup, iters in SIZES:
             count = nbytes // 4
-            py = sparkccl.run(python_times, RANKS, count, warmup, iters)
+            py, ping = sparkccl.run(python_times, RANKS, count, warmup, iters)
+            results.setdefault(("channel_ping", 0), []).append(statistics.median(ping))
             jv = list(java.run(sc._jsc, RANKS, count, warmup, iters))
             for name, times in (("python", py), ("java", jv)):
                 results.setdefault((name, nbytes), []).append(statistics.median(times))
-            print("round %d %d B: python median %.1f us, java median %.1f us"
-                  % (r, nbytes, statistics.median(py), statistics.median(jv)), flush=True)
+            print("round %d %d B: python median %.1f us, java median %.1f us, channel round trip"
+                  " %.1f us" % (r, nbytes, statistics.median(py), statistics.median(jv),
+                                statistics.median(ping)), flush=True)
     spark.stop()
     out = {}
     for (name, nbytes), medians in results.items():
         t = statistics.median(medians)
-        busbw = nbytes / (t / 1e6) * 2 * (RANKS - 1) / RANKS / 1e9
+        busbw = nbytes / (t / 1e6) * 2 * (RANKS - 1) / RANKS / 1e9 if nbytes else 0.0
         out["%s_%d" % (name, nbytes)] = {"median_us": t, "busbw_GBps": busbw,
                                          "round_medians_us": medians}
     print("RESULT " + json.dumps(out))

@@ -231,7 +231,8 @@ class InTaskTest(unittest.TestCase):
             self.assertEqual((float(N), 1), (value, attempt))
             self.assertLess(time.monotonic() - t0, 90)
             for name in set(os.listdir(record)) - {"killed"}:  # peers that recorded their error
-                seconds, kind = open(os.path.join(record, name)).read().split()
+                with open(os.path.join(record, name)) as f:
+                    seconds, kind = f.read().split()
                 self.assertLess(float(seconds), 10 + 5, name)
                 self.assertIn(kind, ("CclAbortError", "CclTimeoutError", "CclError"), name)
             # the executor serves the next job
