@@ -90,6 +90,16 @@ def _check_all_collectives(comm, seed):
             ref = np.sum(np.stack(wide), axis=0)[rank * block:(rank + 1) * block]
             if not np.allclose(out.astype(np.float64), ref, rtol=rtol * size, atol=0):
                 bad.append("reduce_scatter %s shared=%s" % (dtype, shared))
+    # bfloat16 as uint16 bit patterns (ml_dtypes absent): the top half of a float32
+    vals = [np.random.default_rng([seed, 7, r]).uniform(0.5, 1.5, 64).astype(np.float32)
+            for r in range(size)]
+    bits = [(v.view(np.uint32) >> 16).astype(np.uint16) for v in vals]
+    a = bits[rank].copy()
+    comm.all_reduce(a, dtype="bfloat16")
+    got = (a.astype(np.uint32) << 16).view(np.float32)
+    ref = sum((b.astype(np.uint32) << 16).view(np.float32).astype(np.float64) for b in bits)
+    if not np.allclose(got, ref, rtol=2e-2 * size):
+        bad.append("all_reduce bfloat16")
     comm.barrier()
     return bad
 
@@ -201,6 +211,23 @@ class InTaskTest(unittest.TestCase):
             self.assertRegex(errors[2], "op='mean' is not a reduction")
             self.assertRegex(errors[3], "root=4 is not a rank")
             self.assertRegex(errors[4], "out holds 5 elements")
+
+    def test_run_fails_at_once_without_enough_slots_and_outside_barrier_tasks(self):
+        t0 = time.monotonic()
+        with self.assertRaisesRegex(sparkccl.CclArgumentError, "needs 5 task slots at once but"
+                                                                " master local\\[4,2\\] offers 4"):
+            sparkccl.run(lambda comm: 0, N + 1)
+        self.assertLess(time.monotonic() - t0, 5)
+
+        def plain(_):
+            try:
+                sparkccl.communicator()
+                yield "no error"
+            except sparkccl.CclArgumentError as e:
+                yield str(e)
+        out = self.sc.parallelize(range(1), 1).mapPartitions(plain).collect()
+        self.assertRegex(out[0], r"is not a running barrier task of this executor: call"
+                                 r" sparkccl.communicator\(\) inside rdd.barrier\(\)")
 
     def test_a_killed_worker_fails_its_peers_in_time_and_the_retry_succeeds(self):
         record = tempfile.mkdtemp(prefix="sparkccl-kill-")
@@ -316,8 +343,10 @@ class InTaskTest(unittest.TestCase):
 @unittest.skipUnless(HAVE_JARS and os.environ.get("SPARK_HOME"),
                      "SKIPPED: local-cluster needs the jars and SPARK_HOME (bin/run-tests sets it)")
 class LocalClusterTest(unittest.TestCase):
-    def test_run_on_two_executor_jvms(self):
-        spark = _session("local-cluster[2,2,1024]")
+    def test_run_on_two_executor_jvms_without_the_python_daemon(self):
+        # separate executor JVMs, and workers started by the JVM itself (no PySpark daemon):
+        # each worker still finds its own executor's channel
+        spark = _session("local-cluster[2,2,1024]", **{"spark.python.use.daemon": "false"})
         try:
             def fn(comm):
                 x = sparkccl.zeros(1000, "float64")

@@ -149,7 +149,14 @@ final class WorkerSession implements Runnable {
       switch (type) {
         case ChannelProtocol.MAP -> {
           String name = ChannelWire.getString(request);
-          int id = segments.map(name, request.getLong());
+          long bytes = request.getLong();
+          int id;
+          try {
+            id = segments.map(name, bytes);
+          } catch (IOException e) {
+            // the worker's file, not the channel, is at fault: answer, and keep serving
+            throw new IllegalArgumentException("segment " + name + " cannot be mapped: " + e, e);
+          }
           reply.put(ChannelProtocol.OK).putInt(id);
         }
         case ChannelProtocol.OPEN -> open(request, reply);

@@ -144,6 +144,17 @@ class WorkerChannelServerTest {
       try (Client c = new Client(s.socketPath())) {
         assertEquals(ChannelProtocol.ACCEPTED, c.handshake(secretOf(s)));
         assertEquals(ChannelProtocol.OK, c.request(ChannelProtocol.PING, fields()).get());
+        // a segment that is not there, or not the worker's, is an error answer, not a hang-up
+        for (String name :
+            List.of("sparkccl-" + ChannelFiles.uid() + "-" + PID + "-gone", "../x")) {
+          ByteBuffer map = fields();
+          putString(map, name);
+          map.putLong(64);
+          ByteBuffer reply = c.request(ChannelProtocol.MAP, map);
+          assertEquals(ChannelProtocol.ERROR, reply.get());
+          assertEquals(ChannelProtocol.E_ARGUMENT, reply.get());
+        }
+        assertEquals(ChannelProtocol.OK, c.request(ChannelProtocol.PING, fields()).get());
       }
       waitFor(() -> s.sessionCount() == 0);
       assertEquals(0, s.sessionCount());
