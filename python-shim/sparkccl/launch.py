@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Optional
 
-from .comm import Communicator, communicator
+from .comm import communicator
 from .errors import CclArgumentError, CclError, from_job_failure
 
 __all__ = ["run", "check_slots"]
@@ -22,11 +22,15 @@ def check_slots(sc, num_workers: int) -> None:
         raise CclError("the SparkCCL jars are not on the driver's classpath: start Spark with"
                        " --jars (or spark.jars) naming them and"
                        " spark.plugins=org.sparkccl.spark.SparkCCLPlugin") from None
-    except Exception as e:  # Py4JJavaError: the message is the check's own
+    except Exception as e:  # the check's own message, as py4j or pyspark's conversion gives it
         java = getattr(e, "java_exception", None)
-        if java is None:
+        if java is not None:
+            message = str(java.getMessage())
+        elif type(e).__module__.startswith("pyspark.errors"):
+            message = str(e).splitlines()[0]
+        else:
             raise
-        raise CclArgumentError(str(java.getMessage())) from None
+        raise CclArgumentError(message) from None
 
 
 def run(fn: Callable[..., Any], num_workers: int, *args: Any,
@@ -70,5 +74,3 @@ def run(fn: Callable[..., Any], num_workers: int, *args: Any,
         raise ccl from None
     return results[0]
 
-
-_ = Communicator  # re-exported for type hints in user code
