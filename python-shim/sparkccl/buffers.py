@@ -19,7 +19,7 @@ from typing import Sequence, Union
 import numpy as np
 
 from . import _channel
-from .errors import CclArgumentError
+from .errors import CclArgumentError, CclError
 
 __all__ = ["empty", "zeros", "asarray", "is_shared", "engine_dtype", "numpy_dtype"]
 
@@ -81,7 +81,13 @@ def _new_mapping(nbytes: int, channel: _channel.Channel) -> tuple[int, mmap.mmap
     path = os.path.join(_SHM, name)
     fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
     try:
-        os.ftruncate(fd, size)
+        try:
+            # reserve the pages now: a full /dev/shm is then an error here, not a SIGBUS later
+            os.posix_fallocate(fd, 0, size)
+        except OSError as e:
+            raise CclError("cannot reserve %d bytes of shared memory in %s: %s (a container's"
+                           " /dev/shm may be small: docker run --shm-size, for one)"
+                           % (size, _SHM, e)) from None
         mm = mmap.mmap(fd, size)
     except BaseException:
         os.unlink(path)
