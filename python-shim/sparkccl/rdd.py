@@ -3,7 +3,11 @@
 Each element is one array: a numpy array (any engine dtype and shape), an ``array.array`` or a
 list of numbers (float64). Every partition holds the same number of arrays with the same shapes
 and dtypes; the i-th arrays of all partitions form one collective. Results come back in the
-input's kind: numpy arrays (same dtype), ``array.array`` (same typecode), lists of floats.
+input's kind: numpy arrays (same dtype and shape), ``array.array`` (same typecode), lists.
+
+Each call runs its barrier stage at once and returns the persisted result RDD, so that a failure
+raises here as a short :class:`~sparkccl.CclError` (the task's error on the first line, no Py4J
+stack trace) and the actions that follow read the result instead of running the stage again.
 """
 
 from __future__ import annotations
@@ -16,8 +20,8 @@ import numpy as np
 
 from .buffers import asarray
 from .comm import OPS, communicator
-from .errors import CclArgumentError, CclMismatchError
-from .launch import check_slots
+from .errors import CclArgumentError, CclMismatchError, job_call
+from .slots import check_slots
 
 __all__ = ["all_reduce", "broadcast", "all_gather", "reduce_scatter"]
 
@@ -73,7 +77,8 @@ def _partitions(rdd) -> int:
 
 
 def _stage(rdd, collective: Callable[[Any, np.ndarray], np.ndarray]):
-    check_slots(rdd.ctx, _partitions(rdd))
+    n = _partitions(rdd)  # first: it says so when rdd is not an RDD
+    check_slots(rdd.ctx, n)
 
     def run_partition(items):
         pairs = [_to_numpy(a) for a in items]
@@ -82,7 +87,15 @@ def _stage(rdd, collective: Callable[[Any, np.ndarray], np.ndarray]):
             results = [back(collective(comm, a)) for a, back in pairs]
         return results
 
-    return rdd.barrier().mapPartitions(run_partition)
+    from pyspark import StorageLevel
+
+    out = rdd.barrier().mapPartitions(run_partition).persist(StorageLevel.MEMORY_AND_DISK)
+    try:
+        job_call(out.count)
+    except BaseException:
+        out.unpersist()
+        raise
+    return out
 
 
 def _to_numpy(a):
@@ -105,18 +118,28 @@ def _to_numpy(a):
 
 
 def _describe(arrays) -> str:
-    return "%d array(s): %s" % (len(arrays), ", ".join("%s%s" % (a.dtype, list(a.shape))
-                                                      for a in arrays[:8]))
+    """``2 array(s): float32[10] (40 bytes), int32[4, 3] (48 bytes)``, at most 8 named."""
+    named = ", ".join("%s%s (%d bytes)" % (a.dtype, list(a.shape), a.nbytes) for a in arrays[:8])
+    return "%d array(s): %s%s" % (len(arrays), named, ", ..." if len(arrays) > 8 else "")
 
 
 def _check_agree(comm, arrays) -> None:
-    """Every partition must bring the same arrays; each task raises the same error if not."""
-    desc = _describe(arrays) + repr([(a.dtype.str, a.shape) for a in arrays])
-    digest = int.from_bytes(hashlib.sha256(desc.encode()).digest()[:8], "little", signed=True)
-    seen = comm.all_gather(np.array([len(arrays), digest], np.int64))
-    differ = [r for r in range(comm.size) if (seen[r] != seen[0]).any()]
-    if differ:
-        raise CclMismatchError(
-            "partitions %s hold other arrays than partition 0 (every partition must hold the same"
-            " number of arrays of the same shapes and dtypes); partition %d holds %s"
-            % (differ, comm.rank, _describe(arrays)))
+    """Every partition must bring the same arrays; if not, each task raises the same error, which
+    names what each group of partitions holds."""
+    every = repr([(a.dtype.str, a.shape) for a in arrays])
+    digest = int.from_bytes(hashlib.sha256(every.encode()).digest()[:8], "little", signed=True)
+    mine = _describe(arrays).encode()
+    seen = comm.all_gather(np.array([digest, len(mine)], np.int64)).reshape(comm.size, 2)
+    if (seen[:, 0] == seen[0, 0]).all():
+        return
+    width = int(seen[:, 1].max())
+    padded = np.zeros(width, np.uint8)
+    padded[:len(mine)] = np.frombuffer(mine, np.uint8)
+    texts = comm.all_gather(padded).reshape(comm.size, width)
+    groups = {}  # what a partition holds -> the partitions that hold it
+    for r in range(comm.size):
+        groups.setdefault(bytes(texts[r, :seen[r, 1]]).decode(), []).append(r)
+    odd_first = sorted(groups.items(), key=lambda g: (len(g[1]), g[1][0]))
+    raise CclMismatchError(
+        "the partitions disagree (each must hold the same number of arrays of the same shapes and"
+        " dtypes): " + "; ".join("partition(s) %s hold %s" % (ps, d) for d, ps in odd_first))

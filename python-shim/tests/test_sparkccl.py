@@ -19,15 +19,11 @@ os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (SHIM, os.environ.get("PYT
 import sparkccl  # noqa: E402
 
 PARTITIONS = 4
+BUNDLED = glob.glob(os.path.join(SHIM, "sparkccl", "jars", "sparkccl-spark-plugin-*.jar"))
 
 
-def _jars():
-    lib = os.path.join(ROOT, "examples", "target", "lib")
-    return sorted(glob.glob(os.path.join(lib, "*.jar")))  # what Spark does not bring itself
-
-
-@unittest.skipUnless(glob.glob(os.path.join(ROOT, "examples", "target", "lib", "sparkccl-*.jar")),
-                     "SKIPPED: build the jars first (mvn package): none in examples/target/lib")
+@unittest.skipUnless(BUNDLED, "SKIPPED: build the jars first (mvn package copies them into"
+                              " python-shim/sparkccl/jars): none there")
 class ShimTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
@@ -36,8 +32,8 @@ class ShimTest(unittest.TestCase):
         cls.spark = (
             SparkSession.builder.master("local[%d]" % PARTITIONS)
             .appName("sparkccl-python-shim-test")
-            .config("spark.jars", ",".join(_jars()))
-            .config("spark.plugins", "org.sparkccl.spark.SparkCCLPlugin")
+            .config("spark.jars", sparkccl.jars_conf())
+            .config("spark.plugins", sparkccl.PLUGIN)
             .config("spark.ui.enabled", "false")
             .config("spark.ui.showConsoleProgress", "false")
             .config("spark.ccl.timeout", "30s")
@@ -80,14 +76,69 @@ class ShimTest(unittest.TestCase):
                 self.assertAlmostEqual(r, g, delta=1e-12 * r)
 
     def test_bad_input_fails_with_a_clear_message(self):
-        with self.assertRaisesRegex(ValueError, "op='mean' is not a reduction"):
-            sparkccl.all_reduce(self.sc.parallelize(self._random_arrays(3, "f", 1), PARTITIONS), op="mean")
-        with self.assertRaisesRegex(Exception, r"array\('h'\) is not supported"):
-            sparkccl.all_reduce(self.sc.parallelize([array("h", [1])] * PARTITIONS, PARTITIONS)).collect()
+        with self.assertRaisesRegex(sparkccl.CclArgumentError, "op='mean' is not a reduction"):
+            sparkccl.all_reduce(self.sc.parallelize(self._random_arrays(3, "f", 1), PARTITIONS),
+                                op="mean")
+        # found in the tasks, raised at the call as the tasks' error
+        with self.assertRaisesRegex(sparkccl.CclArgumentError, r"array\('h'\) is not supported"):
+            sparkccl.all_reduce(self.sc.parallelize([array("h", [1])] * PARTITIONS, PARTITIONS))
+        with self.assertRaisesRegex(sparkccl.CclArgumentError, "root=4 is not a partition"):
+            sparkccl.broadcast(self.sc.parallelize(self._random_arrays(3, "f", 1), PARTITIONS), 4)
+        with self.assertRaisesRegex(sparkccl.CclArgumentError, "expected a pyspark RDD"):
+            sparkccl.all_gather([array("f", [1.0])])
+
+    def test_lists_come_back_as_lists_and_numpy_as_numpy(self):
+        rnd = random.Random(5)
+        lists = [[rnd.uniform(-1, 1) for _ in range(33)] for _ in range(PARTITIONS)]
+        out = sparkccl.all_reduce(self.sc.parallelize(lists, PARTITIONS), op="min").collect()
+        self.assertEqual([[min(c) for c in zip(*lists)]] * PARTITIONS, out)
+        self.assertTrue(all(type(o) is list for o in out), [type(o) for o in out])
+        import numpy as np
+
+        arrays = [np.array(a, dtype=np.float32) for a in lists]
+        got = sparkccl.all_gather(self.sc.parallelize(arrays, PARTITIONS)).collect()
+        self.assertEqual(np.float32, got[0].dtype)
+        np.testing.assert_array_equal(np.concatenate(arrays), got[3])
+
+    def test_a_mismatch_raises_a_short_ccl_error_in_elements(self):
         uneven = self._random_arrays(10, "f", 2)
         uneven[2] = array("f", [1.0, 2.0])
-        with self.assertRaisesRegex(Exception, r"CclMismatchError: partitions \[2\] hold other arrays"):
-            sparkccl.all_reduce(self.sc.parallelize(uneven, PARTITIONS)).collect()
+        with self.assertRaises(sparkccl.CclMismatchError) as caught:
+            sparkccl.all_reduce(self.sc.parallelize(uneven, PARTITIONS))
+        message = str(caught.exception)
+        self.assertRegex(message, r"^CclMismatchError in a barrier task: the partitions disagree")
+        self.assertIn("partition(s) [2] hold 1 array(s): float32[2] (8 bytes)", message)
+        self.assertIn("partition(s) [0, 1, 3] hold 1 array(s): float32[10] (40 bytes)", message)
+        self.assertNotIn("Py4J", message)
+        self.assertNotIn("\tat ", message)
+        self.assertLess(len(message), 400, message)
+        self.assertIsNone(caught.exception.__cause__)
+        self.assertTrue(caught.exception.__suppress_context__)
+
+    def test_more_partitions_than_slots_fail_at_once_naming_both(self):
+        too_many = PARTITIONS + 1
+        rdd = self.sc.parallelize(self._random_arrays(8, "d", 3) + [array("d", [0.0] * 8)],
+                                  too_many)
+        with self.assertRaisesRegex(sparkccl.CclArgumentError,
+                                    r"needs 5 task slots at once but master local\[4\] offers 4"):
+            sparkccl.broadcast(rdd)
+        with self.assertRaisesRegex(sparkccl.CclArgumentError, r"e\.g\. local\[5\]"):
+            sparkccl.check_slots(self.sc, too_many)
+        sparkccl.check_slots(self.sc, PARTITIONS)
+
+    def test_the_jars_are_found_from_any_working_directory(self):
+        here = os.getcwd()
+        try:
+            os.chdir(os.path.sep)
+            found = sparkccl.jars()
+        finally:
+            os.chdir(here)
+        names = [os.path.basename(j) for j in found]
+        self.assertTrue(all(os.path.isabs(j) and os.path.isfile(j) for j in found), found)
+        for prefix in ("sparkccl-spark-plugin-", "sparkccl-native-engine-", "jucx-"):
+            self.assertTrue(any(n.startswith(prefix) for n in names), names)
+        self.assertFalse(any(n.startswith(("log4j-", "spark-", "picocli")) for n in names), names)
+        self.assertEqual(",".join(found), sparkccl.jars_conf())
 
     def test_results_keep_the_input_kind_shape_and_dtype(self):
         import numpy as np

@@ -33,7 +33,7 @@ final class BarrierCollective {
     long t0 = System.nanoTime();
     PartitionShapes.checkAgree(
         context,
-        PartitionShapes.describe(inputs),
+        PartitionShapes.describe(inputs, spec.dtype()),
         spec.kind().apiName,
         ExecutorEngine.get().config().timeout());
     // The partitions agree, so each finds the same unusable buffer and fails alike.

@@ -7,24 +7,43 @@ import java.util.List;
 import java.util.Map;
 import java.util.stream.Collectors;
 import org.apache.spark.BarrierTaskContext;
+import org.sparkccl.CclMismatchException;
+import org.sparkccl.DataType;
 import org.sparkccl.device.DeviceBuffer;
 
 /**
  * Makes sure every partition of a barrier stage brings the same buffers (count and sizes) before
  * any rank starts a collective, so a disagreement fails every task with a message naming the
- * partitions instead of leaving some of them waiting. One all-gather round ({@link TaskAllGather}).
+ * partitions (a {@link CclMismatchException}) instead of leaving some of them waiting. One
+ * all-gather round ({@link TaskAllGather}).
  */
 final class PartitionShapes {
   private PartitionShapes() {}
 
-  /** This partition's buffers as {@code n x [b0, b1, ...] bytes}. */
-  static String describe(List<DeviceBuffer> buffers) {
+  /**
+   * This partition's buffers in elements of {@code dtype}, as users size their arrays: {@code 2
+   * buffer(s) of [100, 20] float32 elements ([400, 80] bytes)}.
+   */
+  static String describe(List<DeviceBuffer> buffers, DataType dtype) {
+    String bytes =
+        buffers.stream()
+            .map(b -> Long.toString(b.byteSize()))
+            .collect(Collectors.joining(", ", "[", "]"));
+    if (buffers.stream().anyMatch(b -> b.byteSize() % dtype.size() != 0)) {
+      return buffers.size() + " buffer(s) of " + bytes + " bytes, not whole " + dtype + " elements";
+    }
+    String elements =
+        buffers.stream()
+            .map(b -> Long.toString(b.byteSize() / dtype.size()))
+            .collect(Collectors.joining(", ", "[", "]"));
     return buffers.size()
         + " buffer(s) of "
-        + buffers.stream()
-            .map(b -> Long.toString(b.byteSize()))
-            .collect(Collectors.joining(", ", "[", "]"))
-        + " bytes";
+        + elements
+        + " "
+        + dtype
+        + " elements ("
+        + bytes
+        + " bytes)";
   }
 
   /**
@@ -48,7 +67,7 @@ final class PartitionShapes {
           byShape.entrySet().stream()
               .map(e -> "partition(s) " + e.getValue() + " hold " + e.getKey())
               .collect(Collectors.joining("; "));
-      throw new IllegalArgumentException(
+      throw new CclMismatchException(
           "SparkCCL "
               + collective
               + ": the partitions disagree: "

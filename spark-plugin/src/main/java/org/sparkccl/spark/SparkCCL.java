@@ -1,8 +1,6 @@
 package org.sparkccl.spark;
 
 import java.time.Duration;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.apache.spark.BarrierTaskContext;
 import org.apache.spark.SparkConf;
 import org.apache.spark.SparkContext;
@@ -210,68 +208,22 @@ public final class SparkCCL {
   }
 
   private static void checkSlots(SparkContext sc, int partitions) {
-    checkSlots(sc.getConf(), partitions);
+    TaskSlots.check(sc.getConf(), partitions);
   }
 
   /**
    * A barrier stage needs a task slot for every partition at once. Where the slot count is known
-   * (local and local-cluster masters, or a static executor count) a shortfall fails here, with what
-   * to change, instead of in Spark's own check, which retries for minutes first.
+   * ({@link TaskSlots}) a shortfall fails here, with what to change, instead of in Spark's own
+   * check, which retries for minutes first.
    */
   public static void checkSlots(SparkConf conf, int partitions) {
-    String master = conf.get("spark.master", "");
-    int slots = knownSlots(conf, master);
-    if (slots > 0 && partitions > slots) {
-      throw new IllegalArgumentException(
-          "the barrier stage needs "
-              + partitions
-              + " task slots at once but master "
-              + master
-              + " offers "
-              + slots
-              + "; use at most "
-              + slots
-              + " partitions or give the"
-              + " application more executors or cores");
-    }
+    TaskSlots.check(conf, partitions);
   }
 
-  private static final Pattern LOCAL = Pattern.compile("local\\[(\\d+)(,\\d+)?\\]");
-  private static final Pattern LOCAL_CLUSTER =
-      Pattern.compile("local-cluster\\[\\s*(\\d+)\\s*,\\s*(\\d+)\\s*,\\s*(\\d+)\\s*\\]");
-
-  /** Task slots of the application, or -1 where the master does not tell. */
+  /** Task slots of the application of {@code conf} run by {@code master}, or -1 where unknown. */
   public static int knownSlots(SparkConf conf, String master) {
-    int taskCpus = conf.getInt("spark.task.cpus", 1);
-    if (master.equals("local")) {
-      return 1;
-    }
-    Matcher local = LOCAL.matcher(master);
-    if (local.matches()) {
-      return Integer.parseInt(local.group(1)) / taskCpus;
-    }
-    Matcher cluster = LOCAL_CLUSTER.matcher(master);
-    int executors;
-    int cores;
-    if (cluster.matches()) {
-      executors = Integer.parseInt(cluster.group(1));
-      cores = Integer.parseInt(cluster.group(2));
-    } else if (conf.contains("spark.executor.instances")
-        && conf.contains("spark.executor.cores")
-        && !conf.getBoolean("spark.dynamicAllocation.enabled", false)) {
-      executors = conf.getInt("spark.executor.instances", 0);
-      cores = conf.getInt("spark.executor.cores", 1);
-    } else {
-      return -1;
-    }
-    int perExecutor = cores / taskCpus;
-    String execGpus = conf.get("spark.executor.resource.gpu.amount", null);
-    String taskGpus = conf.get("spark.task.resource.gpu.amount", null);
-    if (execGpus != null && taskGpus != null) {
-      double byGpu = Double.parseDouble(execGpus) / Double.parseDouble(taskGpus);
-      perExecutor = Math.min(perExecutor, (int) Math.floor(byGpu + 1e-9));
-    }
-    return executors * perExecutor;
+    TaskSlots slots = TaskSlots.of(conf.clone().setMaster(master));
+    return slots == null ? -1 : slots.count();
   }
 
   static ClassTag<float[]> floatArrayTag() {

@@ -52,9 +52,14 @@ class SparkCollectivesTest {
   }
 
   private static List<float[]> randomArrays(int n, long seed) {
+    return randomArrays(PARTITIONS, n, seed);
+  }
+
+  /** {@code count} arrays of {@code n} floats in [0.5, 1.5). */
+  static List<float[]> randomArrays(int count, int n, long seed) {
     SplittableRandom rnd = new SplittableRandom(seed);
     List<float[]> arrays = new ArrayList<>();
-    for (int p = 0; p < PARTITIONS; p++) {
+    for (int p = 0; p < count; p++) {
       float[] a = new float[n];
       for (int i = 0; i < n; i++) {
         a[i] = (float) (0.5 + rnd.nextDouble());
@@ -116,8 +121,9 @@ class SparkCollectivesTest {
             () -> SparkCCL.allReduce(sc.parallelize(inputs, PARTITIONS), ReduceOp.SUM).collect());
     String all = String.valueOf(e.getMessage());
     assertTrue(
-        all.contains("partition(s) [0, 1, 3] hold 1 buffer(s) of [400] bytes")
-            && all.contains("partition(s) [2] hold 1 buffer(s) of [12] bytes"),
+        all.contains("partition(s) [0, 1, 3] hold 1 buffer(s) of [100] float32 elements ([400]")
+            && all.contains("partition(s) [2] hold 1 buffer(s) of [3] float32 elements ([12]")
+            && all.contains("CclMismatchException"),
         "the failure should name the partitions and what each holds: " + all);
   }
 
@@ -175,31 +181,7 @@ class SparkCollectivesTest {
             IllegalArgumentException.class,
             () -> SparkCCL.allReduce(sc.parallelize(randomArrays(8, 1), 5), ReduceOp.SUM));
     assertTrue(e.getMessage().contains("needs 5 task slots"), e.getMessage());
-    SparkCCL.checkSlots(master("local[*]"), 64);
-    SparkCCL.checkSlots(master("spark://host:7077"), 64);
-    assertThrows(IllegalArgumentException.class, () -> SparkCCL.checkSlots(master("local"), 2));
-    assertThrows(
-        IllegalArgumentException.class, () -> SparkCCL.checkSlots(master("local[2,3]"), 3));
-    SparkCCL.checkSlots(master("local-cluster[2,2,1024]"), 4);
-    IllegalArgumentException cluster =
-        assertThrows(
-            IllegalArgumentException.class,
-            () -> SparkCCL.checkSlots(master("local-cluster[2,2,1024]"), 5));
-    assertTrue(cluster.getMessage().contains("offers 4"), cluster.getMessage());
-    SparkConf statik =
-        master("spark://host:7077")
-            .set("spark.executor.instances", "3")
-            .set("spark.executor.cores", "4")
-            .set("spark.task.cpus", "2");
-    assertEquals(6, SparkCCL.knownSlots(statik, "spark://host:7077"));
-    statik
-        .set("spark.executor.resource.gpu.amount", "1")
-        .set("spark.task.resource.gpu.amount", "1");
-    assertEquals(3, SparkCCL.knownSlots(statik, "spark://host:7077"), "one GPU per executor");
-  }
-
-  private static SparkConf master(String master) {
-    return new SparkConf(false).set("spark.master", master);
+    assertTrue(e.getMessage().contains("offers 4"), e.getMessage());
   }
 
   @Test
