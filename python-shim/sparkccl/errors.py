@@ -8,10 +8,10 @@ that message on its first line, never a Py4J stack dump::
     from sparkccl.errors import CclMismatchError
 
     try:
-        sparkccl.all_reduce(rdd).collect()
+        summed = sparkccl.all_reduce(rdd)   # runs its barrier stage here
     except CclMismatchError as e:
-        print(e)   # CclMismatchError in a barrier task: the partitions disagree: partition(s)
-                   # [2] hold 1 array(s): float32[2] (8 bytes); ...
+        print(e)   # CclMismatchError in a barrier task: the partitions disagree (...):
+                   # partition(s) [2] hold 1 array(s): float32[2] (8 bytes); partition(s) ...
 
 :func:`from_java_message` turns the text of a Java exception (or of a failed Spark job that
 names one) into the matching subclass; :func:`from_job_failure` finds the ``CclError`` a Python

@@ -350,7 +350,10 @@ class LocalClusterTest(unittest.TestCase):
     def test_run_on_two_executor_jvms_without_the_python_daemon(self):
         # separate executor JVMs, and workers started by the JVM itself (no PySpark daemon):
         # each worker still finds its own executor's channel
-        spark = _session("local-cluster[2,2,1024]", **{"spark.python.use.daemon": "false"})
+        # Spark gives a fresh worker 10 s to connect back; on a loaded 2-core machine four
+        # starting at once can miss it, and the stage's retries ride that out
+        spark = _session("local-cluster[2,2,1024]", **{"spark.python.use.daemon": "false",
+                                                       "spark.stage.maxConsecutiveAttempts": "4"})
         try:
             def fn(comm):
                 x = sparkccl.zeros(1000, "float64")
