@@ -1,20 +1,25 @@
 """The errors SparkCCL raises in Python, one class per kind of engine failure.
 
-Every failure of a collective reaches Python as a :class:`CclError` that carries the engine's
-own short message, never a Py4J stack dump::
+Inside a barrier task, a failed collective raises a :class:`CclError` subclass carrying the
+engine's message. At the driver, ``sparkccl.run`` and the RDD functions raise the same class with
+that message on its first line, never a Py4J stack dump::
 
     import sparkccl
     from sparkccl.errors import CclMismatchError
 
     try:
-        sparkccl.all_reduce(rdd).collect()
+        summed = sparkccl.all_reduce(rdd)   # runs its barrier stage here
     except CclMismatchError as e:
-        print(e)   # SparkCCL allReduce: the partitions disagree: partition(s) [2] hold 1
-                   # buffer(s) of [2] float32 elements ([8] bytes); ...
+        print(e)   # CclMismatchError in a barrier task: the partitions disagree (...):
+                   # partition(s) [2] hold 1 array(s): float32[2] (8 bytes); partition(s) ...
 
 :func:`from_java_message` turns the text of a Java exception (or of a failed Spark job that
-names one) into the matching subclass.
+names one) into the matching subclass; :func:`from_job_failure` finds the ``CclError`` a Python
+barrier task raised in the text of the failed job; :func:`from_kind` makes the error the
+executor's channel answers with.
 """
+
+from __future__ import annotations
 
 import re
 
@@ -25,13 +30,17 @@ __all__ = [
     "CclAbortError",
     "CclArgumentError",
     "from_java_message",
+    "from_job_failure",
+    "from_kind",
     "from_py4j",
     "java_call",
+    "job_call",
 ]
 
 
-class CclError(Exception):
-    """A collective failed; the message is the engine's."""
+class CclError(RuntimeError):
+    """A collective failed: a peer died, a connection closed, a wait timed out, or a call was bad;
+    the message is the engine's."""
 
 
 class CclMismatchError(CclError):
@@ -47,7 +56,39 @@ class CclAbortError(CclError):
 
 
 class CclArgumentError(CclError, ValueError):
-    """A collective was called with an argument the engine refuses (size, type, root, op)."""
+    """A call's arguments are wrong (shape, dtype, root, op, slots); nothing was sent."""
+
+
+_ALL = (CclError, CclMismatchError, CclTimeoutError, CclAbortError, CclArgumentError)
+
+# The engine's error kinds on the executor's channel (ChannelProtocol.E_*).
+_BY_KIND = {1: CclError, 2: CclMismatchError, 3: CclTimeoutError, 4: CclAbortError,
+            5: CclArgumentError}
+_BY_NAME = {c.__name__: c for c in _ALL}
+# "sparkccl.errors.CclMismatchError: message", the last line of a Python task's traceback.
+_IN_TRACEBACK = re.compile(
+    r"(?:sparkccl\.errors\.)?(Ccl(?:Mismatch|Timeout|Abort|Argument)?Error): (.*)")
+
+
+def from_kind(kind: int, message: str) -> CclError:
+    """The error for an answer of the executor's channel: its kind code and the engine's
+    message (the kind the engine found on the Java exception or its causes)."""
+    return _BY_KIND.get(kind, CclError)(message)
+
+
+def from_job_failure(error: BaseException) -> CclError | None:
+    """The :class:`CclError` a Python barrier task raised, found in the text of the failed job's
+    exception (the Python traceback Spark carries), named on the first line of its message;
+    ``None`` when the job failed for another reason."""
+    found = None
+    for line in str(error).splitlines():
+        m = _IN_TRACEBACK.search(line.strip())
+        if m and line.lstrip().startswith(("sparkccl.errors.", "Ccl")):
+            found = m  # the last one is the task's own exception, after its traceback
+    if found is None:
+        return None
+    cls = _BY_NAME[found.group(1)]
+    return cls("%s in a barrier task: %s" % (found.group(1), found.group(2)))
 
 
 # Java class simple name -> Python class; the order is the priority when a text names several
@@ -133,6 +174,20 @@ def java_call(fn, *args):
         ccl = from_py4j(e)
         if ccl is None:
             raise
+    raise ccl from None
+
+
+def job_call(fn, *args):
+    """Calls ``fn(*args)`` (a Spark action) and raises a failed job whose barrier task raised a
+    :class:`CclError`, or whose Java failure is SparkCCL's, as that short error instead of the
+    ``Py4JJavaError``; the whole Spark failure stays in the error's ``job_error``."""
+    try:
+        return fn(*args)
+    except _jvm_errors() as e:
+        ccl = from_job_failure(e) or from_py4j(e)
+        if ccl is None:
+            raise
+        ccl.job_error = e  # for whoever wants the stack traces
     raise ccl from None
 
 

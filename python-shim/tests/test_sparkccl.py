@@ -79,8 +79,13 @@ class ShimTest(unittest.TestCase):
         with self.assertRaisesRegex(sparkccl.CclArgumentError, "op='mean' is not a reduction"):
             sparkccl.all_reduce(self.sc.parallelize(self._random_arrays(3, "f", 1), PARTITIONS),
                                 op="mean")
-        with self.assertRaisesRegex(ValueError, r"unsupported: array\('i'\); expected"):
-            sparkccl.all_reduce(self.sc.parallelize([array("i", [1])] * PARTITIONS, PARTITIONS))
+        # found in the tasks, raised at the call as the tasks' error
+        with self.assertRaisesRegex(sparkccl.CclArgumentError, r"array\('h'\) is not supported"):
+            sparkccl.all_reduce(self.sc.parallelize([array("h", [1])] * PARTITIONS, PARTITIONS))
+        with self.assertRaisesRegex(sparkccl.CclArgumentError, "root=4 is not a partition"):
+            sparkccl.broadcast(self.sc.parallelize(self._random_arrays(3, "f", 1), PARTITIONS), 4)
+        with self.assertRaisesRegex(sparkccl.CclArgumentError, "expected a pyspark RDD"):
+            sparkccl.all_gather([array("f", [1.0])])
 
     def test_lists_come_back_as_lists_and_numpy_as_numpy(self):
         rnd = random.Random(5)
@@ -88,11 +93,8 @@ class ShimTest(unittest.TestCase):
         out = sparkccl.all_reduce(self.sc.parallelize(lists, PARTITIONS), op="min").collect()
         self.assertEqual([[min(c) for c in zip(*lists)]] * PARTITIONS, out)
         self.assertTrue(all(type(o) is list for o in out), [type(o) for o in out])
-        try:
-            import numpy as np
-        except ImportError:
-            print("numpy case SKIPPED: numpy is not installed")
-            return
+        import numpy as np
+
         arrays = [np.array(a, dtype=np.float32) for a in lists]
         got = sparkccl.all_gather(self.sc.parallelize(arrays, PARTITIONS)).collect()
         self.assertEqual(np.float32, got[0].dtype)
@@ -104,9 +106,9 @@ class ShimTest(unittest.TestCase):
         with self.assertRaises(sparkccl.CclMismatchError) as caught:
             sparkccl.all_reduce(self.sc.parallelize(uneven, PARTITIONS))
         message = str(caught.exception)
-        self.assertIn("partition(s) [2] hold 1 buffer(s) of [2] float32 elements ([8] bytes)",
-                      message)
-        self.assertIn("partition(s) [0, 1, 3] hold 1 buffer(s) of [10] float32 elements", message)
+        self.assertRegex(message, r"^CclMismatchError in a barrier task: the partitions disagree")
+        self.assertIn("partition(s) [2] hold 1 array(s): float32[2] (8 bytes)", message)
+        self.assertIn("partition(s) [0, 1, 3] hold 1 array(s): float32[10] (40 bytes)", message)
         self.assertNotIn("Py4J", message)
         self.assertNotIn("\tat ", message)
         self.assertLess(len(message), 400, message)
@@ -137,6 +139,20 @@ class ShimTest(unittest.TestCase):
             self.assertTrue(any(n.startswith(prefix) for n in names), names)
         self.assertFalse(any(n.startswith(("log4j-", "spark-", "picocli")) for n in names), names)
         self.assertEqual(",".join(found), sparkccl.jars_conf())
+
+    def test_results_keep_the_input_kind_shape_and_dtype(self):
+        import numpy as np
+
+        rng = np.random.default_rng(5)
+        mats = [rng.integers(1, 100, size=(4, 3)).astype(np.int32) for _ in range(PARTITIONS)]
+        out = sparkccl.all_reduce(self.sc.parallelize(mats, PARTITIONS)).collect()
+        for got in out:
+            self.assertEqual((np.int32, (4, 3)), (got.dtype, got.shape))
+            np.testing.assert_array_equal(sum(mats), got)
+        lists = [[float(v) for v in rng.uniform(0.5, 1.5, 8)] for _ in range(PARTITIONS)]
+        got = sparkccl.all_gather(self.sc.parallelize(lists, PARTITIONS)).collect()
+        self.assertIsInstance(got[0], list)
+        self.assertEqual(sum(lists, []), got[3])
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 package org.sparkccl.device;
 
 import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import org.sparkccl.memory.BufferUse;
 import org.sparkccl.memory.DirectMemory;
 import org.sparkccl.memory.HostOrder;
@@ -9,6 +10,7 @@ import org.sparkccl.memory.HostOrder;
 public final class HostBuffer implements DeviceBuffer {
   private final ByteBuffer memory;
   private final BufferUse use = new BufferUse();
+  private final boolean owned;
 
   HostBuffer(long bytes) {
     if (bytes < 0 || bytes > Integer.MAX_VALUE - 8) {
@@ -16,6 +18,36 @@ public final class HostBuffer implements DeviceBuffer {
           "bytes=" + bytes + " is out of range; a host buffer holds 0.." + (Integer.MAX_VALUE - 8));
     }
     this.memory = DirectMemory.allocate((int) bytes);
+    this.owned = true;
+  }
+
+  private HostBuffer(ByteBuffer memory) {
+    this.memory = memory;
+    this.owned = false;
+  }
+
+  /**
+   * A host buffer over direct memory that the caller owns, such as a file mapping shared with
+   * another process: collectives read and write that memory in place, and {@link #close()} ends the
+   * buffer's use without freeing it. The caller keeps the memory valid until the buffer is closed
+   * and no collective holds it.
+   *
+   * <pre>{@code
+   * MappedByteBuffer shared = file.map(FileChannel.MapMode.READ_WRITE, 0, bytes);
+   * try (HostBuffer buf = HostBuffer.wrap(shared.order(ByteOrder.nativeOrder()))) {
+   *   communicator.allReduce(buf, buf, bytes / 4, DataType.FLOAT32, ReduceOp.SUM);
+   * }
+   * }</pre>
+   *
+   * @throws IllegalArgumentException when {@code memory} is not direct or not in the machine's byte
+   *     order
+   */
+  public static HostBuffer wrap(ByteBuffer memory) {
+    if (!memory.isDirect()) {
+      throw new IllegalArgumentException("a heap buffer; expected direct memory");
+    }
+    HostOrder.check(memory, "memory");
+    return new HostBuffer(memory.slice().order(ByteOrder.nativeOrder()));
   }
 
   @Override
@@ -112,7 +144,7 @@ public final class HostBuffer implements DeviceBuffer {
    */
   @Override
   public void close() {
-    use.close(() -> DirectMemory.free(memory));
+    use.close(owned ? () -> DirectMemory.free(memory) : () -> {});
   }
 
   @Override

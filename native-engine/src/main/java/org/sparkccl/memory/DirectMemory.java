@@ -6,6 +6,7 @@ import java.lang.invoke.MethodType;
 import java.lang.reflect.Field;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.nio.MappedByteBuffer;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -47,16 +48,17 @@ public final class DirectMemory {
   }
 
   /**
-   * Unmaps a file mapping ({@code FileChannel.map}) now rather than when the collector finds it;
-   * the buffer must not be used afterwards. Not counted in {@link #outstandingBytes()}.
+   * Unmaps a buffer of {@code FileChannel.map} now instead of whenever the garbage collector finds
+   * it: memory shared with another process through a file is then returned as soon as neither side
+   * uses it. The buffer, and every view of it, must not be used afterwards.
    */
-  public static void unmap(java.nio.MappedByteBuffer buffer) {
+  public static void unmap(MappedByteBuffer buffer) {
     try {
       INVOKE_CLEANER.invokeExact((ByteBuffer) buffer);
     } catch (RuntimeException | Error e) {
       throw e;
     } catch (Throwable e) {
-      throw new IllegalStateException("unmapping a file mapping failed", e);
+      throw new IllegalStateException("unmapping a mapped buffer failed", e);
     }
   }
 

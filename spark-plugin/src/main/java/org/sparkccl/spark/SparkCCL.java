@@ -13,6 +13,7 @@ import org.sparkccl.DataType;
 import org.sparkccl.ReduceOp;
 import org.sparkccl.config.CclConfig;
 import org.sparkccl.device.DeviceBuffer;
+import org.sparkccl.device.DeviceSpec;
 import org.sparkccl.spark.CollectiveSpec.Kind;
 import scala.reflect.ClassTag;
 import scala.reflect.ClassTag$;
@@ -69,7 +70,22 @@ public final class SparkCCL {
    * executor's {@code spark.ccl.timeout} ({@code null} keeps the executor's).
    */
   public static Communicator communicator(BarrierTaskContext context, Duration timeout) {
-    CclConfig config = ExecutorEngine.get().configFor(context.resourcesJMap());
+    return communicator(context, ExecutorEngine.get().configFor(context.resourcesJMap()), timeout);
+  }
+
+  /**
+   * The communicator of a barrier task on host memory, whatever the task's device: a Python
+   * worker's arrays are host memory shared with this JVM.
+   */
+  static Communicator hostCommunicator(BarrierTaskContext context, Duration timeout) {
+    CclConfig config =
+        ExecutorEngine.get().config().toBuilder().device(DeviceSpec.parse("host")).build();
+    return communicator(context, config, timeout);
+  }
+
+  private static Communicator communicator(
+      BarrierTaskContext context, CclConfig executorConfig, Duration timeout) {
+    CclConfig config = executorConfig;
     if (timeout != null) {
       config = config.toBuilder().timeout(timeout).build();
     }

@@ -12,6 +12,7 @@ import org.apache.spark.api.plugin.PluginContext;
 import org.apache.spark.api.plugin.SparkPlugin;
 import org.sparkccl.comm.EngineStats;
 import org.sparkccl.config.Transport;
+import org.sparkccl.spark.worker.WorkerChannelServer;
 
 /**
  * The SparkCCL Spark plugin: {@code --conf spark.plugins=org.sparkccl.spark.SparkCCLPlugin}.
@@ -23,7 +24,8 @@ import org.sparkccl.config.Transport;
  * Rendezvous}), which makes forming a communicator take milliseconds instead of Spark's one-second
  * barrier polling. Executor side: boots the engine once per executor ({@link ExecutorEngine}:
  * configuration and device, chosen from the executor's {@code gpu} resource) and publishes the
- * engine's counters in Spark's metrics system.
+ * engine's counters in Spark's metrics system, and serves the executor's Python workers their
+ * collectives ({@link WorkerChannelServer}, reached by {@code sparkccl.communicator()}).
  */
 public final class SparkCCLPlugin implements SparkPlugin {
   @Override
@@ -49,14 +51,25 @@ public final class SparkCCLPlugin implements SparkPlugin {
   @Override
   public ExecutorPlugin executorPlugin() {
     return new ExecutorPlugin() {
+      private WorkerChannelServer pythonChannel;
+
       @Override
       public void init(PluginContext ctx, Map<String, String> extraConf) {
         ExecutorEngine.boot(ctx.conf(), ctx.resources(), ctx.executorID(), ctx);
         registerMetrics(ctx.metricRegistry());
+        pythonChannel = WorkerChannelServer.startForExecutor(PythonTasks.INSTANCE);
+      }
+
+      @Override
+      public void onTaskStart() {
+        PythonTasks.INSTANCE.taskStarted();
       }
 
       @Override
       public void shutdown() {
+        if (pythonChannel != null) {
+          pythonChannel.close();
+        }
         ExecutorEngine.shutdown();
       }
     };

@@ -1,0 +1,189 @@
+"""The private channel from a Python worker to its executor JVM, which runs the collectives.
+
+The executor plugin publishes ``/tmp/sparkccl-<uid>/<executor pid>/`` (mode 0700) holding a Unix
+domain socket and a per-executor random secret (mode 0600). A Python worker is a child of
+PySpark's daemon, itself a child of the executor JVM (or, without the daemon, a child of the JVM),
+so the worker walks its parent processes to find the folder. The worker proves the secret with
+HMAC-SHA256 challenge-response (the engine's ``ChallengeResponse``), then sends small request
+frames; array data never crosses the socket (see ``buffers``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import os
+import secrets
+import socket
+import stat
+import struct
+import threading
+
+from .errors import CclError, CclTimeoutError, from_kind
+
+MAGIC = b"SCCLPY01"
+NONCE_BYTES = 32
+PROOF_BYTES = 32
+MAX_FRAME = 64 * 1024
+HANDSHAKE_TIMEOUT_S = 10.0
+
+# requests (ChannelProtocol)
+MAP, OPEN, COLLECTIVE, CLOSE, PING = 1, 2, 3, 4, 5
+# collectives
+ALL_REDUCE, BROADCAST, ALL_GATHER, REDUCE_SCATTER, BARRIER = 1, 2, 3, 4, 5
+
+_ACCEPTOR = b"sparkccl acceptor"
+_CONNECTOR = b"sparkccl connector"
+
+
+def base_dir() -> str:
+    return "/tmp/sparkccl-%d" % os.getuid()
+
+
+def _parent(pid: int) -> int:
+    with open("/proc/%d/stat" % pid, "rb") as f:
+        stat_line = f.read()
+    # "pid (comm) state ppid ...": comm may hold spaces and parentheses
+    return int(stat_line[stat_line.rindex(b")") + 2:].split()[1])
+
+
+def _ancestors(limit: int = 16):
+    pid = os.getppid()
+    for _ in range(limit):
+        if pid <= 1:
+            return
+        yield pid
+        try:
+            pid = _parent(pid)
+        except (OSError, ValueError):
+            return
+
+
+def _check_private(path: str, mode: int, is_dir: bool) -> None:
+    st = os.lstat(path)
+    kind_ok = stat.S_ISDIR(st.st_mode) if is_dir else stat.S_ISREG(st.st_mode)
+    if not kind_ok or st.st_uid != os.getuid() or stat.S_IMODE(st.st_mode) != mode:
+        raise CclError("%s is not this user's private %s (mode %o, owner %d); refusing to use it"
+                       % (path, "folder" if is_dir else "file", stat.S_IMODE(st.st_mode),
+                          st.st_uid))
+
+
+def find_executor() -> tuple[str, bytes]:
+    """The socket path and secret of the executor JVM this worker descends from."""
+    base = base_dir()
+    seen = []
+    for pid in _ancestors():
+        seen.append(pid)
+        d = os.path.join(base, str(pid))
+        if os.path.isdir(d):
+            _check_private(base, 0o700, True)
+            _check_private(d, 0o700, True)
+            secret_file = os.path.join(d, "secret")
+            _check_private(secret_file, 0o600, False)
+            with open(secret_file, "rb") as f:
+                secret = bytes.fromhex(f.read(128).decode("ascii"))
+            return os.path.join(d, "channel.sock"), secret
+    raise CclError(
+        "no SparkCCL executor among this process's parents (pids %s): sparkccl.communicator() and"
+        " shared arrays work inside Spark tasks of an application started with"
+        " spark.plugins=org.sparkccl.spark.SparkCCLPlugin" % seen)
+
+
+class Channel:
+    """One authenticated connection; requests are serialised by a lock."""
+
+    def __init__(self, path: str, secret: bytes):
+        self.pid = os.getpid()
+        self._lock = threading.Lock()
+        self._released: list[int] = []
+        self._sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            self._sock.settimeout(HANDSHAKE_TIMEOUT_S)
+            self._sock.connect(path)
+            self._handshake(secret)
+        except BaseException:
+            self._sock.close()
+            raise
+
+    def _handshake(self, secret: bytes) -> None:
+        opening = MAGIC + struct.pack(">q", self.pid)
+        nonce = secrets.token_bytes(NONCE_BYTES)
+        self._sock.sendall(opening + nonce)
+        theirs = self._recv_exactly(NONCE_BYTES)
+        proof = self._recv_exactly(PROOF_BYTES)
+        expected = hmac.new(secret, _ACCEPTOR + opening + nonce + theirs, hashlib.sha256).digest()
+        if not hmac.compare_digest(proof, expected):
+            raise CclError("the process at the SparkCCL channel does not hold the executor's"
+                           " secret; refusing to talk to it")
+        mine = hmac.new(secret, _CONNECTOR + opening + nonce + theirs, hashlib.sha256).digest()
+        self._sock.sendall(mine)
+        if self._recv_exactly(1) != b"\x01":
+            raise CclError("the executor refused this worker's proof of its secret")
+
+    def _recv_exactly(self, n: int) -> bytes:
+        chunks = []
+        while n:
+            b = self._sock.recv(n)
+            if not b:
+                raise CclError("the executor closed the SparkCCL channel")
+            chunks.append(b)
+            n -= len(b)
+        return b"".join(chunks)
+
+    def release(self, segment_id: int) -> None:
+        """Tells the executor, with the next request, that a segment is no longer used."""
+        self._released.append(segment_id)  # may run in a garbage-collector callback: no I/O
+
+    def request(self, kind: int, body: bytes, timeout_s: float | None) -> memoryview:
+        """Sends one request and returns the reply's fields after its OK byte."""
+        with self._lock:
+            released, self._released = self._released[:1000], self._released[1000:]
+            head = struct.pack(">BH%di" % len(released), kind, len(released), *released)
+            frame = head + body
+            try:
+                self._sock.settimeout(timeout_s)
+                self._sock.sendall(struct.pack(">I", len(frame)) + frame)
+                (length,) = struct.unpack(">I", self._recv_exactly(4))
+                if length < 1 or length > MAX_FRAME:
+                    raise CclError("the executor sent a reply of %d bytes; expected 1..%d"
+                                   % (length, MAX_FRAME))
+                reply = memoryview(self._recv_exactly(length))
+            except socket.timeout:
+                self.close()
+                raise CclTimeoutError("no answer from the executor within %.0f s" % timeout_s)
+            except OSError as e:
+                self.close()
+                raise CclError("the SparkCCL channel to the executor failed: %s" % e) from None
+        if reply[0] == 0:
+            return reply[1:]
+        kind = reply[1]
+        (n,) = struct.unpack_from(">I", reply, 2)
+        raise from_kind(kind, bytes(reply[6:6 + n]).decode("utf-8", "replace"))
+
+    def close(self) -> None:
+        global _current
+        try:
+            self._sock.close()
+        finally:
+            if _current is self:
+                _current = None
+
+
+_current: Channel | None = None
+_current_lock = threading.Lock()
+
+
+def get() -> Channel:
+    """This process's channel to its executor, connected on first use."""
+    global _current
+    with _current_lock:
+        ch = _current
+        if ch is None or ch.pid != os.getpid():
+            path, secret = find_executor()
+            ch = _current = Channel(path, secret)
+        return ch
+
+
+def pack_string(s: str) -> bytes:
+    b = s.encode("utf-8")
+    return struct.pack(">H", len(b)) + b

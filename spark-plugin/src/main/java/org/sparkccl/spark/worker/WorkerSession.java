@@ -1,0 +1,303 @@
+package org.sparkccl.spark.worker;
+
+import java.io.EOFException;
+import java.io.IOException;
+import java.nio.BufferUnderflowException;
+import java.nio.ByteBuffer;
+import java.nio.channels.SocketChannel;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import org.apache.logging.log4j.Logger;
+import org.sparkccl.CclAbortedException;
+import org.sparkccl.CclException;
+import org.sparkccl.CclMismatchException;
+import org.sparkccl.CclRemoteException;
+import org.sparkccl.CclTimeoutException;
+import org.sparkccl.Communicator;
+import org.sparkccl.DataType;
+import org.sparkccl.ReduceOp;
+import org.sparkccl.auth.ChallengeResponse;
+import org.sparkccl.device.DeviceBuffer;
+import org.sparkccl.device.HostBuffer;
+import org.sparkccl.device.HostDevice;
+import org.sparkccl.util.EngineLog;
+
+/**
+ * One Python worker's connection, served by its own thread: the handshake (the worker proves the
+ * executor's secret), then requests one at a time. The worker's communicators and shared segments
+ * live here; when the connection ends (the worker closed it, or died), communicators still open are
+ * aborted so their peers fail at once instead of waiting for a rank that is gone, and every segment
+ * is unmapped.
+ */
+final class WorkerSession implements Runnable {
+  private static final Logger LOG = EngineLog.logger(WorkerSession.class);
+
+  private final SocketChannel channel;
+  private final ChannelWire wire;
+  private final ChallengeResponse auth;
+  private final CommunicatorSource source;
+  private final Path shmDir;
+  private final ScheduledExecutorService watchdog;
+  private final Duration handshakeTimeout;
+  private final Runnable onEnd;
+
+  /** Open communicators by id; a task's end removes its own, from the task's thread. */
+  private final Map<Integer, Communicator> comms = new ConcurrentHashMap<>();
+
+  private SharedSegments segments;
+  private HostBuffer barrierWord;
+  private int nextComm = 1;
+  private long peerPid = -1;
+
+  WorkerSession(
+      SocketChannel channel,
+      ChallengeResponse auth,
+      CommunicatorSource source,
+      Path shmDir,
+      ScheduledExecutorService watchdog,
+      Duration handshakeTimeout,
+      Runnable onEnd) {
+    this.channel = channel;
+    this.wire = new ChannelWire(channel);
+    this.auth = auth;
+    this.source = source;
+    this.shmDir = shmDir;
+    this.watchdog = watchdog;
+    this.handshakeTimeout = handshakeTimeout;
+    this.onEnd = onEnd;
+  }
+
+  @Override
+  public void run() {
+    try {
+      if (!handshake()) {
+        return;
+      }
+      segments = new SharedSegments(shmDir, peerPid);
+      while (true) {
+        ByteBuffer request = wire.readFrame();
+        ByteBuffer reply = wire.startFrame();
+        try {
+          handle(request, reply);
+        } catch (BufferUnderflowException e) {
+          throw new IOException("a request shorter than its fields", e);
+        }
+        wire.sendFrame();
+      }
+    } catch (EOFException e) {
+      LOG.debug("Python worker {} closed its channel", peerPid);
+    } catch (IOException | RuntimeException e) {
+      LOG.warn("SparkCCL channel of Python worker {} ended: {}", peerPid, e.toString());
+    } finally {
+      end();
+    }
+  }
+
+  /** Closes the connection from outside (the executor is shutting down). */
+  void close() {
+    try {
+      channel.close();
+    } catch (IOException e) {
+      // closing anyway
+    }
+  }
+
+  private boolean handshake() throws IOException {
+    ScheduledFuture<?> deadline =
+        watchdog.schedule(this::close, handshakeTimeout.toMillis(), TimeUnit.MILLISECONDS);
+    try {
+      byte[] opening = wire.readExactly(ChannelProtocol.OPENING_BYTES);
+      ByteBuffer o = ByteBuffer.wrap(opening);
+      byte[] magic = new byte[ChannelProtocol.MAGIC.length];
+      o.get(magic);
+      if (!Arrays.equals(magic, ChannelProtocol.MAGIC)) {
+        LOG.warn("refused a local connection that is not a SparkCCL Python worker");
+        return false;
+      }
+      long pid = o.getLong();
+      byte[] theirNonce = wire.readExactly(ChallengeResponse.NONCE_BYTES);
+      byte[] myNonce = ChallengeResponse.newNonce();
+      wire.writeRaw(myNonce);
+      wire.writeRaw(auth.acceptorProof(opening, theirNonce, myNonce));
+      byte[] proof = wire.readExactly(ChallengeResponse.PROOF_BYTES);
+      boolean ok = auth.isConnectorProof(proof, opening, theirNonce, myNonce);
+      wire.writeRaw(new byte[] {ok ? ChannelProtocol.ACCEPTED : ChannelProtocol.REFUSED});
+      if (!ok) {
+        LOG.warn("refused a Python worker (pid {}) that did not prove the executor's secret", pid);
+        return false;
+      }
+      peerPid = pid;
+      return true;
+    } finally {
+      deadline.cancel(false);
+    }
+  }
+
+  private void handle(ByteBuffer request, ByteBuffer reply) throws IOException {
+    int type = request.get();
+    int released = request.getShort() & 0xffff;
+    for (int i = 0; i < released; i++) {
+      segments.release(request.getInt());
+    }
+    try {
+      switch (type) {
+        case ChannelProtocol.MAP -> {
+          String name = ChannelWire.getString(request);
+          long bytes = request.getLong();
+          int id;
+          try {
+            id = segments.map(name, bytes);
+          } catch (IOException e) {
+            // the worker's file, not the channel, is at fault: answer, and keep serving
+            throw new IllegalArgumentException("segment " + name + " cannot be mapped: " + e, e);
+          }
+          reply.put(ChannelProtocol.OK).putInt(id);
+        }
+        case ChannelProtocol.OPEN -> open(request, reply);
+        case ChannelProtocol.COLLECTIVE -> {
+          collective(request);
+          reply.put(ChannelProtocol.OK);
+        }
+        case ChannelProtocol.CLOSE -> {
+          Communicator comm = comms.remove(request.getInt());
+          if (comm != null) {
+            comm.close();
+          }
+          reply.put(ChannelProtocol.OK);
+        }
+        case ChannelProtocol.PING -> reply.put(ChannelProtocol.OK);
+        default -> throw new IOException("unknown request type " + type);
+      }
+    } catch (RuntimeException e) {
+      reply.clear().position(4);
+      reply.put(ChannelProtocol.ERROR).put(errorKind(e));
+      ChannelWire.putMessage(reply, message(e));
+    }
+  }
+
+  private void open(ByteBuffer request, ByteBuffer reply) {
+    long attempt = request.getLong();
+    long timeoutMs = request.getLong();
+    int id = nextComm++;
+    Communicator comm =
+        source.open(
+            attempt, timeoutMs > 0 ? Duration.ofMillis(timeoutMs) : null, () -> comms.remove(id));
+    comms.put(id, comm);
+    reply
+        .put(ChannelProtocol.OK)
+        .putInt(id)
+        .putInt(comm.rank())
+        .putInt(comm.nRanks())
+        .putLong(comm.config().timeout().toMillis());
+  }
+
+  private void collective(ByteBuffer r) throws IOException {
+    Communicator comm = comms.get(r.getInt());
+    int kind = r.get();
+    DataType dtype = DataType.fromName(ChannelWire.getString(r));
+    String opName = ChannelWire.getString(r);
+    int root = r.getInt();
+    long count = r.getLong();
+    int sendSeg = r.getInt();
+    long sendOff = r.getLong();
+    long sendBytes = r.getLong();
+    int recvSeg = r.getInt();
+    long recvOff = r.getLong();
+    long recvBytes = r.getLong();
+    if (comm == null) {
+      throw new IllegalArgumentException("the communicator is closed");
+    }
+    if (kind == ChannelProtocol.BARRIER) {
+      barrier(comm);
+      return;
+    }
+    boolean inPlace = sendSeg == recvSeg && sendOff == recvOff && sendBytes == recvBytes;
+    try (HostBuffer send = segments.view(sendSeg, sendOff, sendBytes);
+        HostBuffer recv = inPlace ? null : segments.view(recvSeg, recvOff, recvBytes)) {
+      DeviceBuffer out = inPlace ? send : recv;
+      switch (kind) {
+        case ChannelProtocol.ALL_REDUCE ->
+            comm.allReduce(send, out, count, dtype, ReduceOp.fromName(opName));
+        case ChannelProtocol.BROADCAST -> comm.broadcast(send, out, count, dtype, root);
+        case ChannelProtocol.ALL_GATHER -> comm.allGather(send, out, count, dtype);
+        case ChannelProtocol.REDUCE_SCATTER ->
+            comm.reduceScatter(send, out, count, dtype, ReduceOp.fromName(opName));
+        default -> throw new IOException("unknown collective " + kind);
+      }
+    } catch (CclException e) {
+      segments.taint();
+      throw e;
+    }
+  }
+
+  private void barrier(Communicator comm) {
+    if (barrierWord == null) {
+      barrierWord = HostDevice.INSTANCE.allocate(Integer.BYTES);
+    }
+    comm.allReduce(barrierWord, barrierWord, 1, DataType.INT32, ReduceOp.SUM);
+  }
+
+  /**
+   * The error's kind for Python: a mismatch or timeout anywhere in the cause chain names the
+   * failure (the engine reports them wrapped, as the abort they caused), else the outermost kind.
+   */
+  private static byte errorKind(RuntimeException e) {
+    for (Throwable t = e; t != null; t = t.getCause()) {
+      if (t instanceof CclMismatchException) {
+        return ChannelProtocol.E_MISMATCH;
+      }
+      if (t instanceof CclTimeoutException) {
+        return ChannelProtocol.E_TIMEOUT;
+      }
+    }
+    if (e instanceof CclAbortedException || e instanceof CclRemoteException) {
+      return ChannelProtocol.E_ABORT;
+    }
+    if (e instanceof IllegalArgumentException || e instanceof IndexOutOfBoundsException) {
+      return ChannelProtocol.E_ARGUMENT;
+    }
+    return ChannelProtocol.E_OTHER;
+  }
+
+  private static String message(RuntimeException e) {
+    String m = e.getMessage();
+    return m == null || m.isEmpty() ? e.getClass().getSimpleName() : m;
+  }
+
+  /** Aborts what the worker left open, so its peers fail now; unmaps its segments. */
+  private void end() {
+    boolean leftOpen = !comms.isEmpty();
+    for (Communicator comm : comms.values()) {
+      LOG.warn(
+          "Python worker {} left rank {} of {} open: aborting it so that its peers fail now",
+          peerPid,
+          comm.rank(),
+          comm.nRanks());
+      comm.abort();
+      comm.close();
+    }
+    comms.clear();
+    if (segments != null) {
+      if (leftOpen) {
+        segments.taint();
+      }
+      segments.close();
+    }
+    if (barrierWord != null) {
+      barrierWord.close();
+    }
+    close();
+    onEnd.run();
+  }
+
+  @Override
+  public String toString() {
+    return "WorkerSession[pid " + peerPid + "]";
+  }
+}
