@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Same-run comparison of two revisions of the engine with the perf tool, for changes that must
 # not change speed: builds each revision in a temporary worktree, then alternates them for
-# ROUNDS rounds of allReduce at 8 B, 1 MiB and 64 MiB and prints the median time per size of
-# each and their ratio (new / old). Engine settings come from SPARKCCL_* as for bin/sparkccl-perf.
+# ROUNDS rounds of allReduce (OP=... for another operation) at 8 B, 1 MiB and 64 MiB (SIZES="..."
+# for others) and prints the median time per size of each and their ratio (new / old). Engine
+# settings come from SPARKCCL_* as for bin/sparkccl-perf.
 #
 #   bench/perf-ab.sh OLD_REV [NEW_REV] [ROUNDS]     e.g. bench/perf-ab.sh HEAD~5 HEAD 5
 set -euo pipefail
@@ -11,6 +12,8 @@ OLD="${1:?usage: bench/perf-ab.sh OLD_REV [NEW_REV] [ROUNDS]}"
 NEW="${2:-HEAD}"
 ROUNDS="${3:-5}"
 RANKS="${RANKS:-2}"
+OP="${OP:-allreduce}"
+SIZES="${SIZES:-8 1M 64M}"
 WORK="$(mktemp -d)"
 trap 'git -C "$ROOT" worktree remove --force "$WORK/old" >/dev/null 2>&1 || true;
       git -C "$ROOT" worktree remove --force "$WORK/new" >/dev/null 2>&1 || true; rm -rf "$WORK"' EXIT
@@ -35,17 +38,17 @@ run() { # label class-path size
   # shellcheck disable=SC2086
   java ${SPARKCCL_JAVA_OPTS:-} -XX:+UseSerialGC -Xmx256m \
     -Dlog4j2.configurationFile="$ROOT/bin/log4j2.xml" -cp "$2" org.sparkccl.perf.PerfTool \
-    -n "$RANKS" -o allreduce -d float32 -b "$3" -e "$3" -w 5 -i 20 |
+    -n "$RANKS" -o "$OP" -d float32 -b "$3" -e "$3" -w 5 -i 20 |
     awk -v label="$1" -v size="$3" '$1 ~ /^[0-9]+$/ && NF >= 9 { print label, size, $6 }'
 }
 
 RESULTS="$WORK/results.txt"
 for ((r = 1; r <= ROUNDS; r++)); do
-  for size in 8 1M 64M; do
+  for size in $SIZES; do
     run old "$OLD_CP" "$size" >>"$RESULTS"
     run new "$NEW_CP" "$size" >>"$RESULTS"
   done
   echo "# round $r of $ROUNDS done" >&2
 done
 
-python3 "$ROOT/bench/ab_summary.py" "$RESULTS" "$OLD" "$NEW" "allReduce float32, $RANKS ranks"
+python3 "$ROOT/bench/ab_summary.py" "$RESULTS" "$OLD" "$NEW" "$OP float32, $RANKS ranks"

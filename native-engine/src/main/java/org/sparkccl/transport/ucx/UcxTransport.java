@@ -33,8 +33,10 @@ import org.sparkccl.util.EngineLog;
  * <pre>{@code
  * UcxTransport ucx = UcxTransport.open(rank, qps, sendFifos, recvFifos);   // throws if no UCX
  * byte[] mine = ucx.localInfo();        // allGather these through the bootstrap, then:
+ * ucx.useSecret(communicatorSecret);    // 32 bytes; every control notice proves it
  * SendConnection out = ucx.connectSend(next, channel, all[next]);
  * RecvConnection in = ucx.connectRecv(prev, channel, all[prev]);
+ * ucx.awaitPeersProven(System.nanoTime() + timeoutNanos);
  * proxy.setOwnedPoller(ucx::poll, ucx.idleWait()); ucx.onProxy(proxy::execute);
  * }</pre>
  *
