@@ -39,9 +39,9 @@ final class ControlInbox {
   /** Notices refused by every inbox of this process, for tests and operators. */
   private static final AtomicLong REFUSED = new AtomicLong();
 
-  private final int rank;
   private static final byte[] NO_HEADER = new byte[HEADER_BYTES];
 
+  private final int rank;
   private final UcpWorker worker;
   private final ByteBuffer buffer =
       ByteBuffer.allocateDirect(MAX_BYTES).order(ByteOrder.BIG_ENDIAN);

@@ -28,8 +28,8 @@ import org.sparkccl.Communicator;
 import org.sparkccl.DataType;
 import org.sparkccl.RankHarness;
 import org.sparkccl.ReduceOp;
+import org.sparkccl.SecretBootstrap;
 import org.sparkccl.auth.ChallengeResponse;
-import org.sparkccl.bootstrap.Bootstrap;
 import org.sparkccl.bootstrap.LocalBootstrap;
 import org.sparkccl.config.CclConfig;
 import org.sparkccl.config.Transport;
@@ -43,42 +43,6 @@ import org.sparkccl.config.Transport;
 class UcxNoticeAuthTest {
   private static final Duration WAIT = Duration.ofSeconds(60);
   private static final byte[] APP = "application secret".getBytes(StandardCharsets.UTF_8);
-
-  /** A rank of a local group with a shared secret, which keeps what the exchange carried. */
-  private static final class Eavesdropped implements Bootstrap {
-    private final LocalBootstrap local;
-    private final byte[] shared;
-    volatile byte[][] firstExchange;
-
-    Eavesdropped(LocalBootstrap local, byte[] shared) {
-      this.local = local;
-      this.shared = shared;
-    }
-
-    @Override
-    public int rank() {
-      return local.rank();
-    }
-
-    @Override
-    public int nRanks() {
-      return local.nRanks();
-    }
-
-    @Override
-    public byte[][] allGather(byte[] mine, Duration timeout) {
-      byte[][] all = local.allGather(mine, timeout);
-      if (firstExchange == null) {
-        firstExchange = all;
-      }
-      return all;
-    }
-
-    @Override
-    public byte[] sharedSecret() {
-      return shared;
-    }
-  }
 
   @BeforeEach
   void needsUcx() {
@@ -97,18 +61,18 @@ class UcxNoticeAuthTest {
   void forgedNoticesAreRefusedAndChangeNothing() throws Exception {
     long liveBefore = UcxTransport.liveObjects();
     LocalBootstrap.Group group = LocalBootstrap.group(3);
-    Eavesdropped[] boots = new Eavesdropped[3];
+    SecretBootstrap[] boots = new SecretBootstrap[3];
     Communicator[] comms = new Communicator[3];
     RankHarness.run(
         3,
         WAIT,
         r -> {
-          boots[r] = new Eavesdropped(group.rank(r), APP);
+          boots[r] = new SecretBootstrap(group.rank(r), APP);
           comms[r] = Communicator.create(boots[r], config(Duration.ofSeconds(30)));
         });
     try {
       assertEquals("ucx", comms[1].ringTransport());
-      byte[][] exchange = boots[0].firstExchange;
+      byte[][] exchange = boots[0].firstExchange();
       UcxRankInfo target = ucxInfo(exchange[1]);
       // what the eavesdropper can compute: the exchanged secret is in clear, the bound one is not
       byte[] exchanged = rankZeroSecret(exchange[0]);
@@ -120,41 +84,14 @@ class UcxNoticeAuthTest {
       ByteBuffer old = ByteBuffer.allocateDirect(20 + text.length).order(ByteOrder.BIG_ENDIAN);
       old.putInt(ControlInbox.FAIL).putInt(0).putInt(0).putInt(0).putInt(text.length).put(text);
       forged.add(old.flip());
-      // 2. the right layout with a random MAC, for rank 1's receiving end from rank 0
-      ByteBuffer guess =
-          ControlInbox.notice(
-              ControlInbox.FAIL,
-              0,
-              0,
-              false,
-              1L << 40,
-              text,
-              new NoticeMac(randomSecret(random), 0, 1, 0, false));
-      forged.add(guess);
+      // 2. the right layout, signed under a random key, to rank 1's receiving end from rank 0
+      forged.add(failFromRankZero(new NoticeMac(randomSecret(random), 0, 1, 0, false), 1L << 40));
       // 3. signed with the exchanged secret, which a stranger reading the exchange has
-      forged.add(
-          ControlInbox.notice(
-              ControlInbox.FAIL,
-              0,
-              0,
-              false,
-              1L << 40,
-              text,
-              new NoticeMac(exchanged, 0, 1, 0, false)));
+      forged.add(failFromRankZero(new NoticeMac(exchanged, 0, 1, 0, false), 1L << 40));
       // 4. the real key of another route (rank 0 to rank 2), sent to rank 1 as from rank 0
-      forged.add(
-          ControlInbox.notice(
-              ControlInbox.FAIL,
-              0,
-              0,
-              false,
-              1L << 40,
-              text,
-              new NoticeMac(bound, 0, 2, 0, false)));
+      forged.add(failFromRankZero(new NoticeMac(bound, 0, 2, 0, false), 1L << 40));
       // 5. the real key and route, but counter 0, which rank 0's proof already used: a replay
-      forged.add(
-          ControlInbox.notice(
-              ControlInbox.FAIL, 0, 0, false, 0, text, new NoticeMac(bound, 0, 1, 0, false)));
+      forged.add(failFromRankZero(new NoticeMac(bound, 0, 1, 0, false), 0));
       // 6. a close to rank 1's sending end, as from rank 2, without the secret
       forged.add(
           ControlInbox.notice(
@@ -204,7 +141,7 @@ class UcxNoticeAuthTest {
             r ->
                 comms[r] =
                     Communicator.create(
-                        new Eavesdropped(group.rank(r), r == 0 ? APP : other),
+                        new SecretBootstrap(group.rank(r), r == 0 ? APP : other),
                         config(Duration.ofSeconds(3))));
     RankHarness.closeQuietly(comms);
     for (int r = 0; r < 2; r++) {
@@ -215,6 +152,12 @@ class UcxNoticeAuthTest {
           String.valueOf(errors[r]));
     }
     assertEquals(liveBefore, UcxTransport.liveObjects(), "UCX objects left after the failure");
+  }
+
+  /** A failure notice as from rank 0 to rank 1's receiving end of channel 0. */
+  private static ByteBuffer failFromRankZero(NoticeMac mac, long counter) {
+    byte[] text = "forged: rank 0 failed".getBytes(StandardCharsets.UTF_8);
+    return ControlInbox.notice(ControlInbox.FAIL, 0, 0, false, counter, text, mac);
   }
 
   private static byte[] randomSecret(SplittableRandom random) {
