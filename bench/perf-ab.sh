@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Same-run comparison of two revisions of the engine with the perf tool, for changes that must
 # not change speed: builds each revision in a temporary worktree, then alternates them for
-# ROUNDS rounds of allReduce at 8 B, 1 MiB and 64 MiB and prints the median time per size of
-# each and their ratio (new / old). Engine settings come from SPARKCCL_* as for bin/sparkccl-perf.
+# ROUNDS rounds of allReduce (OP="..." for other operations) at 8 B, 1 MiB and 64 MiB (SIZES="..."
+# for others) and prints the median time per size of each and their ratio (new / old). Engine
+# settings come from SPARKCCL_* as for bin/sparkccl-perf; TRANSPORT=ucx|socket picks the ring (-t).
 #
 #   bench/perf-ab.sh OLD_REV [NEW_REV] [ROUNDS]     e.g. bench/perf-ab.sh HEAD~5 HEAD 5
 set -euo pipefail
@@ -11,6 +12,9 @@ OLD="${1:?usage: bench/perf-ab.sh OLD_REV [NEW_REV] [ROUNDS]}"
 NEW="${2:-HEAD}"
 ROUNDS="${3:-5}"
 RANKS="${RANKS:-2}"
+OP="${OP:-allreduce}"
+SIZES="${SIZES:-8 1M 64M}"
+TRANSPORT="${TRANSPORT:-auto}"
 WORK="$(mktemp -d)"
 trap 'git -C "$ROOT" worktree remove --force "$WORK/old" >/dev/null 2>&1 || true;
       git -C "$ROOT" worktree remove --force "$WORK/new" >/dev/null 2>&1 || true; rm -rf "$WORK"' EXIT
@@ -31,21 +35,24 @@ echo "# building $OLD and $NEW" >&2
 OLD_CP="$(build "$OLD" "$WORK/old")"
 NEW_CP="$(build "$NEW" "$WORK/new")"
 
-run() { # label class-path size
+run() { # label class-path size operation
   # shellcheck disable=SC2086
   java ${SPARKCCL_JAVA_OPTS:-} -XX:+UseSerialGC -Xmx256m \
     -Dlog4j2.configurationFile="$ROOT/bin/log4j2.xml" -cp "$2" org.sparkccl.perf.PerfTool \
-    -n "$RANKS" -o allreduce -d float32 -b "$3" -e "$3" -w 5 -i 20 |
-    awk -v label="$1" -v size="$3" '$1 ~ /^[0-9]+$/ && NF >= 9 { print label, size, $6 }'
+    -n "$RANKS" -o "$4" -t "$TRANSPORT" -d float32 -b "$3" -e "$3" -w 5 -i 20 |
+    awk -v label="$1" -v size="$3" -v op="$4" \
+      '$1 ~ /^[0-9]+$/ && NF >= 9 { print label, (op == "allreduce" ? "" : op ":") size, $6 }'
 }
 
 RESULTS="$WORK/results.txt"
 for ((r = 1; r <= ROUNDS; r++)); do
-  for size in 8 1M 64M; do
-    run old "$OLD_CP" "$size" >>"$RESULTS"
-    run new "$NEW_CP" "$size" >>"$RESULTS"
+  for op in $OP; do
+    for size in $SIZES; do
+      run old "$OLD_CP" "$size" "$op" >>"$RESULTS"
+      run new "$NEW_CP" "$size" "$op" >>"$RESULTS"
+    done
   done
   echo "# round $r of $ROUNDS done" >&2
 done
 
-python3 "$ROOT/bench/ab_summary.py" "$RESULTS" "$OLD" "$NEW" "allReduce float32, $RANKS ranks"
+python3 "$ROOT/bench/ab_summary.py" "$RESULTS" "$OLD" "$NEW" "float32 ($OP), $RANKS ranks"

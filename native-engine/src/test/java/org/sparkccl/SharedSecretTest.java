@@ -12,7 +12,6 @@ import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.sparkccl.auth.ChallengeResponse;
-import org.sparkccl.bootstrap.Bootstrap;
 import org.sparkccl.bootstrap.LocalBootstrap;
 import org.sparkccl.config.CclConfig;
 import org.sparkccl.config.Transport;
@@ -26,29 +25,6 @@ import org.sparkccl.config.Transport;
 class SharedSecretTest {
   private static final Duration WAIT = Duration.ofSeconds(30);
 
-  /** A rank of a local group that reports {@code shared} as its shared secret. */
-  private record WithSecret(LocalBootstrap local, byte[] shared) implements Bootstrap {
-    @Override
-    public int rank() {
-      return local.rank();
-    }
-
-    @Override
-    public int nRanks() {
-      return local.nRanks();
-    }
-
-    @Override
-    public byte[][] allGather(byte[] mine, Duration timeout) {
-      return local.allGather(mine, timeout);
-    }
-
-    @Override
-    public byte[] sharedSecret() {
-      return shared;
-    }
-  }
-
   private static CclConfig config() {
     return CclConfig.builder().transport(Transport.SOCKET).timeout(Duration.ofSeconds(5)).build();
   }
@@ -61,7 +37,9 @@ class SharedSecretTest {
     LocalBootstrap.Group good = LocalBootstrap.group(2);
     Communicator[] comms = new Communicator[2];
     RankHarness.run(
-        2, WAIT, r -> comms[r] = Communicator.create(new WithSecret(good.rank(r), app), config()));
+        2,
+        WAIT,
+        r -> comms[r] = Communicator.create(new SecretBootstrap(good.rank(r), app), config()));
     RankHarness.closeAll(comms, WAIT);
 
     LocalBootstrap.Group mixed = LocalBootstrap.group(2);
@@ -73,7 +51,7 @@ class SharedSecretTest {
             r ->
                 joined[r] =
                     Communicator.create(
-                        new WithSecret(mixed.rank(r), r == 0 ? app : other), config()));
+                        new SecretBootstrap(mixed.rank(r), r == 0 ? app : other), config()));
     RankHarness.closeQuietly(joined);
     for (int r = 0; r < 2; r++) {
       assertNotNull(errors[r], "rank " + r + " must fail");

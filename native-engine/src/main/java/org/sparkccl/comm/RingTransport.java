@@ -27,6 +27,12 @@ interface RingTransport {
   }
 
   /**
+   * Hands over the communicator's secret (32 bytes), before {@link #connect}: a transport whose
+   * connections prove it keeps it; the default ignores it.
+   */
+  default void useSecret(byte[] secret) {}
+
+  /**
    * Connects every channel's send side to the next rank and receive side to the previous one.
    *
    * @param token rank 0's random number that names this communicator on the wire

@@ -103,6 +103,11 @@ final class SameHostRing implements RingTransport {
   }
 
   @Override
+  public void useSecret(byte[] secret) {
+    network.useSecret(secret);
+  }
+
+  @Override
   public boolean confirmsConnect() {
     return true; // opening another rank's FIFO can fail on one rank alone
   }

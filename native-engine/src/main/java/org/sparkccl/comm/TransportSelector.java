@@ -59,6 +59,7 @@ final class TransportSelector {
       byte[] shared = bootstrap.sharedSecret();
       byte[] secret = shared == null ? ex.secret : ChallengeResponse.bind(shared, ex.secret);
       sockets.useSecret(secret, ctx.config.encrypt());
+      candidates.forEach(c -> c.useSecret(secret));
       ctx.settleIdle(ex.ranksOnHost);
       RingTransport ring = chooseAndConnect(candidates, ex);
       PeerLinks peers = peerLinks(sockets, ex);

@@ -63,6 +63,14 @@ final class UcxRing implements RingTransport {
       ch.send = ucx.connectSend(next, ch.id, infos[next]);
       ch.recv = ucx.connectRecv(prev, ch.id, infos[prev]);
     }
+    ucx.awaitPeersProven(System.nanoTime() + ctx.timeoutNanos);
+  }
+
+  @Override
+  public void useSecret(byte[] secret) {
+    if (ucx != null) {
+      ucx.useSecret(secret);
+    }
   }
 
   @Override

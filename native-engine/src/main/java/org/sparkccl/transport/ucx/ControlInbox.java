@@ -2,42 +2,67 @@ package org.sparkccl.transport.ucx;
 
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
+import org.apache.logging.log4j.Logger;
 import org.openucx.jucx.UcxCallback;
 import org.openucx.jucx.ucp.UcpRequest;
 import org.openucx.jucx.ucp.UcpWorker;
+import org.sparkccl.util.EngineLog;
 
 /**
- * Control notices between ranks (a failure, a normal close, an announced call) as UCX tag messages:
- * one receive stays posted per worker and each notice is routed to its connection. Control only:
- * data always moves by the one-sided handshake. Proxy thread only.
+ * Control notices between ranks (a proof at connect, a failure, a normal close, an announced call)
+ * as UCX tag messages: one receive stays posted per worker and each notice is routed to its
+ * connection, which checks its MAC ({@link NoticeMac}) before acting on it. Control only: data
+ * always moves by the one-sided handshake. Proxy thread only.
  *
- * <p>A notice is {@code int type, int fromRank, int channel, int toSendingEnd, int length} and
- * {@code length} bytes.
+ * <p>A notice is {@code int type, int fromRank, int channel, int toSendingEnd, int length, long
+ * counter}, {@code length} bytes, then the {@link NoticeMac#BYTES}-byte MAC over all before it.
+ * Anyone holding the worker's address can send this tag, and the header names a sender but proves
+ * nothing: a notice whose size, route, MAC or counter does not check is dropped with one log line.
  */
 final class ControlInbox {
+  private static final Logger LOG = EngineLog.logger(ControlInbox.class);
+
   static final long TAG = 0x5343434c_00000001L;
-  static final int HEADER_BYTES = 20;
+  static final int HEADER_BYTES = 28;
   static final int MAX_BYTES = 32 << 10;
+  static final int MAX_BODY = MAX_BYTES - HEADER_BYTES - NoticeMac.BYTES;
 
   static final int FAIL = 1;
   static final int CLOSE = 2;
   static final int ANNOUNCE = 3;
+  static final int HELLO = 4;
 
+  /** Notices refused by every inbox of this process, for tests and operators. */
+  private static final AtomicLong REFUSED = new AtomicLong();
+
+  private static final byte[] NO_HEADER = new byte[HEADER_BYTES];
+
+  private final int rank;
   private final UcpWorker worker;
   private final ByteBuffer buffer =
       ByteBuffer.allocateDirect(MAX_BYTES).order(ByteOrder.BIG_ENDIAN);
+  private final byte[] received = new byte[MAX_BYTES];
+  private final ByteBuffer view = ByteBuffer.wrap(received).order(ByteOrder.BIG_ENDIAN);
   private final Map<Long, UcxConnection> routes = new HashMap<>();
   private UcpRequest posted;
   private boolean arrived;
 
-  ControlInbox(UcpWorker worker) {
+  ControlInbox(int rank, UcpWorker worker) {
+    this.rank = rank;
     this.worker = worker;
   }
 
   static long route(int fromRank, int channel, boolean toSendingEnd) {
     return ((long) fromRank << 32) | ((long) channel << 1) | (toSendingEnd ? 1 : 0);
+  }
+
+  /** Notices refused so far in this process (bad size, unknown route, MAC or counter). */
+  static long refused() {
+    return REFUSED.get();
   }
 
   void add(long route, UcxConnection connection) {
@@ -53,12 +78,13 @@ final class ControlInbox {
     for (int i = 0; i < 64; i++) {
       if (arrived) {
         arrived = false;
+        UcpRequest r = posted;
         posted = null;
-        deliver();
-        delivered = true;
+        delivered |= deliver(r.getStatus() == 0 ? r.getRecvSize() : -1);
       }
       if (posted == null) {
-        buffer.clear();
+        // a message shorter than a header must not leave an earlier notice's header in place
+        buffer.clear().put(NO_HEADER).clear();
         posted =
             worker.recvTaggedNonBlocking(
                 buffer,
@@ -68,6 +94,11 @@ final class ControlInbox {
                   @Override
                   public void onSuccess(UcpRequest request) {
                     arrived = true;
+                  }
+
+                  @Override
+                  public void onError(int status, String message) {
+                    arrived = true; // a notice larger than the buffer: refused when delivered
                   }
                 });
       }
@@ -79,28 +110,80 @@ final class ControlInbox {
     return delivered;
   }
 
-  private void deliver() {
-    ByteBuffer b = buffer.duplicate().order(ByteOrder.BIG_ENDIAN).clear();
-    int type = b.getInt(0);
-    int from = b.getInt(4);
-    int channel = b.getInt(8);
-    boolean toSendingEnd = b.getInt(12) == 1;
-    int length = Math.min(b.getInt(16), MAX_BYTES - HEADER_BYTES);
-    byte[] payload = new byte[Math.max(0, length)];
-    b.get(HEADER_BYTES, payload);
-    UcxConnection c = routes.get(route(from, channel, toSendingEnd));
-    if (c != null) {
-      c.onNotice(type, payload);
+  /**
+   * Checks and hands on one notice. {@code reported} is the size UCX reported: -1 when the receive
+   * failed (a message larger than the buffer), 0 when Jucx did not report it (a receive that
+   * matched at once), so the size is the header's, checked against what UCX reported when it did.
+   */
+  private boolean deliver(long reported) {
+    int length = buffer.getInt(16);
+    long size = (long) HEADER_BYTES + length + NoticeMac.BYTES;
+    if (reported < 0 || length < 0 || size > MAX_BYTES || (reported > 0 && reported != size)) {
+      return refuse(
+          "a malformed notice ("
+              + (reported < 0 ? "larger than " + MAX_BYTES : reported + "")
+              + " bytes, a body of "
+              + length
+              + " claimed)");
     }
+    int n = (int) size;
+    buffer.get(0, received, 0, n);
+    int type = view.getInt(0);
+    int from = view.getInt(4);
+    int channel = view.getInt(8);
+    int end = view.getInt(12);
+    if (end != 0 && end != 1) {
+      return refuse("a malformed notice: end " + end);
+    }
+    UcxConnection c = routes.get(route(from, channel, end == 1));
+    if (c == null) {
+      return refuse(
+          "a notice claiming rank " + from + ", channel " + channel + ": no such connection here");
+    }
+    if (!c.accept(received, HEADER_BYTES + length, view.getLong(20))) {
+      return refuse(
+          "a notice for "
+              + c
+              + " whose MAC or counter does not check (not from a holder of this communicator's"
+              + " secret, or replayed)");
+    }
+    c.onNotice(type, Arrays.copyOfRange(received, HEADER_BYTES, HEADER_BYTES + length));
+    return true;
   }
 
-  /** Builds a notice for {@link UcxConnection#sendNotice}. */
-  static ByteBuffer notice(int type, int fromRank, int channel, boolean toSendingEnd, byte[] body) {
-    int length = Math.min(body.length, MAX_BYTES - HEADER_BYTES);
-    ByteBuffer b = ByteBuffer.allocateDirect(HEADER_BYTES + length).order(ByteOrder.BIG_ENDIAN);
-    b.putInt(type).putInt(fromRank).putInt(channel).putInt(toSendingEnd ? 1 : 0).putInt(length);
-    b.put(body, 0, length).flip();
-    return b;
+  private boolean refuse(String what) {
+    REFUSED.incrementAndGet();
+    LOG.warn("rank {}: UCX control notice refused: {}", rank, what);
+    return false;
+  }
+
+  /**
+   * Builds a signed notice for {@link UcxConnection#sendNotice}: the counter must grow with each
+   * notice of one direction.
+   */
+  static ByteBuffer notice(
+      int type,
+      int fromRank,
+      int channel,
+      boolean toSendingEnd,
+      long counter,
+      byte[] body,
+      NoticeMac mac) {
+    int length = Math.min(body.length, MAX_BODY);
+    byte[] b = new byte[HEADER_BYTES + length + NoticeMac.BYTES];
+    ByteBuffer.wrap(b)
+        .order(ByteOrder.BIG_ENDIAN)
+        .putInt(type)
+        .putInt(fromRank)
+        .putInt(channel)
+        .putInt(toSendingEnd ? 1 : 0)
+        .putInt(length)
+        .putLong(counter)
+        .put(body, 0, length);
+    mac.sign(b, HEADER_BYTES + length);
+    ByteBuffer out = ByteBuffer.allocateDirect(b.length).put(b);
+    out.flip();
+    return out;
   }
 
   /** Cancels the posted receive (at close). */

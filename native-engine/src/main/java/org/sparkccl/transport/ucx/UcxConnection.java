@@ -44,6 +44,15 @@ abstract class UcxConnection {
   private record Notice(ByteBuffer bytes, UcpRequest request, Completion completion) {}
 
   private final List<Notice> noticesInFlight = new ArrayList<>();
+
+  /** Signs the notices this end sends; checks those its peer sends. */
+  private final NoticeMac outMac;
+
+  private final NoticeMac inMac;
+  private final boolean sendingEnd;
+  private long sentNotices;
+  private long lastNotice = -1;
+  private boolean peerProven;
   private String remoteFailure;
   private String endpointError;
   protected boolean peerClosed;
@@ -56,7 +65,8 @@ abstract class UcxConnection {
       int channel,
       int nEndpoints,
       UcxRankInfo peerInfo,
-      UcpMemory slots) {
+      UcpMemory slots,
+      boolean sendingEnd) {
     this.transport = transport;
     this.description = description;
     this.peer = peer;
@@ -67,6 +77,10 @@ abstract class UcxConnection {
     this.endpoints = new UcpEndpoint[nEndpoints];
     this.peerSide = new UcpRemoteKey[nEndpoints];
     this.peerSideAddress = peerInfo.sideAreas()[channel].address();
+    this.sendingEnd = sendingEnd;
+    byte[] secret = transport.secret();
+    this.outMac = new NoticeMac(secret, transport.rank(), peer, channel, !sendingEnd);
+    this.inMac = new NoticeMac(secret, peer, transport.rank(), channel, sendingEnd);
     try {
       for (int i = 0; i < nEndpoints; i++) {
         endpoints[i] =
@@ -92,7 +106,35 @@ abstract class UcxConnection {
     }
   }
 
-  /** A notice from the peer arrived (on the proxy thread, inside progress). */
+  /**
+   * Whether {@code notice[0, length)} followed by its MAC is a notice the peer signed with this
+   * direction's key, with a counter above every one accepted before (so none is replayed). The
+   * first accepted notice proves that the peer holds the communicator's secret.
+   */
+  boolean accept(byte[] notice, int length, long counter) {
+    if (counter <= lastNotice || !inMac.verify(notice, length)) {
+      return false;
+    }
+    lastNotice = counter;
+    peerProven = true;
+    return true;
+  }
+
+  /**
+   * Whether a notice signed by the peer arrived (it holds the communicator's secret) and this end's
+   * own notices have gone out (so the peer's proof of this end needs no more progress here).
+   */
+  boolean provenBothWays() {
+    noticesInFlight.removeIf(n -> n.completion().isDone(n.request()));
+    return peerProven && noticesInFlight.isEmpty();
+  }
+
+  /** Sends the notice that proves this end holds the communicator's secret. */
+  void sendProof() {
+    sendNotice(ControlInbox.HELLO, new byte[0]);
+  }
+
+  /** A notice from the peer arrived and checked (on the proxy thread, inside progress). */
   void onNotice(int type, byte[] payload) {
     if (type == ControlInbox.FAIL) {
       String text = new String(payload, StandardCharsets.UTF_8);
@@ -120,12 +162,14 @@ abstract class UcxConnection {
   }
 
   /** Sends a notice to the peer on endpoint 0; best effort, never waits. Proxy thread only. */
-  protected void sendNotice(int type, boolean toSendingEnd, byte[] body) {
+  protected void sendNotice(int type, byte[] body) {
     if (closed) {
       return;
     }
     noticesInFlight.removeIf(n -> n.completion().isDone(n.request()));
-    ByteBuffer notice = ControlInbox.notice(type, transport.rank(), channel, toSendingEnd, body);
+    ByteBuffer notice =
+        ControlInbox.notice(
+            type, transport.rank(), channel, !sendingEnd, sentNotices++, body, outMac);
     try {
       Completion done = new Completion();
       UcpRequest r = endpoints[0].sendTaggedNonBlocking(notice, ControlInbox.TAG, done);

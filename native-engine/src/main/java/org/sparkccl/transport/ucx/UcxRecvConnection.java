@@ -25,7 +25,7 @@ final class UcxRecvConnection extends UcxConnection implements RecvConnection {
       UcxRankInfo peerInfo,
       UcpMemory slots,
       int stepSize) {
-    super(transport, description, peer, channel, 1, peerInfo, slots);
+    super(transport, description, peer, channel, 1, peerInfo, slots, false);
     this.stepSize = stepSize;
     ReceiveFlush.check(slots, description);
   }
@@ -62,14 +62,14 @@ final class UcxRecvConnection extends UcxConnection implements RecvConnection {
     ByteBuffer b = ByteBuffer.allocate(CollectiveCall.BYTES);
     call.encode(b, 0);
     byte[] body = b.array();
-    transport.proxyExecutor().execute(() -> sendNotice(ControlInbox.ANNOUNCE, true, body));
+    transport.proxyExecutor().execute(() -> sendNotice(ControlInbox.ANNOUNCE, body));
   }
 
   @Override
   public void notifyPeer(boolean failed, String message) {
     byte[] text = message.getBytes(StandardCharsets.UTF_8);
     int type = failed ? ControlInbox.FAIL : ControlInbox.CLOSE;
-    transport.proxyExecutor().execute(() -> sendNotice(type, true, text));
+    transport.proxyExecutor().execute(() -> sendNotice(type, text));
   }
 
   /** One step: done when the sender's completion record for it is here. */

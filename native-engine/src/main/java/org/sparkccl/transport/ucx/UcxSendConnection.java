@@ -37,7 +37,7 @@ final class UcxSendConnection extends UcxConnection implements SendConnection {
       int qps,
       UcxRankInfo peerInfo,
       UcpMemory slots) {
-    super(transport, description, peer, channel, qps, peerInfo, slots);
+    super(transport, description, peer, channel, qps, peerInfo, slots, true);
     this.stepSize = (int) (slots.getLength() / FifoLayout.STEPS);
     this.peerSlots = new UcpRemoteKey[qps];
     try {
@@ -75,7 +75,7 @@ final class UcxSendConnection extends UcxConnection implements SendConnection {
   @Override
   public void notifyFailure(String message) {
     byte[] text = message.getBytes(StandardCharsets.UTF_8);
-    transport.proxyExecutor().execute(() -> sendNotice(ControlInbox.FAIL, false, text));
+    transport.proxyExecutor().execute(() -> sendNotice(ControlInbox.FAIL, text));
   }
 
   @Override

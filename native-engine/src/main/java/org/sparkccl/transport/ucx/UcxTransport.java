@@ -16,6 +16,7 @@ import org.openucx.jucx.ucp.UcpRequest;
 import org.openucx.jucx.ucp.UcpWorker;
 import org.openucx.jucx.ucp.UcpWorkerParams;
 import org.sparkccl.CclException;
+import org.sparkccl.auth.ChallengeResponse;
 import org.sparkccl.fifo.Fifo;
 import org.sparkccl.memory.DirectMemory;
 import org.sparkccl.proxy.OwnedWait;
@@ -32,8 +33,10 @@ import org.sparkccl.util.EngineLog;
  * <pre>{@code
  * UcxTransport ucx = UcxTransport.open(rank, qps, sendFifos, recvFifos);   // throws if no UCX
  * byte[] mine = ucx.localInfo();        // allGather these through the bootstrap, then:
+ * ucx.useSecret(communicatorSecret);    // 32 bytes; every control notice proves it
  * SendConnection out = ucx.connectSend(next, channel, all[next]);
  * RecvConnection in = ucx.connectRecv(prev, channel, all[prev]);
+ * ucx.awaitPeersProven(System.nanoTime() + timeoutNanos);
  * proxy.setOwnedPoller(ucx::poll, ucx.idleWait()); ucx.onProxy(proxy::execute);
  * }</pre>
  *
@@ -63,6 +66,7 @@ public final class UcxTransport implements AutoCloseable {
   private final ByteBuffer[] sides;
   private final List<UcxConnection> connections = new ArrayList<>();
   private volatile Executor onProxy = Runnable::run;
+  private byte[] secret;
   private RuntimeException raised;
 
   /** Held while the worker may be signalled from another thread, and while it is closed. */
@@ -82,7 +86,7 @@ public final class UcxTransport implements AutoCloseable {
     // Single-threaded worker: the proxy thread is its only user.
     this.worker = context.newWorker(new UcpWorkerParams());
     LIVE.incrementAndGet();
-    this.inbox = new ControlInbox(worker);
+    this.inbox = new ControlInbox(rank, worker);
   }
 
   /**
@@ -186,6 +190,75 @@ public final class UcxTransport implements AutoCloseable {
     return new UcxRankInfo.Region(m.getAddress(), rkey);
   }
 
+  /**
+   * Sets the communicator's secret, which every connection's notices prove; call before connecting.
+   *
+   * @throws IllegalArgumentException when it is not {@link ChallengeResponse#SECRET_BYTES} long
+   */
+  public void useSecret(byte[] secret) {
+    if (secret == null || secret.length != ChallengeResponse.SECRET_BYTES) {
+      throw new IllegalArgumentException(
+          "a UCX secret of "
+              + (secret == null ? "null" : secret.length + " bytes")
+              + "; expected "
+              + ChallengeResponse.SECRET_BYTES);
+    }
+    this.secret = secret.clone();
+  }
+
+  byte[] secret() {
+    if (secret == null) {
+      throw new IllegalStateException("rank " + rank + ": UCX connects only after useSecret");
+    }
+    return secret;
+  }
+
+  /** UCX control notices refused in this process so far (forged, malformed or replayed). */
+  public static long refusedNotices() {
+    return ControlInbox.refused();
+  }
+
+  /**
+   * Waits until the peer of every connection made so far has proven the communicator's secret with
+   * a signed notice; progresses the worker on the calling thread, so call it after connecting and
+   * before the proxy thread owns the worker. A peer with another secret, or a stranger at the
+   * published address, never proves it: that fails at the deadline.
+   *
+   * @throws CclException naming the peers that did not prove it by {@code deadlineNanos}
+   */
+  public void awaitPeersProven(long deadlineNanos) {
+    while (true) {
+      List<String> missing = new ArrayList<>();
+      for (UcxConnection c : connections) {
+        if (!c.provenBothWays()) {
+          missing.add(c.toString());
+        }
+      }
+      if (missing.isEmpty()) {
+        return;
+      }
+      if (System.nanoTime() - deadlineNanos > 0) {
+        throw new CclException(
+            "rank "
+                + rank
+                + ": the peer did not prove this communicator's secret over UCX in time: "
+                + missing
+                + " (a rank with another secret, or a stranger at its published address)");
+      }
+      try {
+        worker.progress();
+      } catch (Exception e) {
+        throw new CclException("rank " + rank + ": UCX progress failed: " + e, e);
+      }
+      inbox.poll();
+      RuntimeException r = raised;
+      if (r != null) {
+        raised = null;
+        throw r;
+      }
+    }
+  }
+
   /** Where other threads' UCX work goes: the proxy thread's task queue. */
   public void onProxy(Executor proxyExecutor) {
     this.onProxy = proxyExecutor;
@@ -218,6 +291,7 @@ public final class UcxTransport implements AutoCloseable {
   private void add(UcxConnection c, long route) {
     connections.add(c);
     inbox.add(route, c);
+    c.sendProof();
   }
 
   int rank() {
