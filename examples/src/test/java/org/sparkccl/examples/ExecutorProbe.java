@@ -9,10 +9,11 @@ import scala.runtime.AbstractFunction1;
 
 /**
  * What a barrier task sees of its executor: its id and process id, how many TCP sockets the process
- * listens on (Spark's own and any the engine left), the engine threads still alive and the engine's
- * off-heap bytes still allocated (waiting up to 10 s for the last two to drain, since the last
- * stage's tasks close their communicators as they finish). A line reads {@code <id> pid=<pid>
- * listeners=<n> threads=<n> offHeapBytes=<n>}.
+ * listens on (Spark's own and any the engine left), the engine threads still alive (not counting
+ * the executor's Python channel, which lives as long as the executor) and the engine's off-heap
+ * bytes still allocated (waiting up to 10 s for the last two to drain, since the last stage's tasks
+ * close their communicators as they finish). A line reads {@code <id> pid=<pid> listeners=<n>
+ * threads=<n> offHeapBytes=<n>}.
  */
 final class ExecutorProbe
     extends AbstractFunction1<scala.collection.Iterator<Integer>, scala.collection.Iterator<String>>
@@ -25,7 +26,7 @@ final class ExecutorProbe
     do {
       threads =
           Thread.getAllStackTraces().keySet().stream()
-              .filter(t -> t.getName().startsWith("sparkccl-"))
+              .filter(t -> t.getName().startsWith("sparkccl-") && !executorService(t.getName()))
               .count();
       bytes = DirectMemory.outstandingBytes();
       if (threads == 0 && bytes == 0) {
@@ -49,6 +50,15 @@ final class ExecutorProbe
             + " offHeapBytes="
             + bytes;
     return CollectionConverters.asScala(List.of(line).iterator());
+  }
+
+  /**
+   * The Python workers' channel: one listener thread (and its watchdog) that the executor plugin
+   * keeps for the executor's whole life, not something a communicator left behind.
+   */
+  private static boolean executorService(String threadName) {
+    return threadName.equals("sparkccl-worker-channel")
+        || threadName.equals("sparkccl-worker-channel-watchdog");
   }
 
   /** Rows of {@code /proc/self/net/tcp*} in state LISTEN whose inode is one of this process's. */
