@@ -45,7 +45,7 @@ final class SameHostRing implements RingTransport {
     boolean shm = Files.isDirectory(Path.of("/dev/shm"));
     this.local =
         new SameHostInfo(
-            HostIdentity.local() + shmIdentity(),
+            HostIdentity.local() + SHM_IDENTITY,
             ProcessHandle.current().pid(),
             shm ? kernels[0].deviceId() : "",
             ctx.config.p2p());
@@ -53,12 +53,17 @@ final class SameHostRing implements RingTransport {
 
   /**
    * The shared-memory mount, so that containers of one kernel with separate {@code /dev/shm} do not
-   * count as one host.
+   * count as one host. Read once per process: it cannot change while the process runs.
    */
+  private static final String SHM_IDENTITY = shmIdentity();
+
   private static String shmIdentity() {
     try {
       return "/shm:" + Files.getAttribute(Path.of("/dev/shm"), "unix:dev");
     } catch (IOException | UnsupportedOperationException | IllegalArgumentException e) {
+      // no /dev/shm, or a file system without the unix view: ranks with the same boot id then
+      // count as one host; if they are not, opening the receiver's shared-memory file fails and
+      // the connection fails over to the next transport candidate
       return "";
     }
   }
