@@ -17,7 +17,8 @@ import org.sparkccl.device.HostDevice;
 
 /**
  * Communicators with {@code encrypt=true}: collectives and point-to-point results match a reference
- * computed without the engine, {@code auto} lands on sockets, and {@code ucx} is refused by name.
+ * computed without the engine over sealed sockets, {@code auto} between threads of one JVM uses the
+ * in-memory ring (no wire to seal), and {@code ucx} is refused by name.
  */
 @DisplayName("encrypt=true: communicators over sealed sockets")
 class EncryptedCommunicatorTest {
@@ -26,10 +27,20 @@ class EncryptedCommunicatorTest {
   @Test
   @Timeout(120)
   void allReduceAndSendRecvAreExactOverEncryptedSockets() {
+    checkEncrypted(Transport.SOCKET, "socket");
+  }
+
+  @Test
+  @Timeout(120)
+  void autoBetweenThreadsOfOneJvmKeepsTheRingInMemory() {
+    checkEncrypted(Transport.AUTO, "local");
+  }
+
+  private static void checkEncrypted(Transport transport, String expectedRing) {
     int n = 3;
     CclConfig config =
         CclConfig.builder()
-            .transport(Transport.AUTO)
+            .transport(transport)
             .encrypt(true)
             .socketThreads(1)
             .socketsPerThread(2)
@@ -46,7 +57,7 @@ class EncryptedCommunicatorTest {
                 WAIT,
                 r -> {
                   Communicator c = comms[r];
-                  assertEquals("socket", c.ringTransport(), "auto with encryption uses sockets");
+                  assertEquals(expectedRing, c.ringTransport(), "transport=" + transport);
                   for (int count : new int[] {2, 1_000, 300_000}) {
                     checkAllReduce(c, count);
                   }

@@ -81,10 +81,10 @@ class LocalTransportTest {
             return new byte[][] {mine, mine};
           }
         };
-    IllegalArgumentException e =
-        assertThrows(
-            IllegalArgumentException.class,
-            () -> Communicator.create(elsewhere, config(1, 64 << 10)));
-    assertTrue(e.getMessage().contains("transport=local"), e.getMessage());
+    CclException e =
+        assertThrows(CclException.class, () -> Communicator.create(elsewhere, config(1, 64 << 10)));
+    assertTrue(
+        e.getMessage().contains("transport=local but rank 1 did not publish its channels"),
+        e.getMessage());
   }
 }

@@ -8,11 +8,13 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.sparkccl.bootstrap.TcpBootstrapRoot;
 
 /** Where UCX does not load: {@code ucx} says how to install it, {@code auto} falls back. */
 class UcxUnavailableTest {
@@ -23,13 +25,36 @@ class UcxUnavailableTest {
 
   @Test
   @DisplayName(
-      "without UCX, transport=ucx fails on every rank with how to install it and auto uses sockets")
+      "without UCX, transport=ucx fails on every rank with how to install it, and auto uses the"
+          + " in-memory ring between threads and sockets between processes")
   void withoutUcxAskingForItFailsAndAutoFallsBack() throws Exception {
-    // The child writes to a file, not a pipe: a read of a pipe would block for as long as a hung
-    // child keeps it open, past any deadline of this test.
-    Path log = dir.resolve("child.log");
-    Process p =
-        new ProcessBuilder(
+    String threads = runChildren(List.of());
+    for (int r = 0; r < 2; r++) {
+      String ucx = line(threads, "transport=ucx rank " + r + ": ");
+      assertTrue(ucx.startsWith("ERROR "), ucx);
+      assertTrue(ucx.contains("apt-get install libucx0"), "says how to install UCX: " + ucx);
+      assertEquals("RING local", line(threads, "transport=auto rank " + r + ": "));
+    }
+    try (TcpBootstrapRoot root = TcpBootstrapRoot.start("127.0.0.1", 2)) {
+      String processes = runChildren(List.of(root.address()));
+      for (int r = 0; r < 2; r++) {
+        assertEquals("RING socket", line(processes, "transport=auto process rank " + r + ": "));
+      }
+    }
+  }
+
+  /**
+   * Runs one child without UCX, or (with a bootstrap root) two children that are the two ranks;
+   * returns everything they wrote.
+   */
+  private String runChildren(List<String> root) throws Exception {
+    int children = root.isEmpty() ? 1 : 2;
+    List<Process> ps = new ArrayList<>();
+    StringBuilder out = new StringBuilder();
+    try {
+      for (int c = 0; c < children; c++) {
+        List<String> cmd =
+            new ArrayList<>(
                 List.of(
                     Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                     "-Xmx256m",
@@ -38,30 +63,46 @@ class UcxUnavailableTest {
                     "-Djava.io.tmpdir=/proc/no-such-dir",
                     "-cp",
                     System.getProperty("java.class.path"),
-                    UcxUnavailableMain.class.getName()))
-            .redirectErrorStream(true)
-            .redirectOutput(log.toFile())
-            .start();
-    boolean exited;
-    try {
-      exited = p.waitFor(CHILD_SECONDS, TimeUnit.SECONDS);
+                    UcxUnavailableMain.class.getName()));
+        if (!root.isEmpty()) {
+          cmd.add(root.get(0));
+          cmd.add(Integer.toString(c));
+        }
+        // The child writes to a file, not a pipe: a read of a pipe would block for as long as a
+        // hung child keeps it open, past any deadline of this test.
+        ps.add(
+            new ProcessBuilder(cmd)
+                .redirectErrorStream(true)
+                .redirectOutput(log(root, c).toFile())
+                .start());
+      }
+      for (int c = 0; c < children; c++) {
+        Process p = ps.get(c);
+        boolean exited = p.waitFor(CHILD_SECONDS, TimeUnit.SECONDS);
+        String written = read(log(root, c));
+        out.append(written);
+        if (!exited) {
+          fail(
+              "a child JVM did not exit within "
+                  + CHILD_SECONDS
+                  + " s; killed. It wrote:\n"
+                  + written);
+        }
+        assertEquals(0, p.exitValue(), written);
+      }
     } finally {
-      if (p.isAlive()) {
-        p.destroyForcibly();
-        p.waitFor(10, TimeUnit.SECONDS);
+      for (Process p : ps) {
+        if (p.isAlive()) {
+          p.destroyForcibly();
+          p.waitFor(10, TimeUnit.SECONDS);
+        }
       }
     }
-    String out = read(log);
-    if (!exited) {
-      fail("the child JVM did not exit within " + CHILD_SECONDS + " s; killed. It wrote:\n" + out);
-    }
-    assertEquals(0, p.exitValue(), out);
-    for (int r = 0; r < 2; r++) {
-      String ucx = line(out, "transport=ucx rank " + r + ": ");
-      assertTrue(ucx.startsWith("ERROR "), ucx);
-      assertTrue(ucx.contains("apt-get install libucx0"), "says how to install UCX: " + ucx);
-      assertEquals("RING socket", line(out, "transport=auto rank " + r + ": "));
-    }
+    return out.toString();
+  }
+
+  private Path log(List<String> root, int child) {
+    return dir.resolve((root.isEmpty() ? "threads" : "process" + child) + ".log");
   }
 
   private static String read(Path log) {

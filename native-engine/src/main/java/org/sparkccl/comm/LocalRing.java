@@ -1,14 +1,22 @@
 package org.sparkccl.comm;
 
+import java.nio.ByteBuffer;
+import java.security.SecureRandom;
+import java.util.Arrays;
 import java.util.concurrent.ConcurrentHashMap;
+import org.sparkccl.CclException;
 import org.sparkccl.bootstrap.Bootstrap;
-import org.sparkccl.bootstrap.LocalBootstrap;
 import org.sparkccl.transport.local.LocalPipe;
 
 /**
  * The ring between ranks that are threads of this JVM: in-memory pipes. Kernels that read the
  * previous rank's send slots in place (GPU kernels on one device) make the pipes copy nothing; a
  * barrier makes sure every rank has published its channels before any looks them up.
+ *
+ * <p>Each rank publishes this JVM's random identity, so the ranks can tell whether they all run in
+ * one process whatever brought them together (threads with a {@code LocalBootstrap}, or barrier
+ * tasks of one Spark executor that met through the plugin): {@code transport=auto} takes this ring
+ * first when they do, as NCCL prefers its P2P transport within a node over the network.
  */
 final class LocalRing implements RingTransport {
   /** A channel of a rank of a communicator, for ranks of one JVM to find each other's. */
@@ -17,19 +25,9 @@ final class LocalRing implements RingTransport {
   private static final ConcurrentHashMap<ChannelId, CommChannel> CHANNELS =
       new ConcurrentHashMap<>();
 
-  private static final byte[] PRESENT = {1};
-
-  /**
-   * @throws IllegalArgumentException when the ranks are not threads of one JVM
-   */
-  LocalRing(Bootstrap bootstrap) {
-    if (!(bootstrap instanceof LocalBootstrap)) {
-      throw new IllegalArgumentException(
-          "transport=local needs ranks that are threads of one JVM (LocalBootstrap); this rank"
-              + " has "
-              + bootstrap.getClass().getSimpleName());
-    }
-  }
+  /** This JVM's identity: random, so two processes never share it. */
+  private static final byte[] THIS_JVM =
+      ByteBuffer.allocate(Long.BYTES).putLong(new SecureRandom().nextLong()).array();
 
   @Override
   public String name() {
@@ -38,12 +36,18 @@ final class LocalRing implements RingTransport {
 
   @Override
   public byte[] localInfo() {
-    return PRESENT;
+    return THIS_JVM.clone();
   }
 
   @Override
   public String unavailableReason() {
     return null;
+  }
+
+  @Override
+  public String refusedBy(byte[][] infos) {
+    int processes = (int) Arrays.stream(infos).map(ByteBuffer::wrap).distinct().count();
+    return processes == 1 ? null : "the ranks run in " + processes + " processes, not one JVM";
   }
 
   @Override
@@ -60,9 +64,19 @@ final class LocalRing implements RingTransport {
     }
     try {
       bootstrap.allGather(new byte[0], ctx.config.timeout());
-      if (shared) {
-        for (CommChannel ch : ctx.channels) {
-          CommChannel sender = CHANNELS.get(new ChannelId(token, prev, ch.id));
+      for (CommChannel ch : ctx.channels) {
+        CommChannel sender = CHANNELS.get(new ChannelId(token, prev, ch.id));
+        if (sender == null) {
+          // the identities matched, yet the previous rank did not publish here
+          throw new CclException(
+              "rank "
+                  + rank
+                  + ": transport=local but rank "
+                  + prev
+                  + " did not publish its channels in this JVM; expected ranks that are threads"
+                  + " of one JVM");
+        }
+        if (shared) {
           ch.kernel.readSlotsOf(sender.kernel);
         }
       }

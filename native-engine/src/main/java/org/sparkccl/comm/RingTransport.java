@@ -21,6 +21,14 @@ interface RingTransport {
   /** Why {@link #localInfo()} is null, or null. */
   String unavailableReason();
 
+  /**
+   * Why the ranks cannot use this transport together although each has it (given every rank's
+   * {@link #localInfo()}), or null when they can. Every rank decides the same from the same infos.
+   */
+  default String refusedBy(byte[][] infos) {
+    return null;
+  }
+
   /** What to tell a user who asked for this transport on a rank that lacks it. */
   default String installHint() {
     return "";

@@ -12,6 +12,7 @@ import org.apache.logging.log4j.Logger;
 import org.sparkccl.CclException;
 import org.sparkccl.auth.ChallengeResponse;
 import org.sparkccl.bootstrap.Bootstrap;
+import org.sparkccl.config.Transport;
 import org.sparkccl.transport.p2p.DirectFifoKernel;
 import org.sparkccl.transport.socket.ListenAddress;
 import org.sparkccl.transport.socket.SocketTransport;
@@ -23,8 +24,9 @@ import org.sparkccl.util.EngineLog;
  * publish its addresses through the bootstrap, then connects the ring over the first candidate that
  * every rank has. Every rank reaches the same decision from the same exchange.
  *
- * <p>{@code transport=auto} tries UCX, then sockets. An explicit transport that some rank lacks
- * fails on every rank with the reason and how to fix it.
+ * <p>{@code transport=auto} tries the in-memory ring when every rank runs in this JVM (host
+ * kernels), then UCX, then sockets. An explicit transport that some rank lacks fails on every rank
+ * with the reason and how to fix it.
  */
 final class TransportSelector {
   private static final Logger LOG = EngineLog.logger(TransportSelector.class);
@@ -90,8 +92,11 @@ final class TransportSelector {
         }
         yield List.of(new UcxRing(ctx));
       }
-      case LOCAL -> List.of(new LocalRing(bootstrap));
+      case LOCAL -> List.of(new LocalRing());
       case AUTO -> {
+        if (allRanksInThisJvm()) {
+          yield List.of(new LocalRing());
+        }
         if (encrypt) {
           if (SAID_UCX_SKIPPED.compareAndSet(false, true)) {
             LOG.info(
@@ -103,6 +108,20 @@ final class TransportSelector {
         yield sameHost(List.of(new UcxRing(ctx), new SocketRing(sockets)));
       }
     };
+  }
+
+  /**
+   * Whether every rank runs in this JVM (threads, or the barrier tasks of one Spark executor), with
+   * host kernels: their slots then pass through memory ({@link LocalRing}) instead of a loopback
+   * network stack, and no UCX context is opened. One small exchange of JVM identities decides it,
+   * the same on every rank; GPU kernels keep the direct edges of {@link #sameHost}.
+   */
+  private boolean allRanksInThisJvm() {
+    if (ctx.channels[0].kernel.readsSenderSlots()) {
+      return false;
+    }
+    LocalRing probe = new LocalRing();
+    return probe.refusedBy(bootstrap.allGather(probe.localInfo(), ctx.config.timeout())) == null;
   }
 
   /**
@@ -246,7 +265,7 @@ final class TransportSelector {
    * candidate that a rank lacks, or that fails to connect on any rank, is skipped on every rank.
    */
   private RingTransport chooseAndConnect(List<RingTransport> candidates, Exchange ex) {
-    boolean explicit = candidates.size() == 1;
+    boolean explicit = ctx.config.transport() != Transport.AUTO;
     int next = (ctx.rank + 1) % ctx.nRanks;
     int prev = (ctx.rank - 1 + ctx.nRanks) % ctx.nRanks;
     String skipped = "";
@@ -254,6 +273,9 @@ final class TransportSelector {
       RingTransport c = candidates.get(i);
       String why = missingOn(c, ex.infos[i]);
       String hint = why != null && !c.installHint().isEmpty() ? "; " + c.installHint() : "";
+      if (why == null) {
+        why = c.refusedBy(ex.infos[i]);
+      }
       if (why == null) {
         why = tryConnect(c, ex, i, next, prev);
       }
