@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The GPU suite and the benchmark of the CUDA backend, on a machine with a GPU and no Java:
 # bench/gpu/pack.sh packs DIR on a build machine; copy DIR to the GPU machine and run there
-#   bash DIR/run.sh DIR [smoke|suite|bench|tune|local|tune-local|peer|compare|check|all|resident|latency|lb]
+#   bash DIR/run.sh DIR [smoke|suite|soak|bench|tune|local|tune-local|peer|compare|check|all|resident|latency|lb]
 # Logs go to $OUT (default /tmp/sparkccl-gpu-out) and summaries to stdout.
 set -uo pipefail
 DIR="$(realpath "${1:-.device-cuda}")"
@@ -82,6 +82,13 @@ case "$MODE" in
     perf 2 -b 8 -e 16M -f 8 -w 2 -i 5 -c 1 --jit-warmup 100
     ;;
   suite) suite 1,2,4,8 0 ;;
+  soak)
+    # COUNT communicators (default 1,000) of 2 thread ranks on GPU 0, normal, aborted and timed out:
+    # threads, file descriptors, off-heap bytes and GPU memory in use must come back
+    echo "== GPU soak, ${COUNT:-1000} communicators"
+    "${JAVA[@]}" -cp "$CP" org.sparkccl.GpuSoakMain "${COUNT:-1000}" 2>&1 | tee "$OUT/gpu-soak.log" | grep -E '^GPU soak' | tail -20
+    [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+    ;;
   bench)
     reduce_bench 1G
     perf 2 -b 8 -e 1G -f 2 -w 2 -i 5 -c 0 --jit-warmup 200

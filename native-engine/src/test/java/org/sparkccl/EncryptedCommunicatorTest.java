@@ -10,6 +10,7 @@ import java.util.SplittableRandom;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.sparkccl.bootstrap.LocalBootstrap;
 import org.sparkccl.config.CclConfig;
 import org.sparkccl.config.Transport;
 import org.sparkccl.device.DeviceBuffer;
@@ -63,6 +64,35 @@ class EncryptedCommunicatorTest {
                   }
                   checkRingSendRecv(c, 200_001);
                 }));
+  }
+
+  @Test
+  @Timeout(60)
+  void ranksWithDifferentEncryptSettingsAreRefusedOnEveryRank() {
+    LocalBootstrap.Group group = LocalBootstrap.group(2);
+    Communicator[] comms = new Communicator[2];
+    Throwable[] errors =
+        RankHarness.runCollect(
+            2,
+            WAIT,
+            r ->
+                comms[r] =
+                    Communicator.create(
+                        group.rank(r),
+                        CclConfig.builder()
+                            .transport(Transport.SOCKET)
+                            .encrypt(r == 0)
+                            .timeout(WAIT)
+                            .build()));
+    RankHarness.closeQuietly(comms);
+    for (int r = 0; r < 2; r++) {
+      String message = String.valueOf(errors[r]);
+      assertTrue(
+          message.contains("has encrypt=" + (r == 0))
+              && message.contains("has encrypt=" + (r != 0))
+              && message.contains("expected every rank to have the same encrypt setting"),
+          "rank " + r + ": " + message);
+    }
   }
 
   @Test

@@ -44,6 +44,16 @@ final class LocalRing implements RingTransport {
     return null;
   }
 
+  /**
+   * No: the tuner's costs are those of loopback sockets, which trees and recursive doubling use,
+   * while this ring moves memory to memory; with 4 thread ranks the ring was ahead of both at 8 B
+   * to 32 KiB on a 2-core VM ({@code docs/benchmarks.md}), so {@code algo=auto} keeps to it.
+   */
+  @Override
+  public boolean tunerDescribes() {
+    return false;
+  }
+
   @Override
   public String refusedBy(byte[][] infos) {
     int processes = (int) Arrays.stream(infos).map(ByteBuffer::wrap).distinct().count();

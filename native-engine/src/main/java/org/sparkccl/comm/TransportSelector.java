@@ -155,7 +155,7 @@ final class TransportSelector {
     byte[] address = sockets.address().getBytes(StandardCharsets.UTF_8);
     byte[] secret = ctx.rank == 0 ? ChallengeResponse.newSecret() : new byte[0];
     byte[] host = HostIdentity.local().getBytes(StandardCharsets.UTF_8);
-    int size = 8 + 4 + secret.length + 4 + address.length + 4 + 4 + host.length;
+    int size = 8 + 4 + secret.length + 4 + address.length + 4 + 4 + host.length + 1;
     byte[][] mine = new byte[candidates.size()][];
     for (int i = 0; i < mine.length; i++) {
       mine[i] = candidates.get(i).localInfo();
@@ -172,6 +172,7 @@ final class TransportSelector {
       }
     }
     out.putInt(host.length).put(host);
+    out.put((byte) (ctx.config.encrypt() ? 1 : 0));
     byte[][] all = bootstrap.allGather(out.array(), ctx.config.timeout());
     String[] addresses = new String[ctx.nRanks];
     byte[][][] infos = new byte[candidates.size()][ctx.nRanks][];
@@ -189,6 +190,20 @@ final class TransportSelector {
         in.get(h);
         if (Arrays.equals(h, host)) {
           ranksOnHost++;
+        }
+        boolean theirs = in.get() != 0;
+        if (theirs != ctx.config.encrypt()) {
+          // one side would seal and the other read the records as plain bytes: refuse by name
+          throw new CclException(
+              "rank "
+                  + ctx.rank
+                  + " has encrypt="
+                  + ctx.config.encrypt()
+                  + " but rank "
+                  + r
+                  + " has encrypt="
+                  + theirs
+                  + "; expected every rank to have the same encrypt setting");
         }
       } catch (BufferUnderflowException e) {
         throw new CclException(
