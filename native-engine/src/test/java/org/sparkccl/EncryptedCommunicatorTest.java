@@ -72,18 +72,17 @@ class EncryptedCommunicatorTest {
     LocalBootstrap.Group group = LocalBootstrap.group(2);
     Communicator[] comms = new Communicator[2];
     Throwable[] errors =
-        RankHarness.runCollect(
-            2,
+        RankHarness.createEach(
+            comms,
             WAIT,
             r ->
-                comms[r] =
-                    Communicator.create(
-                        group.rank(r),
-                        CclConfig.builder()
-                            .transport(Transport.SOCKET)
-                            .encrypt(r == 0)
-                            .timeout(WAIT)
-                            .build()));
+                Communicator.create(
+                    group.rank(r),
+                    CclConfig.builder()
+                        .transport(Transport.SOCKET)
+                        .encrypt(r == 0)
+                        .timeout(WAIT)
+                        .build()));
     RankHarness.closeQuietly(comms);
     for (int r = 0; r < 2; r++) {
       String message = String.valueOf(errors[r]);

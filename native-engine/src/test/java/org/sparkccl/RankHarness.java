@@ -29,6 +29,19 @@ public final class RankHarness {
   }
 
   /**
+   * Creates each rank's communicator on a thread of its own ({@code create.apply(r)}, which may
+   * give ranks different bootstraps or settings) into {@code comms}; the caller closes them.
+   *
+   * @return per rank, what its creation threw, or null
+   */
+  public static Throwable[] createEach(
+      Communicator[] comms,
+      Duration deadline,
+      java.util.function.IntFunction<Communicator> create) {
+    return runCollect(comms.length, deadline, r -> comms[r] = create.apply(r));
+  }
+
+  /**
    * Runs {@code body} for ranks {@code 0..n-1} on threads named {@code rank-<r>} and waits for all
    * of them, at most {@code deadline}.
    *

@@ -45,13 +45,12 @@ class SharedSecretTest {
     LocalBootstrap.Group mixed = LocalBootstrap.group(2);
     Communicator[] joined = new Communicator[2];
     Throwable[] errors =
-        RankHarness.runCollect(
-            2,
+        RankHarness.createEach(
+            joined,
             WAIT,
             r ->
-                joined[r] =
-                    Communicator.create(
-                        new SecretBootstrap(mixed.rank(r), r == 0 ? app : other), config()));
+                Communicator.create(
+                    new SecretBootstrap(mixed.rank(r), r == 0 ? app : other), config()));
     RankHarness.closeQuietly(joined);
     for (int r = 0; r < 2; r++) {
       assertNotNull(errors[r], "rank " + r + " must fail");

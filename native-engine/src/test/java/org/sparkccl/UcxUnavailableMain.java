@@ -27,10 +27,8 @@ public final class UcxUnavailableMain {
       Communicator[] comms = new Communicator[2];
       LocalBootstrap.Group group = LocalBootstrap.group(2);
       Throwable[] errors =
-          RankHarness.runCollect(
-              2,
-              Duration.ofSeconds(60),
-              r -> comms[r] = Communicator.create(group.rank(r), config));
+          RankHarness.createEach(
+              comms, Duration.ofSeconds(60), r -> Communicator.create(group.rank(r), config));
       for (int r = 0; r < 2; r++) {
         System.out.println(
             "transport="

@@ -135,14 +135,13 @@ class UcxNoticeAuthTest {
     byte[] other = "another application".getBytes(StandardCharsets.UTF_8);
     Communicator[] comms = new Communicator[2];
     Throwable[] errors =
-        RankHarness.runCollect(
-            2,
+        RankHarness.createEach(
+            comms,
             WAIT,
             r ->
-                comms[r] =
-                    Communicator.create(
-                        new SecretBootstrap(group.rank(r), r == 0 ? APP : other),
-                        config(Duration.ofSeconds(3))));
+                Communicator.create(
+                    new SecretBootstrap(group.rank(r), r == 0 ? APP : other),
+                    config(Duration.ofSeconds(3))));
     RankHarness.closeQuietly(comms);
     for (int r = 0; r < 2; r++) {
       assertNotNull(errors[r], "rank " + r + " must fail");
