@@ -94,7 +94,7 @@ final class TransportSelector {
       }
       case LOCAL -> List.of(new LocalRing());
       case AUTO -> {
-        if (allRanksInThisJvm()) {
+        if (ringInMemory()) {
           yield List.of(new LocalRing());
         }
         if (encrypt) {
@@ -111,17 +111,22 @@ final class TransportSelector {
   }
 
   /**
-   * Whether every rank runs in this JVM (threads, or the barrier tasks of one Spark executor), with
+   * Whether every rank runs in this JVM (threads, or the barrier tasks of one Spark executor) with
    * host kernels: their slots then pass through memory ({@link LocalRing}) instead of a loopback
-   * network stack, and no UCX context is opened. One small exchange of JVM identities decides it,
-   * the same on every rank; GPU kernels keep the direct edges of {@link #sameHost}.
+   * network stack, and no UCX context is opened; GPU kernels keep the direct edges of {@link
+   * #sameHost}. Every rank takes part in the one small exchange (this JVM's identity and whether
+   * its kernels are host kernels) and reaches the same answer from it, whatever its own kernels.
    */
-  private boolean allRanksInThisJvm() {
-    if (ctx.channels[0].kernel.readsSenderSlots()) {
-      return false;
+  private boolean ringInMemory() {
+    byte[] mine = Arrays.copyOf(new LocalRing().localInfo(), Long.BYTES + 1);
+    mine[Long.BYTES] = (byte) (ctx.channels[0].kernel.readsSenderSlots() ? 0 : 1);
+    byte[][] all = bootstrap.allGather(mine, ctx.config.timeout());
+    for (byte[] theirs : all) {
+      if (!Arrays.equals(theirs, all[0])) {
+        return false;
+      }
     }
-    LocalRing probe = new LocalRing();
-    return probe.refusedBy(bootstrap.allGather(probe.localInfo(), ctx.config.timeout())) == null;
+    return all[0].length == mine.length && all[0][Long.BYTES] == 1;
   }
 
   /**
