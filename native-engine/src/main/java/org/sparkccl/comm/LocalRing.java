@@ -34,9 +34,14 @@ final class LocalRing implements RingTransport {
     return "local";
   }
 
+  /** This JVM's random identity, as every rank of this ring publishes it. */
+  static byte[] thisJvm() {
+    return THIS_JVM.clone();
+  }
+
   @Override
   public byte[] localInfo() {
-    return THIS_JVM.clone();
+    return thisJvm();
   }
 
   @Override

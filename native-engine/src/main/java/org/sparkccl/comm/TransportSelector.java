@@ -118,7 +118,7 @@ final class TransportSelector {
    * its kernels are host kernels) and reaches the same answer from it, whatever its own kernels.
    */
   private boolean ringInMemory() {
-    byte[] mine = Arrays.copyOf(new LocalRing().localInfo(), Long.BYTES + 1);
+    byte[] mine = Arrays.copyOf(LocalRing.thisJvm(), Long.BYTES + 1);
     mine[Long.BYTES] = (byte) (ctx.channels[0].kernel.readsSenderSlots() ? 0 : 1);
     byte[][] all = bootstrap.allGather(mine, ctx.config.timeout());
     for (byte[] theirs : all) {
