@@ -101,10 +101,14 @@ public final class SparkCCLPlugin implements SparkPlugin {
           "SparkCCL needs barrier mode, which does not work with dynamic allocation:"
               + " set spark.dynamicAllocation.enabled=false");
     }
-    if (SparkConfKeys.engineConfig(conf).transport() == Transport.LOCAL) {
+    String master = conf.get("spark.master", "");
+    boolean oneJvm = master.equals("local") || master.startsWith("local[");
+    if (SparkConfKeys.engineConfig(conf).transport() == Transport.LOCAL && !oneJvm) {
       throw new IllegalStateException(
-          "spark.ccl.transport=local joins ranks that are threads of one JVM, but barrier tasks"
-              + " meet across executors: use auto, ucx or socket");
+          "spark.ccl.transport=local joins ranks that are threads of one JVM, but under master "
+              + (master.isEmpty() ? "(unset)" : master)
+              + " barrier tasks meet across executors: use auto (which takes the in-memory ring"
+              + " wherever every task runs in one JVM, as in local mode), ucx or socket");
     }
     String mode = DeviceChoice.mode(conf.get(SparkConfKeys.DEVICE, DeviceChoice.AUTO));
     String taskGpus = conf.get("spark.task.resource.gpu.amount", null);

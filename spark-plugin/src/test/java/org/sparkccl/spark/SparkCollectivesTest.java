@@ -198,6 +198,13 @@ class SparkCollectivesTest {
     IllegalStateException l =
         assertThrows(IllegalStateException.class, () -> SparkCCLPlugin.checkDriverConf(local));
     assertTrue(l.getMessage().contains("spark.ccl.transport=local"), l.getMessage());
+    for (String oneJvm : new String[] {"local", "local[4]", "local[*,2]"}) {
+      SparkCCLPlugin.checkDriverConf(local.clone().setMaster(oneJvm)); // accepted: one JVM
+    }
+    SparkConf cluster = local.clone().setMaster("local-cluster[2,2,1024]");
+    IllegalStateException c =
+        assertThrows(IllegalStateException.class, () -> SparkCCLPlugin.checkDriverConf(cluster));
+    assertTrue(c.getMessage().contains("under master local-cluster[2,2,1024]"), c.getMessage());
     SparkConf badDevice = new SparkConf().set("spark.ccl.device", "tpu");
     IllegalArgumentException b =
         assertThrows(

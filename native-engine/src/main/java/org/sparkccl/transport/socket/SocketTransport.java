@@ -1,6 +1,7 @@
 package org.sparkccl.transport.socket;
 
 import java.io.IOException;
+import java.net.ConnectException;
 import java.net.InetSocketAddress;
 import java.net.StandardSocketOptions;
 import java.nio.channels.SelectionKey;
@@ -220,6 +221,20 @@ public final class SocketTransport implements AutoCloseable {
       }
       return new SocketSendConnection(
           what, peer, controlWire, dataWires, nThreads, idle, proxySelector, wakeProxy);
+    } catch (ConnectException e) {
+      // every rank listens from its creation to its close, so a refusal means the peer is gone
+      closeAll(control, data);
+      throw new CclException(
+          what
+              + ": cannot connect to "
+              + address
+              + ": "
+              + e.getMessage()
+              + "; rank "
+              + peer
+              + " refused it: it has failed or closed its communicator (its own error names why),"
+              + " or a firewall rejects the port",
+          e);
     } catch (IOException e) {
       closeAll(control, data);
       throw new CclException(what + ": cannot connect to " + address + ": " + e.getMessage(), e);

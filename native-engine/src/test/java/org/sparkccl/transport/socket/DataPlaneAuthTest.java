@@ -78,6 +78,25 @@ class DataPlaneAuthTest {
 
   @Test
   @Timeout(60)
+  void aConnectToARankThatClosedSaysTheRankIsGone() throws Exception {
+    byte[] secret = ChallengeResponse.newSecret();
+    SocketTransport gone = transport(1, secret);
+    String address = gone.address();
+    gone.close();
+    try (SocketTransport sender = transport(0, secret);
+        Selector sendSel = Selector.open()) {
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+      CclException e =
+          assertThrows(
+              CclException.class, () -> sender.connect(address, 1, 0, sendSel, () -> {}, deadline));
+      assertTrue(
+          e.getMessage().contains("rank 1 refused it: it has failed or closed its communicator"),
+          e.getMessage());
+    }
+  }
+
+  @Test
+  @Timeout(60)
   void theSecretNeverCrossesTheWireAndAVersionMismatchIsNamed() throws Exception {
     byte[] secret = ChallengeResponse.newSecret();
     ChallengeResponse auth = new ChallengeResponse(secret);
