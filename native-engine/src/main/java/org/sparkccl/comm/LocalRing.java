@@ -15,8 +15,9 @@ import org.sparkccl.transport.local.LocalPipe;
  *
  * <p>Each rank publishes this JVM's random identity, so the ranks can tell whether they all run in
  * one process whatever brought them together (threads with a {@code LocalBootstrap}, or barrier
- * tasks of one Spark executor that met through the plugin): {@code transport=auto} takes this ring
- * first when they do, as NCCL prefers its P2P transport within a node over the network.
+ * tasks of one Spark executor that met through the plugin): with host kernels {@code
+ * transport=auto} takes this ring when they do, as NCCL prefers its P2P transport within a node
+ * over the network.
  */
 final class LocalRing implements RingTransport {
   /** A channel of a rank of a communicator, for ranks of one JVM to find each other's. */
