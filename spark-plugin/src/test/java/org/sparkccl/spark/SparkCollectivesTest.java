@@ -4,9 +4,11 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.io.Serializable;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.SplittableRandom;
+import org.apache.spark.BarrierTaskContext;
 import org.apache.spark.SparkConf;
 import org.apache.spark.api.java.JavaRDD;
 import org.apache.spark.api.java.JavaSparkContext;
@@ -21,9 +23,13 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.sparkccl.Communicator;
 import org.sparkccl.DataType;
 import org.sparkccl.ReduceOp;
 import org.sparkccl.device.DeviceBuffer;
+import scala.jdk.javaapi.CollectionConverters;
+import scala.reflect.ClassTag$;
+import scala.runtime.AbstractFunction1;
 
 /** Collectives on RDDs in a real local-mode Spark with the plugin enabled. */
 @DisplayName("SparkCCL collectives on RDDs in local Spark")
@@ -87,6 +93,63 @@ class SparkCollectivesTest {
               Math.abs(got - ref) <= 1e-5 * Math.abs(ref),
               "n=" + n + " partition " + p + " element " + i + ": " + got + " vs " + ref);
         }
+      }
+    }
+  }
+
+  @Test
+  void inTaskCommunicatorsOfLocalModeShareTheInMemoryRing() {
+    List<String> got =
+        sc.parallelize(List.of(0, 1, 2, 3), PARTITIONS)
+            .rdd()
+            .barrier()
+            .mapPartitions(new RingOfTask(10_001), false, ClassTag$.MODULE$.apply(String.class))
+            .toJavaRDD()
+            .collect();
+    assertEquals(PARTITIONS, got.size());
+    for (String line : got) {
+      String[] f = line.split(" ");
+      assertEquals("local", f[1], "partition " + f[0] + ": the ring of local mode's tasks");
+      assertTrue(Double.parseDouble(f[2]) < 1e-5, "partition " + f[0] + ": error " + f[2]);
+    }
+  }
+
+  /**
+   * A barrier task's in-task allReduce of random floats: "partition ring-transport worst-error",
+   * the error relative to sums this task makes in double from the same seeded inputs.
+   */
+  private static final class RingOfTask
+      extends AbstractFunction1<
+          scala.collection.Iterator<Integer>, scala.collection.Iterator<String>>
+      implements Serializable {
+    private static final long serialVersionUID = 1L;
+    private final int n;
+
+    RingOfTask(int n) {
+      this.n = n;
+    }
+
+    @Override
+    public scala.collection.Iterator<String> apply(scala.collection.Iterator<Integer> ignored) {
+      BarrierTaskContext context = BarrierTaskContext.get();
+      int p = context.partitionId();
+      List<float[]> inputs = randomArrays(PARTITIONS, n, 31);
+      try (Communicator comm = SparkCCL.communicator(context);
+          DeviceBuffer buf = comm.device().allocate(4L * n)) {
+        buf.copyFromHost(inputs.get(p), 0);
+        comm.allReduce(buf, buf, n, DataType.FLOAT32, ReduceOp.SUM);
+        float[] sum = new float[n];
+        buf.copyToHost(0, sum);
+        double worst = 0;
+        for (int i = 0; i < n; i++) {
+          double ref = 0;
+          for (float[] a : inputs) {
+            ref += a[i];
+          }
+          worst = Math.max(worst, Math.abs(sum[i] - ref) / ref);
+        }
+        String line = p + " " + comm.ringTransport() + " " + worst;
+        return CollectionConverters.asScala(List.of(line).iterator());
       }
     }
   }
