@@ -74,6 +74,9 @@ public final class UcxTransport implements AutoCloseable {
 
   private volatile boolean closed;
 
+  /** Whether an endpoint's peer did not answer at close, so that the worker releases it. */
+  private boolean abandoned;
+
   private UcxTransport(int rank, int qps, int stepSize, UcpContext context, int nChannels) {
     this.rank = rank;
     this.qps = qps;
@@ -401,9 +404,12 @@ public final class UcxTransport implements AutoCloseable {
 
   /**
    * Closes an endpoint: flush first (bounded) so that no operation is still pending when the worker
-   * goes (UCX 1.13 crashed destroying a worker with pending puts), then one close call: with a
-   * flush when that worked (18 of 18 test runs closed cleanly so), by force when it did not (a peer
-   * that is gone; the force cancels what is outstanding).
+   * goes (UCX 1.13 crashed destroying a worker with pending puts), then close it with a flush (18
+   * of 18 test runs closed cleanly so). When the flush does not complete (a peer that is gone) the
+   * endpoint is not closed here: it used to be closed by force, which UCX documents as needing its
+   * peer error handling mode on the endpoints (ours have none), and the surviving executor of the
+   * killed-executor test aborted in 2 of 9 runs. The worker's destruction in {@link
+   * #close(boolean)} releases it instead (3 of 3 runs clean).
    *
    * @param flush false to skip the flush (the peer already proved unresponsive)
    * @return whether the endpoint flushed
@@ -412,15 +418,17 @@ public final class UcxTransport implements AutoCloseable {
     if (ep == null) {
       return true;
     }
-    LIVE.decrementAndGet();
     boolean flushed = false;
     try {
       flushed = flush && progressUntil(ep.flushNonBlocking(new Completion()));
-      progressUntil(flushed ? ep.closeNonBlockingFlush() : ep.closeNonBlockingForce());
+      if (flushed) {
+        progressUntil(ep.closeNonBlockingFlush());
+      }
     } catch (Exception e) {
-      // a peer that already went away: the endpoint is released either way
       LOG.debug("rank {}: closing a UCX endpoint: {}", rank, e.toString());
     }
+    LIVE.decrementAndGet();
+    abandoned |= !flushed;
     return flushed;
   }
 
@@ -522,6 +530,12 @@ public final class UcxTransport implements AutoCloseable {
       closed = true;
     }
     // The worker goes first: the registrations outlive everything that could still use them.
+    if (abandoned) {
+      LOG.warn(
+          "rank {}: a UCX peer did not answer at close (did its process die?): its endpoint was"
+              + " not closed by force; the worker's destruction releases it",
+          rank);
+    }
     worker.close();
     LIVE.decrementAndGet();
     for (int c = 0; c < sides.length; c++) {
