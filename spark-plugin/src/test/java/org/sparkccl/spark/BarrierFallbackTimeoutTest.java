@@ -39,15 +39,7 @@ class BarrierFallbackTimeoutTest {
       Exception e =
           assertThrows(
               Exception.class,
-              () ->
-                  sc.parallelize(List.of(0, 1), 2)
-                      .rdd()
-                      .barrier()
-                      .mapPartitions(
-                          new RankZeroGathersRankOneDoesNot(),
-                          false,
-                          scala.reflect.ClassTag$.MODULE$.apply(String.class))
-                      .count());
+              () -> BarrierStage.of(sc, 2, new RankZeroGathersRankOneDoesNot()).count());
       long tookMs = (System.nanoTime() - t0) / 1_000_000;
       String message = String.valueOf(e.getMessage());
       assertTrue(

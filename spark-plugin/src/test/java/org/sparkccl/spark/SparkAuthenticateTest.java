@@ -75,16 +75,7 @@ class SparkAuthenticateTest {
   void aRankWithAnotherSecretCannotJoin() {
     Exception e =
         assertThrows(
-            Exception.class,
-            () ->
-                sc.parallelize(List.of(0, 1), 2)
-                    .rdd()
-                    .barrier()
-                    .mapPartitions(
-                        new RankOneHoldsAnotherSecret(),
-                        false,
-                        scala.reflect.ClassTag$.MODULE$.apply(String.class))
-                    .count());
+            Exception.class, () -> BarrierStage.of(sc, 2, new RankOneHoldsAnotherSecret()).count());
     String message = String.valueOf(e.getMessage());
     assertTrue(
         message.contains("did not prove this communicator's secret")

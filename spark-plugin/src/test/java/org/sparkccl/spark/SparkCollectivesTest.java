@@ -28,7 +28,6 @@ import org.sparkccl.DataType;
 import org.sparkccl.ReduceOp;
 import org.sparkccl.device.DeviceBuffer;
 import scala.jdk.javaapi.CollectionConverters;
-import scala.reflect.ClassTag$;
 import scala.runtime.AbstractFunction1;
 
 /** Collectives on RDDs in a real local-mode Spark with the plugin enabled. */
@@ -99,13 +98,7 @@ class SparkCollectivesTest {
 
   @Test
   void inTaskCommunicatorsOfLocalModeShareTheInMemoryRing() {
-    List<String> got =
-        sc.parallelize(List.of(0, 1, 2, 3), PARTITIONS)
-            .rdd()
-            .barrier()
-            .mapPartitions(new RingOfTask(10_001), false, ClassTag$.MODULE$.apply(String.class))
-            .toJavaRDD()
-            .collect();
+    List<String> got = BarrierStage.of(sc, PARTITIONS, new RingOfTask(10_001)).collect();
     assertEquals(PARTITIONS, got.size());
     for (String line : got) {
       String[] f = line.split(" ");
