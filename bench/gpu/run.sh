@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The GPU suite and the benchmark of the CUDA backend, on a machine with a GPU and no Java:
 # bench/gpu/pack.sh packs DIR on a build machine; copy DIR to the GPU machine and run there
-#   bash DIR/run.sh DIR [smoke|suite|soak|bench|tune|local|tune-local|peer|compare|check|all|resident|latency|lb]
+#   bash DIR/run.sh DIR [smoke|suite|soak|bench|tune|local|tune-local|peer|blocks|compare|check|all|resident|latency|lb]
 # Logs go to $OUT (default /tmp/sparkccl-gpu-out) and summaries to stdout.
 set -uo pipefail
 DIR="$(realpath "${1:-.device-cuda}")"
@@ -175,6 +175,36 @@ case "$MODE" in
       SPARKCCL_P2P=$1 timeout 150 "${JAVA[@]}" -cp "$CP" org.sparkccl.GpuProcessMain "$2" ${3:-} 2>&1 |
         tee "$OUT/gpu-processes-$1-$2${3:-}.log" | grep -v '^\s*at ' | tail -12
       [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+    done
+    ;;
+  blocks)
+    # several CUDA blocks per channel: the suite with blocks forced on every edge (peer, shared
+    # memory and the proxy's), ranks as processes over CUDA IPC, then 2 processes (one per GPU
+    # when there are 2) at 8 MiB and 512 MiB for pairs of channels and blocks (0: automatic)
+    # (CASES=0 skips the correctness part; SWEEP and BUFF change the sweep)
+    [ "${CASES:-20}" = 0 ] || {
+    SPARKCCL_CUDA_BLOCKS=4 suite 2,4 "${CASES:-20}"
+    SPARKCCL_CUDA_BLOCKS=3 SPARKCCL_P2P=off suite 2 "${CASES:-20}"
+    SPARKCCL_CUDA_BLOCKS=2 SPARKCCL_TRANSPORT=socket suite 2 "${CASES:-20}"
+    for v in "auto 2" "off 2" "auto 4"; do
+      set -- $v
+      echo "== GPU processes p2p=$1 n=$2, cuda.blocks=3"
+      SPARKCCL_CUDA_BLOCKS=3 SPARKCCL_P2P=$1 timeout 150 "${JAVA[@]}" -cp "$CP" org.sparkccl.GpuProcessMain "$2" 2>&1 |
+        tee "$OUT/gpu-processes-blocks-$1-$2.log" | grep -v '^\s*at ' | tail -4
+      [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+    done
+    }
+    sweep="${SWEEP:-16/1 16/0 16/2 8/4 16/4 8/8 32/2}"
+    for v in $sweep; do
+      ch="${v%/*}" bl="${v#*/}"
+      for p in ${P2P:-auto off}; do
+        SPARKCCL_P2P=$p SPARKCCL_NCHANNELS=$ch SPARKCCL_CUDA_BLOCKS=$bl SPARKCCL_BUFFSIZE="${BUFF:-16M}" \
+          timeout 200 "${JAVA[@]}" -cp "$CP" org.sparkccl.perf.PerfTool --device cuda -n 2 -o allreduce \
+          -d float32 -b 8M -e 512M -f 64 -w 3 -i 10 -c 1 --jit-warmup 0 2>>"$OUT/blocks.err" |
+          awk -v p=$p -v ch=$ch -v bl=$bl '$1 ~ /^[0-9]+$/ && NF >= 9 { print "p2p", p, "channels", ch, "blocks", bl, "bytes", $1, "time_us", $6, "busbw", $8, "wrong", $9 }' |
+          tee -a "$OUT/blocks.txt"
+        [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+      done
     done
     ;;
   compare) bash "$DIR/compare.sh" "$DIR" "${RANKS:-2}" || status=1 ;;

@@ -57,6 +57,19 @@
 #define ERR_ABORTED 1
 #define ERR_SIZE 2
 
+// --- the blocks of one channel ----------------------------------------------------------------
+// A channel may run on several blocks (CudaChannelKernel's grid). The plan names how many of them
+// take part (small plans: block 0 alone, since every step's hand-over between blocks costs
+// microseconds): each copies its share of every slot, and the last to finish a step publishes or
+// releases it for all. Their counters live in device memory that the host zeroes before each
+// launch (int words; SYNC_DECISION is int64).
+#define SYNC_PUBLISH 0                    // FIFO_STEPS words: blocks done writing a send slot
+#define SYNC_RELEASE FIFO_STEPS           // FIFO_STEPS words: blocks done reading a receive slot
+#define SYNC_ANSWER (2 * FIFO_STEPS)      // blocks done with the plan
+#define SYNC_RETURN (2 * FIFO_STEPS + 1)  // blocks about to return (resident kernel)
+#define SYNC_DECISION 24                  // block 0's word to the others: next plan, or -1 to return
+#define SYNC_INTS 32
+
 struct Call {
   long long kind;
   long long src;
@@ -281,6 +294,17 @@ __device__ __noinline__ void pass(int dtype, int op, bool reduce, bool divide, c
 
 // --- waiting on the proxy's counters ----------------------------------------------------------
 
+// Thread 0 of each block, after the block's writes are fenced: whether this block is the last of
+// the blocks taking part to arrive at the counter (it then acts for every block, and the counter
+// is ready for its next use, which no block reaches before the last one has acted).
+__device__ bool lastToArrive(int* counter, int blocks) {
+  if (blocks == 1) return true;
+  if (atomicAdd(counter, 1) != blocks - 1) return false;
+  atomicExch(counter, 0);
+  __threadfence_system();
+  return true;
+}
+
 // Thread 0 spins until the condition holds or an abort word is set; the answer reaches every
 // thread of the block through shared memory. Returns false on abort.
 __device__ bool waitSendRoom(const Fifo& send, const Fifo& recv, long long step, int* status) {
@@ -336,21 +360,22 @@ __device__ bool waitRecvFilled(const Fifo& send, const Fifo& recv, long long ste
   return r;
 }
 
-// Every thread's slot writes must be visible to the host before the size and the tail are.
-__device__ void publish(const Fifo& send, long long step, int bytes) {
+// Every thread's slot writes, in every block, must be visible to the host before the size and the
+// tail are.
+__device__ void publish(const Fifo& send, long long step, int bytes, int* sync, int blocks) {
   __threadfence_system();
   __syncthreads();
-  if (threadIdx.x == 0) {
+  if (threadIdx.x == 0 && lastToArrive(sync + SYNC_PUBLISH + (int)(step % FIFO_STEPS), blocks)) {
     *send.size(step) = bytes;
     __threadfence_system();
     *send.tail() = step + 1;
   }
 }
 
-// Every thread has finished reading the slot before the proxy may refill it.
-__device__ void release(const Fifo& recv, long long step) {
+// Every thread of every block has finished reading the slot before the proxy may refill it.
+__device__ void release(const Fifo& recv, long long step, int* sync, int blocks) {
   __syncthreads();
-  if (threadIdx.x == 0) {
+  if (threadIdx.x == 0 && lastToArrive(sync + SYNC_RELEASE + (int)(step % FIFO_STEPS), blocks)) {
     *recv.size(step) = FIFO_EMPTY;
     __threadfence_system();
     *recv.head() = step + 1;
@@ -381,9 +406,10 @@ __device__ __forceinline__ Call loadCall(const Call* calls, int c) {
 // status words say which); the answer is the same on every thread of the block.
 __device__ bool runPlan(const Call* calls, int nCalls, char* src, char* dst, int dtype, int op,
                         int nRanks, const Fifo& send, const Fifo& recv, int stepSize,
-                        long long& sendStep, long long& recvStep, int* status) {
-  long long first = threadIdx.x;
-  long long stride = blockDim.x;
+                        long long& sendStep, long long& recvStep, int* status, int* sync,
+                        int blocks) {
+  long long first = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  long long stride = (long long)blocks * blockDim.x;
   for (int c = 0; c < nCalls; c++) {
     Call call = loadCall(calls, c);
     for (long long done = 0; done < call.bytes; done += stepSize) {
@@ -396,43 +422,43 @@ __device__ bool runPlan(const Call* calls, int nCalls, char* src, char* dst, int
         case P_SEND:
           if (!waitSendRoom(send, recv, sendStep, status)) return false;
           pass(dtype, op, false, false, s, 0, sendSlot, 0, len, nRanks, first, stride);
-          publish(send, sendStep++, len);
+          publish(send, sendStep++, len, sync, blocks);
           break;
         case P_COPY_SEND:
           if (!waitSendRoom(send, recv, sendStep, status)) return false;
           pass(dtype, op, false, false, s, 0, sendSlot, s == d ? 0 : d, len, nRanks, first, stride);
-          publish(send, sendStep++, len);
+          publish(send, sendStep++, len, sync, blocks);
           break;
         case P_RECV:
           if (!waitRecvFilled(send, recv, recvStep, len, status)) return false;
           pass(dtype, op, false, false, recvSlot, 0, d, 0, len, nRanks, first, stride);
-          release(recv, recvStep++);
+          release(recv, recvStep++, sync, blocks);
           break;
         case P_RECV_REDUCE_SEND:
           if (!waitRecvFilled(send, recv, recvStep, len, status)) return false;
           if (!waitSendRoom(send, recv, sendStep, status)) return false;
           pass(dtype, op, true, false, recvSlot, s, sendSlot, 0, len, nRanks, first, stride);
-          publish(send, sendStep++, len);
-          release(recv, recvStep++);
+          publish(send, sendStep++, len, sync, blocks);
+          release(recv, recvStep++, sync, blocks);
           break;
         case P_RECV_REDUCE_COPY:
           if (!waitRecvFilled(send, recv, recvStep, len, status)) return false;
           pass(dtype, op, true, true, recvSlot, s, d, 0, len, nRanks, first, stride);
-          release(recv, recvStep++);
+          release(recv, recvStep++, sync, blocks);
           break;
         case P_RECV_REDUCE_COPY_SEND:
           if (!waitRecvFilled(send, recv, recvStep, len, status)) return false;
           if (!waitSendRoom(send, recv, sendStep, status)) return false;
           pass(dtype, op, true, true, recvSlot, s, d, sendSlot, len, nRanks, first, stride);
-          publish(send, sendStep++, len);
-          release(recv, recvStep++);
+          publish(send, sendStep++, len, sync, blocks);
+          release(recv, recvStep++, sync, blocks);
           break;
         case P_RECV_COPY_SEND:
           if (!waitRecvFilled(send, recv, recvStep, len, status)) return false;
           if (!waitSendRoom(send, recv, sendStep, status)) return false;
           pass(dtype, op, false, false, recvSlot, 0, d, sendSlot, len, nRanks, first, stride);
-          publish(send, sendStep++, len);
-          release(recv, recvStep++);
+          publish(send, sendStep++, len, sync, blocks);
+          release(recv, recvStep++, sync, blocks);
           break;
       }
     }
@@ -440,31 +466,35 @@ __device__ bool runPlan(const Call* calls, int nCalls, char* src, char* dst, int
   return true;
 }
 
-// Every thread's writes are visible before the steps and the answer are.
-__device__ void answer(int* status, long long sendStep, long long recvStep) {
+// Every thread's writes, in every block, are visible before the answer is; block 0 (which runs
+// every plan) gives the steps it reached. Returns on thread 0 of the last of the grid's blocks to
+// arrive, which then gives the answer.
+__device__ bool answer(int* status, long long sendStep, long long recvStep, int* sync) {
+  __threadfence_system();
   __syncthreads();
-  if (threadIdx.x == 0) {
+  if (threadIdx.x != 0) return false;
+  if (blockIdx.x == 0) {
     long long* steps = (long long*)(status + ST_STEPS);
     steps[0] = sendStep;
     steps[1] = recvStep;
     __threadfence_system();
   }
+  return lastToArrive(sync + SYNC_ANSWER, gridDim.x);
 }
 
-// One launch per collective: one block runs one channel's share of it.
+// One launch per collective: the grid's blocks run one channel's share of it.
 extern "C" __global__ void __launch_bounds__(512, 1)
 channelKernel(const Call* calls, int nCalls, char* src, char* dst, int dtype, int op, int nRanks,
               char* sendControl, char* sendData, char* recvControl, char* recvData, int stepSize,
-              long long sendStep, long long recvStep, int* status) {
+              long long sendStep, long long recvStep, int* status, int* sync) {
   // sendData: this FIFO's own slots, or the next rank's receive slots on a direct edge (its GPU's
   // memory through CUDA IPC or peer access, or shared host memory)
   Fifo send = {sendControl, sendData};
   // recvData: this FIFO's own slots, or the previous rank's send slots when ranks share them
   Fifo recv = {recvControl, recvData};
   runPlan(calls, nCalls, src, dst, dtype, op, nRanks, send, recv, stepSize, sendStep, recvStep,
-          status);
-  answer(status, sendStep, recvStep);
-  if (threadIdx.x == 0) {
+          status, sync, gridDim.x);
+  if (answer(status, sendStep, recvStep, sync)) {
     *(volatile int*)&status[ST_DONE] = 1;
   }
 }
@@ -479,6 +509,10 @@ channelKernel(const Call* calls, int nCalls, char* src, char* dst, int dtype, in
 #define MB_TYPE 4        // dtype | op << 8
 #define MB_NRANKS 5
 #define MB_RECVDATA 6
+#define MB_BLOCKS 7      // blocks of the grid that run the plan (the others only answer)
+#define MB_SENDSTEP 8    // the steps the plan starts from, for every block
+#define MB_RECVSTEP 9
+#define MB_PLAN_WORDS 10
 #define MB_SHUTDOWN 16   // its own line: non-zero stops the kernel
 #define MB_CALLS_BYTE 256
 // status words of the resident kernel (after the ones above)
@@ -515,46 +549,88 @@ __device__ long long awaitPlan(volatile long long* mb, const Fifo& send, const F
   }
 }
 
-// One block per channel stays on the GPU across collectives: it runs each plan the host posts in
-// the mailbox, answers with the plan's sequence number, and returns after idleNanos without one,
-// on shutdown, on abort or after an error (the host then launches it again).
+// Thread 0 of a block other than block 0 waits for block 0's decision: a plan other than lastSeq,
+// or the word to return (block 0 alone polls the mailbox, so that the blocks never disagree on
+// whether to return). Returns 0 when it should return; also on shutdown or an abort word, which
+// a block left waiting here by a failed plan of block 0 must not miss.
+__device__ long long awaitDecision(volatile long long* decision, volatile long long* mb,
+                                   const Fifo& send, const Fifo& recv, long long lastSeq) {
+  for (int round = 0;; round++) {
+    long long d = *decision;
+    if (d != 0 && d != lastSeq) {
+      __threadfence_system();
+      return d < 0 ? 0 : d;
+    }
+    if ((round & 255) == 255) {
+      if (mb[MB_SHUTDOWN] != 0 || *send.abortWord() || *recv.abortWord()) return 0;
+      __nanosleep(100);
+    }
+  }
+}
+
+// The grid's blocks run one channel and stay on the GPU across collectives: they run each plan the
+// host posts in the mailbox, answer with the plan's sequence number, and return after idleNanos
+// without one, on shutdown, on abort or after an error (the host then launches them again).
 extern "C" __global__ void __launch_bounds__(512, 1)
 residentKernel(long long* mailbox, char* sendControl, char* sendData, char* recvControl,
                int stepSize, long long sendStep, long long recvStep, long long lastSeq, int* status,
-               long long idleNanos) {
+               long long idleNanos, int* sync) {
   volatile long long* mb = (volatile long long*)mailbox;
+  volatile long long* decision = (volatile long long*)(sync + SYNC_DECISION);
   const Call* calls = (const Call*)((char*)mailbox + MB_CALLS_BYTE);
   // sendData: as in channelKernel (a direct edge's slots, fixed before the first collective)
   Fifo send = {sendControl, sendData};
   __shared__ long long next;
-  __shared__ long long plan[7];
+  __shared__ long long plan[MB_PLAN_WORDS];
   for (;;) {
     if (threadIdx.x == 0) {
       Fifo probe = {recvControl, 0};
-      next = awaitPlan(mb, send, probe, lastSeq, idleNanos);
+      if (blockIdx.x == 0) {
+        next = awaitPlan(mb, send, probe, lastSeq, idleNanos);
+        if (gridDim.x > 1) {
+          *decision = next != 0 ? next : -1;
+          __threadfence();
+        }
+      } else {
+        next = awaitDecision(decision, mb, send, probe, lastSeq);
+      }
       if (next != 0) {
-        for (int i = 1; i < 7; i++) plan[i] = mb[i];
+        for (int i = 1; i < MB_PLAN_WORDS; i++) plan[i] = mb[i];
       }
     }
     __syncthreads();
     long long seq = next;
     if (seq == 0) break;
-    // recvData: this FIFO's own slots, or the previous rank's send slots when ranks share them
-    Fifo recv = {recvControl, (char*)plan[MB_RECVDATA]};
-    bool ok = runPlan(calls, (int)plan[MB_NCALLS], (char*)plan[MB_SRC], (char*)plan[MB_DST],
-                      (int)(plan[MB_TYPE] & 0xff), (int)(plan[MB_TYPE] >> 8), (int)plan[MB_NRANKS],
-                      send, recv, stepSize, sendStep, recvStep, status);
-    answer(status, sendStep, recvStep);
-    if (threadIdx.x == 0) {
+    int blocks = (int)max(1LL, min((long long)gridDim.x, plan[MB_BLOCKS]));
+    sendStep = plan[MB_SENDSTEP];
+    recvStep = plan[MB_RECVSTEP];
+    bool ok = true;
+    if ((int)blockIdx.x < blocks) {
+      // recvData: this FIFO's own slots, or the previous rank's send slots when ranks share them
+      Fifo recv = {recvControl, (char*)plan[MB_RECVDATA]};
+      ok = runPlan(calls, (int)plan[MB_NCALLS], (char*)plan[MB_SRC], (char*)plan[MB_DST],
+                   (int)(plan[MB_TYPE] & 0xff), (int)(plan[MB_TYPE] >> 8), (int)plan[MB_NRANKS],
+                   send, recv, stepSize, sendStep, recvStep, status, sync, blocks);
+    }
+    // every block answers, those that sat out too: the host posts the next plan only after the
+    // last of them, so no block can miss a plan or read a mailbox being rewritten
+    if (answer(status, sendStep, recvStep, sync)) {
       *(volatile long long*)(status + ST_DONE_SEQ) = seq;
       __threadfence_system();
     }
     lastSeq = seq;
-    if (!ok) break;
+    if (!ok) {
+      // the other blocks return too: they saw the same abort or size, or they see this word
+      if (threadIdx.x == 0 && blockIdx.x == 0 && gridDim.x > 1) {
+        *decision = -1;
+        __threadfence();
+      }
+      break;
+    }
   }
+  __threadfence_system();
   __syncthreads();
-  if (threadIdx.x == 0) {
-    __threadfence_system();
+  if (threadIdx.x == 0 && lastToArrive(sync + SYNC_RETURN, gridDim.x)) {
     *(volatile int*)&status[ST_RETURNED] = 1;
   }
 }

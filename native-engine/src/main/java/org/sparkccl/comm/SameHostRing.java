@@ -195,10 +195,25 @@ final class SameHostRing implements RingTransport {
     }
     sendKind = send;
     recvKind = recv;
+    int onDevice = ranksOnDevice(hosts);
+    for (DirectFifoKernel k : kernels) {
+      k.fitGrid(onDevice, kernels.length);
+    }
     for (CommChannel ch : ctx.channels) {
       ch.directSend = send.direct();
       ch.directRecv = recv.direct();
     }
+  }
+
+  /** Ranks of the communicator, this one included, whose kernels run on this rank's GPU. */
+  private int ranksOnDevice(SameHostInfo[] hosts) {
+    int n = 0;
+    for (SameHostInfo h : hosts) {
+      if (h.host().equals(local.host()) && h.deviceId().equals(local.deviceId())) {
+        n++;
+      }
+    }
+    return Math.max(1, n);
   }
 
   /** Splits rank {@code r}'s info into the network's part and the same-host description. */
@@ -251,6 +266,7 @@ final class SameHostRing implements RingTransport {
         + sendKind.name().toLowerCase(java.util.Locale.ROOT)
         + ", receive edge "
         + recvKind.name().toLowerCase(java.util.Locale.ROOT)
+        + (kernels[0].blocks() > 1 ? ", " + kernels[0].blocks() + " CUDA blocks per channel" : "")
         + (net.isEmpty() ? "" : "; " + net);
   }
 }

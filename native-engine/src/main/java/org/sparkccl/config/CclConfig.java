@@ -42,6 +42,7 @@ public final class CclConfig {
   private final int idleYieldUs;
   private final int idleCpusPerRank;
   private final int cudaResidentUs;
+  private final int cudaBlocks;
   private final double hopLatencyUs;
   private final double linkGBps;
   private final double treeHopLatencyUs;
@@ -65,6 +66,7 @@ public final class CclConfig {
     this.idleYieldUs = b.idleYieldUs;
     this.idleCpusPerRank = b.idleCpusPerRank;
     this.cudaResidentUs = b.cudaResidentUs;
+    this.cudaBlocks = b.cudaBlocks;
     this.p2p = b.p2p;
     this.hopLatencyUs = b.hopLatencyUs;
     this.linkGBps = b.linkGBps;
@@ -190,6 +192,11 @@ public final class CclConfig {
     return cudaResidentUs;
   }
 
+  /** CUDA blocks per channel; 0: chosen from the ring's edges and the GPU's SMs. */
+  public int cudaBlocks() {
+    return cudaBlocks;
+  }
+
   /** Whether ranks of one host may write into each other's GPU memory (key {@code p2p}). */
   public boolean p2p() {
     return p2p;
@@ -254,6 +261,7 @@ public final class CclConfig {
       case IDLE_YIELD_US -> Integer.toString(idleYieldUs);
       case IDLE_CPUS_PER_RANK -> Integer.toString(idleCpusPerRank);
       case CUDA_RESIDENT_US -> Integer.toString(cudaResidentUs);
+      case CUDA_BLOCKS -> Integer.toString(cudaBlocks);
       case TUNER_HOP_LATENCY_US -> Double.toString(hopLatencyUs);
       case TUNER_LINK_GBPS -> Double.toString(linkGBps);
       case TUNER_TREE_HOP_LATENCY_US -> Double.toString(treeHopLatencyUs);
@@ -286,6 +294,7 @@ public final class CclConfig {
     private int idleYieldUs;
     private int idleCpusPerRank;
     private int cudaResidentUs;
+    private int cudaBlocks;
     private double hopLatencyUs;
     private double linkGBps;
     private double treeHopLatencyUs;
@@ -318,6 +327,7 @@ public final class CclConfig {
       idleYieldUs = c.idleYieldUs;
       idleCpusPerRank = c.idleCpusPerRank;
       cudaResidentUs = c.cudaResidentUs;
+      cudaBlocks = c.cudaBlocks;
       hopLatencyUs = c.hopLatencyUs;
       linkGBps = c.linkGBps;
       treeHopLatencyUs = c.treeHopLatencyUs;
@@ -351,6 +361,7 @@ public final class CclConfig {
         case IDLE_YIELD_US -> idleYieldUs(Values.integer(k, text));
         case IDLE_CPUS_PER_RANK -> idleCpusPerRank(Values.integer(k, text));
         case CUDA_RESIDENT_US -> cudaResidentUs(Values.integer(k, text));
+        case CUDA_BLOCKS -> cudaBlocks(Values.integer(k, text));
         case TUNER_HOP_LATENCY_US -> hopLatencyUs(Values.decimal(k, text));
         case TUNER_LINK_GBPS -> linkGBps(Values.decimal(k, text));
         case TUNER_TREE_HOP_LATENCY_US -> treeHopLatencyUs(Values.decimal(k, text));
@@ -458,6 +469,12 @@ public final class CclConfig {
       return this;
     }
 
+    /** CUDA blocks per channel, 0 for automatic. */
+    public Builder cudaBlocks(int v) {
+      cudaBlocks = v;
+      return this;
+    }
+
     public Builder idleYieldUs(int v) {
       idleYieldUs = v;
       return this;
@@ -521,6 +538,9 @@ public final class CclConfig {
       }
       if (cudaResidentUs < 0 || cudaResidentUs > Key.MAX_CUDA_RESIDENT_US) {
         throw invalid(Key.CUDA_RESIDENT_US, cudaResidentUs, "0.." + Key.MAX_CUDA_RESIDENT_US);
+      }
+      if (cudaBlocks < 0 || cudaBlocks > Key.MAX_CUDA_BLOCKS) {
+        throw invalid(Key.CUDA_BLOCKS, cudaBlocks, "0 (automatic).." + Key.MAX_CUDA_BLOCKS);
       }
       if (idleCpusPerRank < 0) {
         throw invalid(Key.IDLE_CPUS_PER_RANK, idleCpusPerRank, "0 or more");

@@ -77,6 +77,12 @@ public enum Key {
    * returns (the next one relaunches it); 0 launches one kernel per collective.
    */
   CUDA_RESIDENT_US("cuda.residentUs", "5000"),
+  /**
+   * CUDA blocks in each channel's grid; 0 (automatic) gives a channel whose send edge writes into
+   * another GPU's memory about 64 blocks per rank over its channels, as half of the GPU's SMs allow
+   * for every rank on it, and every other channel 1.
+   */
+  CUDA_BLOCKS("cuda.blocks", "0"),
   /** The tuner's cost of one ring hop in microseconds ({@code bin/sparkccl-calibrate}). */
   TUNER_HOP_LATENCY_US("tuner.hopLatencyUs", "46"),
   /** The tuner's bandwidth of one link in GB/s. */
@@ -106,6 +112,12 @@ public enum Key {
    * synchronisation ({@code cuMemFree}) waits for it: at most a second.
    */
   public static final int MAX_CUDA_RESIDENT_US = 1_000_000;
+
+  /**
+   * Blocks per channel when set by hand. Every block of every channel of the ranks on one GPU must
+   * be resident at once (they wait for each other), so more only risks a timeout.
+   */
+  public static final int MAX_CUDA_BLOCKS = 16;
 
   private final String key;
   private final String defaultValue;

@@ -180,7 +180,8 @@ public final class CudaDevice implements Device {
       KernelGuard guard,
       BooleanSupplier assist,
       CclConfig config) {
-    return new CudaChannelKernel(this, stepSize, guard, assist, config.cudaResidentUs());
+    return new CudaChannelKernel(
+        this, stepSize, guard, assist, config.cudaResidentUs(), config.cudaBlocks());
   }
 
   @Override

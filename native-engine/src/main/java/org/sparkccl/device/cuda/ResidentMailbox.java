@@ -25,6 +25,9 @@ final class ResidentMailbox implements AutoCloseable {
   static final int TYPE = 32;
   static final int N_RANKS = 40;
   static final int RECV_DATA = 48;
+  static final int BLOCKS = 56;
+  static final int SEND_STEP = 64;
+  static final int RECV_STEP = 72;
   static final int SHUTDOWN = 128;
   static final int CALLS = 256;
 
@@ -46,6 +49,9 @@ final class ResidentMailbox implements AutoCloseable {
    * Posts calls {@code [first, first + n)} of {@code plan} and returns their sequence number.
    *
    * @param recvData the device address where the kernel reads received slots
+   * @param blocks how many of the grid's blocks run the plan
+   * @param sendStep the send step the plan starts from
+   * @param recvStep the receive step the plan starts from
    */
   long post(
       ChannelPlan plan,
@@ -56,11 +62,14 @@ final class ResidentMailbox implements AutoCloseable {
       int type,
       int op,
       int nRanks,
-      long recvData) {
+      long recvData,
+      int blocks,
+      long sendStep,
+      long recvStep) {
     if (n > maxCalls) {
       throw new IllegalArgumentException(n + " calls do not fit a mailbox of " + maxCalls);
     }
-    write(words, plan, first, n, src, dst, type, op, nRanks, recvData);
+    write(words, plan, first, n, src, dst, type, op, nRanks, recvData, blocks, sendStep, recvStep);
     seq++;
     LONGS.setVolatile(words, SEQ, seq);
     return seq;
@@ -77,7 +86,10 @@ final class ResidentMailbox implements AutoCloseable {
       int type,
       int op,
       int nRanks,
-      long recvData) {
+      long recvData,
+      int blocks,
+      long sendStep,
+      long recvStep) {
     int at = CALLS;
     for (int i = first; i < first + n; i++) {
       PrimitiveCall c = plan.calls().get(i);
@@ -93,6 +105,9 @@ final class ResidentMailbox implements AutoCloseable {
     words.putLong(TYPE, type | ((long) op << 8));
     words.putLong(N_RANKS, nRanks);
     words.putLong(RECV_DATA, recvData);
+    words.putLong(BLOCKS, blocks);
+    words.putLong(SEND_STEP, sendStep);
+    words.putLong(RECV_STEP, recvStep);
   }
 
   /** Tells the kernel to return instead of waiting for another plan. */

@@ -24,6 +24,15 @@ public interface DirectFifoKernel {
   /** Opens the next rank's receive FIFO and points the kernel's send side at it. */
   void importSend(FifoHandle handle);
 
+  /**
+   * Sizes the kernel's grid once the ring's edges are set: {@code ranksOnDevice} ranks of the
+   * communicator (this one included) run {@code channels} channels each on this kernel's GPU.
+   */
+  void fitGrid(int ranksOnDevice, int channels);
+
+  /** Blocks that run the channel on the GPU. */
+  int blocks();
+
   /** Unlinks the shared-memory file of the exported FIFO; the mappings stay until close. */
   void unlinkExported();
 

@@ -3,6 +3,7 @@ package org.sparkccl.device.cuda;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -77,10 +78,43 @@ class CudaContractTest {
     assertEquals(ResidentMailbox.TYPE, 8 * d.get("MB_TYPE"));
     assertEquals(ResidentMailbox.N_RANKS, 8 * d.get("MB_NRANKS"));
     assertEquals(ResidentMailbox.RECV_DATA, 8 * d.get("MB_RECVDATA"));
+    assertEquals(ResidentMailbox.BLOCKS, 8 * d.get("MB_BLOCKS"));
+    assertEquals(ResidentMailbox.SEND_STEP, 8 * d.get("MB_SENDSTEP"));
+    assertEquals(ResidentMailbox.RECV_STEP, 8 * d.get("MB_RECVSTEP"));
+    assertTrue(8 * d.get("MB_PLAN_WORDS") <= ResidentMailbox.SHUTDOWN);
     assertEquals(ResidentMailbox.SHUTDOWN, 8 * d.get("MB_SHUTDOWN"));
     assertEquals(ResidentMailbox.CALLS, d.get("MB_CALLS_BYTE"));
     assertEquals(CudaChannelKernel.DONE_SEQ, 4 * d.get("ST_DONE_SEQ"));
     assertEquals(CudaChannelKernel.RETURNED, 4 * d.get("ST_RETURNED"));
+  }
+
+  @Test
+  void automaticBlocksAimAt64PerRankAndLeaveHalfTheSmsToOthers() {
+    // an H200 has 132 SMs: 16 peer channels of one rank get 4 blocks each
+    assertEquals(4, CudaChannelKernel.autoBlocks(132, 1, 16));
+    // one channel: capped by cuda.blocks' maximum
+    assertEquals(16, CudaChannelKernel.autoBlocks(132, 1, 1));
+    // 8 ranks on one GPU with 4 channels each: 132 / (2 x 8 x 4) = 2
+    assertEquals(2, CudaChannelKernel.autoBlocks(132, 8, 4));
+    // more channels than half the SMs allow: never fewer than 1
+    assertEquals(1, CudaChannelKernel.autoBlocks(132, 4, 32));
+    // every block of every rank fits in half of the SMs
+    for (int ranks = 1; ranks <= 8; ranks++) {
+      for (int ch = 1; ch <= 32; ch++) {
+        int b = CudaChannelKernel.autoBlocks(132, ranks, ch);
+        assertTrue(b == 1 || b * ch * ranks <= 66, ranks + " ranks, " + ch + " channels: " + b);
+      }
+    }
+  }
+
+  @Test
+  void theBlocksCountersFitWhatTheHostZeroesBeforeEachLaunch() throws IOException {
+    Map<String, Long> d = defines();
+    assertEquals(CudaChannelKernel.SYNC_INTS, d.get("SYNC_INTS"));
+    // the int64 decision word is 8-byte aligned and inside the zeroed words
+    assertEquals(0, d.get("SYNC_DECISION") % 2);
+    assertTrue(d.get("SYNC_DECISION") + 2 <= d.get("SYNC_INTS"));
+    assertTrue(2 * FifoLayout.STEPS + 2 <= d.get("SYNC_DECISION"));
   }
 
   @Test
@@ -92,13 +126,16 @@ class CudaContractTest {
         java.nio.ByteBuffer.allocate(ResidentMailbox.CALLS + n * 32)
             .order(java.nio.ByteOrder.nativeOrder());
     ResidentMailbox.write(
-        words, plan, first, n, 0x7000_0000_1000L, 0x7000_0002_0000L, 8, 4, 3, 77L);
+        words, plan, first, n, 0x7000_0000_1000L, 0x7000_0002_0000L, 8, 4, 3, 77L, 5, 41L, 39L);
     assertEquals(n, words.getLong(ResidentMailbox.N_CALLS));
     assertEquals(0x7000_0000_1000L, words.getLong(ResidentMailbox.SRC));
     assertEquals(0x7000_0002_0000L, words.getLong(ResidentMailbox.DST));
     assertEquals(8 | 4 << 8, words.getLong(ResidentMailbox.TYPE));
     assertEquals(3, words.getLong(ResidentMailbox.N_RANKS));
     assertEquals(77L, words.getLong(ResidentMailbox.RECV_DATA));
+    assertEquals(5, words.getLong(ResidentMailbox.BLOCKS));
+    assertEquals(41L, words.getLong(ResidentMailbox.SEND_STEP));
+    assertEquals(39L, words.getLong(ResidentMailbox.RECV_STEP));
     long[] expected = PlanEncoding.encode(plan);
     for (int w = 0; w < n * PlanEncoding.WORDS; w++) {
       assertEquals(
