@@ -27,7 +27,7 @@ from ._bundle import PLUGIN, jars, jars_conf
 from .buffers import asarray, empty, is_shared, zeros
 from .comm import Communicator, communicator
 from .errors import (CclAbortError, CclArgumentError, CclError, CclMismatchError,
-                     CclTimeoutError)
+                     CclTimeoutError, ccl_errors)
 from .launch import run
 from .rdd import all_gather, all_reduce, broadcast, reduce_scatter
 from .slots import check_slots
@@ -35,4 +35,5 @@ from .slots import check_slots
 __all__ = ["all_reduce", "broadcast", "all_gather", "reduce_scatter",
            "communicator", "Communicator", "run", "empty", "zeros", "asarray", "is_shared",
            "jars", "jars_conf", "PLUGIN", "check_slots",
-           "CclError", "CclMismatchError", "CclTimeoutError", "CclAbortError", "CclArgumentError"]
+           "CclError", "CclMismatchError", "CclTimeoutError", "CclAbortError", "CclArgumentError",
+           "ccl_errors"]

@@ -21,7 +21,9 @@ executor's channel answers with.
 
 from __future__ import annotations
 
+import contextlib
 import re
+from typing import Iterator
 
 __all__ = [
     "CclError",
@@ -29,6 +31,7 @@ __all__ = [
     "CclTimeoutError",
     "CclAbortError",
     "CclArgumentError",
+    "ccl_errors",
     "from_java_message",
     "from_job_failure",
     "from_kind",
@@ -177,18 +180,32 @@ def java_call(fn, *args):
     raise ccl from None
 
 
-def job_call(fn, *args):
-    """Calls ``fn(*args)`` (a Spark action) and raises a failed job whose barrier task raised a
-    :class:`CclError`, or whose Java failure is SparkCCL's, as that short error instead of the
-    ``Py4JJavaError``; the whole Spark failure stays in the error's ``job_error``."""
+@contextlib.contextmanager
+def ccl_errors() -> Iterator[None]:
+    """Raises a Spark job that fails inside the block because a barrier task raised a
+    :class:`CclError` (or because SparkCCL's Java side failed) as that error, its class and the
+    engine's message on the first line, instead of Spark's ``Py4JJavaError`` or
+    ``PythonException`` with the task's traceback somewhere inside; the whole Spark failure stays
+    in the error's ``job_error``. Other failures pass through unchanged. For your own barrier
+    jobs; ``sparkccl.run`` and the RDD functions do this already::
+
+        with sparkccl.ccl_errors():
+            rdd.barrier().mapPartitions(train).collect()
+    """
     try:
-        return fn(*args)
+        yield
     except _jvm_errors() as e:
         ccl = from_job_failure(e) or from_py4j(e)
         if ccl is None:
             raise
         ccl.job_error = e  # for whoever wants the stack traces
-    raise ccl from None
+        raise ccl from None
+
+
+def job_call(fn, *args):
+    """Calls ``fn(*args)`` (a Spark action) inside :func:`ccl_errors`."""
+    with ccl_errors():
+        return fn(*args)
 
 
 def _jvm_errors():

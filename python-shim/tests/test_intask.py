@@ -192,6 +192,23 @@ class InTaskTest(unittest.TestCase):
             sparkccl.run(mismatched, N, timeout=10)
         self.assertRegex(str(caught.exception).splitlines()[0], r"^Ccl\w*Error in a barrier task: ")
 
+        # the user's own barrier job: inside ccl_errors() its failure is the task's CclError
+        def uncaught(_):
+            with sparkccl.communicator(timeout=10) as comm:
+                comm.all_reduce(np.ones(10 + comm.rank, np.float32))
+                yield comm.rank
+        rdd = self.spark.sparkContext.parallelize(range(N), N)
+        with self.assertRaises(sparkccl.CclError) as caught:
+            with sparkccl.ccl_errors():
+                rdd.barrier().mapPartitions(uncaught).collect()
+        first = str(caught.exception).splitlines()[0]
+        self.assertRegex(first, r"^Ccl(Mismatch|Abort)Error in a barrier task: .*allReduce")
+        self.assertIsNotNone(caught.exception.job_error)
+        # anything else passes through as it was
+        with self.assertRaises(ZeroDivisionError):
+            with sparkccl.ccl_errors():
+                1 / 0
+
     def test_bad_arguments_raise_ccl_argument_error_before_anything_is_sent(self):
         def task(_):
             with sparkccl.communicator() as comm:
