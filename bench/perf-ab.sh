@@ -4,8 +4,8 @@
 # ROUNDS rounds of allReduce (OP="..." for other operations) at 8 B, 1 MiB and 64 MiB (SIZES="..."
 # for others) and prints the median time per size of each and their ratio (new / old). Engine
 # settings come from SPARKCCL_* as for bin/sparkccl-perf; TRANSPORT=ucx|socket picks the ring (-t);
-# RANKS (default 2) the rank count; PERF_ARGS more perf tool options (e.g. --threads: ranks as
-# threads of one JVM).
+# RANKS (default 2) the rank count; WARMUP and ITERS (default 5 and 20) the calls before and in the
+# timing; PERF_ARGS more perf tool options (e.g. --threads: ranks as threads of one JVM).
 #
 #   bench/perf-ab.sh OLD_REV [NEW_REV] [ROUNDS]     e.g. bench/perf-ab.sh HEAD~5 HEAD 5
 set -euo pipefail
@@ -41,7 +41,7 @@ run() { # label class-path size operation
   # shellcheck disable=SC2086 # options and PERF_ARGS split on spaces on purpose
   java ${SPARKCCL_JAVA_OPTS:-} -XX:+UseSerialGC -Xmx256m \
     -Dlog4j2.configurationFile="$ROOT/bin/log4j2.xml" -cp "$2" org.sparkccl.perf.PerfTool \
-    -n "$RANKS" -o "$4" -t "$TRANSPORT" -d float32 -b "$3" -e "$3" -w 5 -i 20 ${PERF_ARGS:-} |
+    -n "$RANKS" -o "$4" -t "$TRANSPORT" -d float32 -b "$3" -e "$3" -w "${WARMUP:-5}" -i "${ITERS:-20}" ${PERF_ARGS:-} |
     awk -v label="$1" -v size="$3" -v op="$4" \
       '$1 ~ /^[0-9]+$/ && NF >= 9 { print label, (op == "allreduce" ? "" : op ":") size, $6 }'
 }
