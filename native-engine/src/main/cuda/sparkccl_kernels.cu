@@ -294,11 +294,12 @@ __device__ __noinline__ void pass(int dtype, int op, bool reduce, bool divide, c
 
 // --- waiting on the proxy's counters ----------------------------------------------------------
 
-// Thread 0 of each block, after the block's writes are fenced: whether this block is the last of
+// Thread 0 of each block, after the block's __syncthreads: whether this block is the last of
 // the blocks taking part to arrive at the counter (it then acts for every block, and the counter
 // is ready for its next use, which no block reaches before the last one has acted).
 __device__ bool lastToArrive(int* counter, int blocks) {
   if (blocks == 1) return true;
+  __threadfence_system();  // this block's reads and writes, which its barrier made ours, come first
   if (atomicAdd(counter, 1) != blocks - 1) return false;
   atomicExch(counter, 0);
   __threadfence_system();
@@ -550,21 +551,18 @@ __device__ long long awaitPlan(volatile long long* mb, const Fifo& send, const F
 }
 
 // Thread 0 of a block other than block 0 waits for block 0's decision: a plan other than lastSeq,
-// or the word to return (block 0 alone polls the mailbox, so that the blocks never disagree on
-// whether to return). Returns 0 when it should return; also on shutdown or an abort word, which
-// a block left waiting here by a failed plan of block 0 must not miss.
-__device__ long long awaitDecision(volatile long long* decision, volatile long long* mb,
-                                   const Fifo& send, const Fifo& recv, long long lastSeq) {
+// or the word to return. Block 0 alone polls the mailbox and the abort words, and always decides
+// (it returns at the latest after idleNanos, and writes the word after a failed plan), so that the
+// blocks never disagree on whether to return: a block that left on its own would never answer
+// the plan block 0 took, and the host would take the kernel's return for an idle one.
+__device__ long long awaitDecision(volatile long long* decision, long long lastSeq) {
   for (int round = 0;; round++) {
     long long d = *decision;
     if (d != 0 && d != lastSeq) {
       __threadfence_system();
       return d < 0 ? 0 : d;
     }
-    if ((round & 255) == 255) {
-      if (mb[MB_SHUTDOWN] != 0 || *send.abortWord() || *recv.abortWord()) return 0;
-      __nanosleep(100);
-    }
+    if ((round & 255) == 255) __nanosleep(100);
   }
 }
 
@@ -592,7 +590,7 @@ residentKernel(long long* mailbox, char* sendControl, char* sendData, char* recv
           __threadfence();
         }
       } else {
-        next = awaitDecision(decision, mb, send, probe, lastSeq);
+        next = awaitDecision(decision, lastSeq);
       }
       if (next != 0) {
         for (int i = 1; i < MB_PLAN_WORDS; i++) plan[i] = mb[i];

@@ -103,14 +103,17 @@ public final class CollectiveLauncher {
       // every rank's first step sends to its successor, whose receive checks the header.
       boolean rooted = kind == CollectiveCall.Kind.BROADCAST || kind == CollectiveCall.Kind.REDUCE;
       boolean announce = ctx.calls.checks() && ctx.nRanks > 1 && (peerToPeer || rooted);
-      if (announce && rooted && (peerToPeer || !receivesInChain(kind, call.root()))) {
+      boolean hostChain = !peerToPeer && ctx.device == HostDevice.INSTANCE;
+      if (announce && rooted && (!hostChain || !receivesInChain(kind, call.root()))) {
         // A rank that only sends may finish its part without ever waiting, so it could not
         // announce on a stall: it announces at once (one small frame, nobody waits for it). In a
         // tree every rank does (leaves of different trees send to different parents). In the
-        // ring's chain only the first rank (broadcast's root, reduce's rank after the root) only
-        // sends; every other rank receives from its ring predecessor, whatever that one called,
-        // and checks the header, or stalls and announces. Announcing on every rank of a chain cost
-        // 3x at 8 KiB over UCX on a 2-core machine: each notice wakes a proxy.
+        // ring's chain on the host only the first rank (broadcast's root, reduce's rank after the
+        // root) only sends; every other rank receives from its ring predecessor, whatever that one
+        // called, and its proxy checks the header, or it stalls and announces. Announcing on every
+        // rank of a chain cost 2x at 8 and 32 KiB over UCX on a 2-core machine: each notice wakes
+        // a proxy. GPU ranks all announce: a direct edge has no proxy to check headers, and a GPU
+        // kernel's wait does not announce.
         ctx.calls.claimAnnouncement(call.seq());
         ctx.channels[0].recv.announce(call);
       }
@@ -146,12 +149,6 @@ public final class CollectiveLauncher {
   }
 
   /**
-   * Trees, recursive doubling and Rabenseifner run over point-to-point links, which are sockets; on
-   * a ring transport the tuner's cost model does not describe (UCX), they run only when asked for
-   * explicitly ({@code algo=tree}, {@code algo=rd}, {@code algo=rh}). Their kernels run on the host
-   * only; elsewhere every collective is a ring.
-   */
-  /**
    * Whether this rank receives in the ring chain of a broadcast or reduce rooted at {@code root}
    * ({@code algorithm.RingChain}): all but the first rank of the chain do.
    */
@@ -160,6 +157,12 @@ public final class CollectiveLauncher {
     return ctx.rank != first;
   }
 
+  /**
+   * Trees, recursive doubling and Rabenseifner run over point-to-point links, which are sockets; on
+   * a ring transport the tuner's cost model does not describe (UCX), they run only when asked for
+   * explicitly ({@code algo=tree}, {@code algo=rd}, {@code algo=rh}). Their kernels run on the host
+   * only; elsewhere every collective is a ring.
+   */
   private Algorithm pick(CollectiveCall.Kind kind, long bytes) {
     if (ctx.nRanks == 1 || ctx.device != HostDevice.INSTANCE) {
       return Algorithm.RING;

@@ -39,9 +39,10 @@ import org.sparkccl.util.EngineLog;
 /**
  * The kernel side of one channel on a GPU: a grid on the channel's own stream runs each
  * collective's plan of primitives over FIFOs in pinned host memory mapped into the device. Its
- * blocks (one, or up to {@code cuda.blocks} on a direct edge into another GPU's memory) share every
- * slot, and the last block to finish a step publishes or releases it for all. The proxy thread
- * drains and fills those FIFOs exactly as it does for the host kernel.
+ * blocks (one; automatically several on a direct edge into another GPU's memory; {@code
+ * cuda.blocks} set by hand on every edge) share every slot, and the last block to finish a step
+ * publishes or releases it for all. The proxy thread drains and fills those FIFOs exactly as it
+ * does for the host kernel.
  *
  * <p>With {@code cuda.residentUs} above 0 (the default) the block stays resident ({@code
  * residentKernel}): it polls a {@link ResidentMailbox} for the next plan, so back-to-back
@@ -74,9 +75,9 @@ public final class CudaChannelKernel implements ChannelKernel, DirectFifoKernel 
   static final int AUTO_BLOCKS_PER_RANK = 64;
 
   /**
-   * A plan whose largest call is smaller runs on one block: every step's hand-over between blocks
-   * costs microseconds (an 8 B allReduce between two H200 took 101 us on 4 blocks against 60 us on
-   * one), while a slice of 256 KiB still gives each of 4 blocks 64 KiB to copy.
+   * A plan whose primitive calls all move fewer bytes runs on one block: every step's hand-over
+   * between blocks costs microseconds (an 8 B allReduce between two H200 took 101 us on 4 blocks
+   * against 60 us on one), while a call of 256 KiB still gives each of 4 blocks 64 KiB to copy.
    */
   static final long MIN_BYTES_PER_GRID = 256 * 1024;
 
@@ -299,6 +300,20 @@ public final class CudaChannelKernel implements ChannelKernel, DirectFifoKernel 
   @Override
   public void fitGrid(int ranksOnDevice, int channels) {
     if (configuredBlocks > 0) {
+      long resident = (long) configuredBlocks * Math.max(1, channels) * Math.max(1, ranksOnDevice);
+      if (resident > device.multiprocessors()) {
+        LOG.warn(
+            "cuda.blocks={}: {} ranks x {} channels x {} blocks must all be resident at once on {},"
+                + " which has {} SMs; collectives may end in the timeout. Expected at most {}"
+                + " blocks per channel, or 0 to choose automatically",
+            configuredBlocks,
+            ranksOnDevice,
+            channels,
+            configuredBlocks,
+            device,
+            device.multiprocessors(),
+            Math.max(1, device.multiprocessors() / (Math.max(1, channels) * ranksOnDevice)));
+      }
       return;
     }
     blocks = peerSend ? autoBlocks(device.multiprocessors(), ranksOnDevice, channels) : 1;
