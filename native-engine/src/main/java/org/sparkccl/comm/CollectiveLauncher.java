@@ -10,6 +10,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.LongFunction;
+import java.util.function.Supplier;
 import org.sparkccl.CclException;
 import org.sparkccl.CclMismatchException;
 import org.sparkccl.DataType;
@@ -28,6 +29,7 @@ import org.sparkccl.kernel.ChannelWork;
 import org.sparkccl.kernel.HostDoublingKernel;
 import org.sparkccl.kernel.HostTreeKernel;
 import org.sparkccl.kernel.PeerEdge;
+import org.sparkccl.proxy.OpSite;
 import org.sparkccl.proxy.RecvProxyOp;
 import org.sparkccl.proxy.SendProxyOp;
 
@@ -198,19 +200,20 @@ public final class CollectiveLauncher {
     int stepSize = ctx.config.stepSize();
     long bytes = call.count() * call.dtype().size();
     long slices = (bytes + stepSize - 1) / stepSize;
-    String where = "rank " + rank + ": " + coll.what() + " (tree)";
+    // the texts are built only for an error: a launch builds no strings
+    Supplier<String> where = () -> "rank " + rank + ": " + coll.what() + " (tree)";
     int parent = tree.parent();
-    PeerEdge toParent = up && parent >= 0 ? peerEdge(true, parent, slices, call, where) : null;
-    PeerEdge fromParent = down && parent >= 0 ? peerEdge(false, parent, slices, call, where) : null;
+    PeerEdge toParent = up && parent >= 0 ? peerEdge(true, parent, slices, call) : null;
+    PeerEdge fromParent = down && parent >= 0 ? peerEdge(false, parent, slices, call) : null;
     int[] children = tree.children();
     PeerEdge[] fromChildren = new PeerEdge[up ? children.length : 0];
     PeerEdge[] toChildren = new PeerEdge[down ? children.length : 0];
     for (int i = 0; i < children.length; i++) {
       if (up) {
-        fromChildren[i] = peerEdge(false, children[i], slices, call, where);
+        fromChildren[i] = peerEdge(false, children[i], slices, call);
       }
       if (down) {
-        toChildren[i] = peerEdge(true, children[i], slices, call, where);
+        toChildren[i] = peerEdge(true, children[i], slices, call);
       }
     }
     HostTreeKernel.Work work =
@@ -245,20 +248,21 @@ public final class CollectiveLauncher {
     RecursiveDoubling rd = new RecursiveDoubling(rank, ctx.nRanks);
     int size = call.dtype().size();
     long bytes = call.count() * size;
-    String where = "rank " + rank + ": " + coll.what() + (halving ? " (rh)" : " (rd)");
+    Supplier<String> where =
+        () -> "rank " + rank + ": " + coll.what() + (halving ? " (rh)" : " (rd)");
     List<HostDoublingKernel.Exchange> ex = new ArrayList<>();
     int finalAt;
     long finalOffset = 0;
     long finalBytes = bytes;
     int into = rd.foldsInto();
     if (into >= 0) {
-      ex.add(exchange(SEND, into, call, where));
-      ex.add(exchange(RECEIVE_COPY, into, call, where));
+      ex.add(exchange(SEND, into, call));
+      ex.add(exchange(RECEIVE_COPY, into, call));
       finalAt = -1;
     } else {
       int from = rd.foldedFrom();
       if (from >= 0) {
-        ex.add(exchange(RECEIVE_REDUCE, from, call, where));
+        ex.add(exchange(RECEIVE_REDUCE, from, call));
       }
       if (halving) {
         RecursiveHalving.Round[] rounds = new RecursiveHalving(rd).rounds(call.count());
@@ -271,8 +275,7 @@ public final class CollectiveLauncher {
                   r.giveCount(),
                   r.keepFrom(),
                   r.keepCount(),
-                  call,
-                  where));
+                  call));
         }
         finalAt = ex.size();
         if (rounds.length > 0) {
@@ -290,17 +293,16 @@ public final class CollectiveLauncher {
                   r.keepCount(),
                   r.giveFrom(),
                   r.giveCount(),
-                  call,
-                  where));
+                  call));
         }
       } else {
         for (int partner : rd.partners()) {
-          ex.add(exchange(EXCHANGE, partner, call, where));
+          ex.add(exchange(EXCHANGE, partner, call));
         }
         finalAt = ex.size();
       }
       if (from >= 0) {
-        ex.add(exchange(SEND, from, call, where));
+        ex.add(exchange(SEND, from, call));
       }
     }
     HostDoublingKernel.Work work =
@@ -324,11 +326,11 @@ public final class CollectiveLauncher {
 
   /** An exchange of the whole buffer. */
   private HostDoublingKernel.Exchange exchange(
-      HostDoublingKernel.Kind kind, int peer, CollectiveCall call, String where) {
+      HostDoublingKernel.Kind kind, int peer, CollectiveCall call) {
     long count = call.count();
     boolean sends = kind == EXCHANGE || kind == SEND;
     boolean receives = kind != SEND;
-    return ranged(kind, peer, 0, sends ? count : 0, 0, receives ? count : 0, call, where);
+    return ranged(kind, peer, 0, sends ? count : 0, 0, receives ? count : 0, call);
   }
 
   /**
@@ -343,15 +345,14 @@ public final class CollectiveLauncher {
       long sendCount,
       long recvFrom,
       long recvCount,
-      CollectiveCall call,
-      String where) {
+      CollectiveCall call) {
     int size = call.dtype().size();
     long sendBytes = sendCount * size;
     long recvBytes = recvCount * size;
     return new HostDoublingKernel.Exchange(
         kind,
-        sendBytes > 0 ? peerEdge(true, peer, slices(sendBytes), call, where) : null,
-        recvBytes > 0 ? peerEdge(false, peer, slices(recvBytes), call, where) : null,
+        sendBytes > 0 ? peerEdge(true, peer, slices(sendBytes), call) : null,
+        recvBytes > 0 ? peerEdge(false, peer, slices(recvBytes), call) : null,
         peer < ctx.rank,
         sendFrom * size,
         sendBytes,
@@ -364,21 +365,23 @@ public final class CollectiveLauncher {
     return (bytes + stepSize - 1) / stepSize;
   }
 
-  /** An edge over the point-to-point link to or from {@code peer}, with its proxy op. */
-  private PeerEdge peerEdge(
-      boolean send, int peer, long slices, CollectiveCall call, String where) {
+  /**
+   * An edge over the point-to-point link to or from {@code peer}, with its proxy op, described by
+   * the link's site (made once per link) only when asked.
+   */
+  private PeerEdge peerEdge(boolean send, int peer, long slices, CollectiveCall call) {
     PeerLinks peers = ctx.links().peers();
     PeerLinks.Link link = send ? peers.sendTo(peer) : peers.recvFrom(peer);
+    if (link.site == null) {
+      link.site =
+          new OpSite(
+              ctx.rank,
+              (send ? "sending to rank " : "receiving from rank ") + peer + " (point-to-point)");
+    }
     if (send) {
       ctx.proxy.enqueue(
           new SendProxyOp(
-              link.send(),
-              link.fifo,
-              link.nextStep,
-              slices,
-              call,
-              ctx.timeoutNanos,
-              where + ": sending to rank " + peer));
+              link.send(), link.fifo, link.nextStep, slices, call, ctx.timeoutNanos, link.site));
     } else {
       ctx.proxy.enqueue(
           new RecvProxyOp(
@@ -388,10 +391,9 @@ public final class CollectiveLauncher {
               slices,
               call,
               ctx.calls.checks(),
-              ctx.rank,
-              ctx.calls::launched,
+              launched,
               ctx.timeoutNanos,
-              where + ": receiving from rank " + peer));
+              link.site));
     }
     PeerEdge edge = new PeerEdge(link.fifo, peer, link.nextStep);
     link.nextStep += slices;

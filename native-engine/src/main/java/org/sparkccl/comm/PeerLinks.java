@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.Map;
 import org.sparkccl.fifo.Fifo;
 import org.sparkccl.kernel.KernelWaiter;
+import org.sparkccl.proxy.OpSite;
 import org.sparkccl.transport.NetRequest;
 import org.sparkccl.transport.RecvConnection;
 import org.sparkccl.transport.SendConnection;
@@ -25,6 +26,9 @@ final class PeerLinks {
     final Object connection;
     long nextStep;
     long nextSeq;
+
+    /** Describes this link's proxy operations; made on first use. */
+    OpSite site;
 
     Link(int peer, Fifo fifo, Object connection) {
       this.peer = peer;

@@ -1,6 +1,7 @@
 package org.sparkccl.kernel;
 
 import java.nio.ByteBuffer;
+import java.util.function.Supplier;
 import org.sparkccl.DataType;
 import org.sparkccl.ReduceOp;
 import org.sparkccl.fifo.FifoLayout;
@@ -78,7 +79,7 @@ public final class HostDoublingKernel {
       ReduceOp op,
       int nRanks,
       int stepSize,
-      String what) {}
+      Supplier<String> what) {}
 
   public static void run(Work w, KernelWaiter waiter, KernelGuard guard) {
     ByteBuffer current = w.src();

@@ -1,6 +1,7 @@
 package org.sparkccl.kernel;
 
 import java.nio.ByteBuffer;
+import java.util.function.Supplier;
 import org.sparkccl.DataType;
 import org.sparkccl.ReduceOp;
 
@@ -35,7 +36,7 @@ public final class HostTreeKernel {
       ReduceOp op,
       int nRanks,
       int stepSize,
-      String what) {}
+      Supplier<String> what) {}
 
   public static void run(Work w, KernelWaiter waiter, KernelGuard guard) {
     long slices = (w.bytes() + w.stepSize() - 1) / w.stepSize();

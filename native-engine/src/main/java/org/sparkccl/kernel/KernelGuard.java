@@ -1,5 +1,6 @@
 package org.sparkccl.kernel;
 
+import java.util.function.Supplier;
 import org.sparkccl.CclTimeoutException;
 
 /** What a kernel checks while it waits: abort and the no-progress deadline. */
@@ -15,10 +16,15 @@ public interface KernelGuard {
 
   /** Between parks of a wait on {@code what}: throws on abort or past the timeout. */
   default void checkWait(long waitedNanos, String what) {
+    checkWait(waitedNanos, () -> what);
+  }
+
+  /** As above, with the text built only when it throws. */
+  default void checkWait(long waitedNanos, Supplier<String> what) {
     checkAbort();
     if (waitedNanos > timeoutNanos()) {
       throw new CclTimeoutException(
-          what
+          what.get()
               + " for "
               + waitedNanos / 1_000_000
               + " ms (timeout "

@@ -1,6 +1,7 @@
 package org.sparkccl.kernel;
 
 import java.nio.ByteBuffer;
+import java.util.function.Supplier;
 import org.sparkccl.fifo.Fifo;
 
 /**
@@ -19,12 +20,18 @@ public final class PeerEdge {
     this.step = firstStep;
   }
 
-  /** Waits for a free send slot and returns it. */
-  ByteBuffer awaitRoom(KernelWaiter waiter, KernelGuard guard, String what) {
+  /**
+   * Waits for a free send slot and returns it; {@code what} names the collective, built only for an
+   * error.
+   */
+  ByteBuffer awaitRoom(KernelWaiter waiter, KernelGuard guard, Supplier<String> what) {
     long s = step;
+    // the text's supplier is made only by a wait that got as far as checking
     waiter.await(
         () -> fifo.hasRoomFor(s),
-        waited -> guard.checkWait(waited, what + ": waiting for rank " + peer + " to take data"));
+        waited ->
+            guard.checkWait(
+                waited, () -> what.get() + ": waiting for rank " + peer + " to take data"));
     return fifo.slot(s);
   }
 
@@ -32,15 +39,17 @@ public final class PeerEdge {
    * Waits for a filled receive slot of {@code expected} bytes and returns it; another size means
    * the ranks disagree on the call.
    */
-  ByteBuffer awaitFilled(int expected, KernelWaiter waiter, KernelGuard guard, String what) {
+  ByteBuffer awaitFilled(
+      int expected, KernelWaiter waiter, KernelGuard guard, Supplier<String> what) {
     long s = step;
     waiter.await(
         () -> fifo.isFilled(s),
-        waited -> guard.checkWait(waited, what + ": waiting for data from rank " + peer));
+        waited ->
+            guard.checkWait(waited, () -> what.get() + ": waiting for data from rank " + peer));
     int got = fifo.size(s);
     if (got != expected) {
       throw new IllegalStateException(
-          what
+          what.get()
               + ": received a slice of "
               + got
               + " bytes from rank "
