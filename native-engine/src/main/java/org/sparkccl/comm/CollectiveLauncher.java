@@ -29,7 +29,6 @@ import org.sparkccl.kernel.ChannelWork;
 import org.sparkccl.kernel.HostDoublingKernel;
 import org.sparkccl.kernel.HostTreeKernel;
 import org.sparkccl.kernel.PeerEdge;
-import org.sparkccl.proxy.OpSite;
 import org.sparkccl.proxy.RecvProxyOp;
 import org.sparkccl.proxy.SendProxyOp;
 
@@ -367,17 +366,11 @@ public final class CollectiveLauncher {
 
   /**
    * An edge over the point-to-point link to or from {@code peer}, with its proxy op, described by
-   * the link's site (made once per link) only when asked.
+   * the link's site only when asked.
    */
   private PeerEdge peerEdge(boolean send, int peer, long slices, CollectiveCall call) {
     PeerLinks peers = ctx.links().peers();
     PeerLinks.Link link = send ? peers.sendTo(peer) : peers.recvFrom(peer);
-    if (link.site == null) {
-      link.site =
-          new OpSite(
-              ctx.rank,
-              (send ? "sending to rank " : "receiving from rank ") + peer + " (point-to-point)");
-    }
     if (send) {
       ctx.proxy.enqueue(
           new SendProxyOp(

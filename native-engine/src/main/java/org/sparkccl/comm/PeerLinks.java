@@ -27,13 +27,16 @@ final class PeerLinks {
     long nextStep;
     long nextSeq;
 
-    /** Describes this link's proxy operations; made on first use. */
-    OpSite site;
+    /** Describes this link's proxy operations when asked: no launch builds the text. */
+    final OpSite site;
 
-    Link(int peer, Fifo fifo, Object connection) {
+    Link(int rank, int peer, Fifo fifo, Object connection) {
       this.peer = peer;
       this.fifo = fifo;
       this.connection = connection;
+      String way =
+          connection instanceof SendConnection ? "sending to rank " : "receiving from rank ";
+      this.site = new OpSite(rank, way + peer + " (point-to-point)");
     }
 
     SendConnection send() {
@@ -52,6 +55,7 @@ final class PeerLinks {
 
   private final Map<Integer, Link> sends = new HashMap<>();
   private final Map<Integer, Link> recvs = new HashMap<>();
+  private final int rank;
   private final int stepSize;
   private final KernelWaiter waiter;
   private final Connector connector;
@@ -59,12 +63,14 @@ final class PeerLinks {
   private final java.util.function.BiConsumer<Integer, CollectiveCall> announcements;
 
   PeerLinks(
+      int rank,
       int stepSize,
       KernelWaiter waiter,
       Connector connector,
       PeerAcceptor acceptor,
       java.util.function.BiConsumer<Integer, CollectiveCall> announcements) {
     this.announcements = announcements;
+    this.rank = rank;
     this.stepSize = stepSize;
     this.waiter = waiter;
     this.connector = connector;
@@ -79,7 +85,7 @@ final class PeerLinks {
           try {
             SendConnection c = connector.connect(p);
             c.onAnnounce(call -> announcements.accept(p, call));
-            return new Link(p, fifo, c);
+            return new Link(rank, p, fifo, c);
           } catch (RuntimeException e) {
             fifo.close();
             throw e;
@@ -88,7 +94,7 @@ final class PeerLinks {
   }
 
   Link recvFrom(int peer) {
-    return recvs.computeIfAbsent(peer, p -> new Link(p, kernelFifo(false), new Pending(p)));
+    return recvs.computeIfAbsent(peer, p -> new Link(rank, p, kernelFifo(false), new Pending(p)));
   }
 
   private Fifo kernelFifo(boolean send) {

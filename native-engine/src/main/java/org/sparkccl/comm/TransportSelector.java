@@ -383,6 +383,7 @@ final class TransportSelector {
   private PeerLinks peerLinks(SocketTransport sockets, Exchange ex) {
     PeerLinks peers =
         new PeerLinks(
+            ctx.rank,
             ctx.config.stepSize(),
             ctx.channels[0].waiter,
             peer ->

@@ -16,20 +16,27 @@ public interface KernelGuard {
 
   /** Between parks of a wait on {@code what}: throws on abort or past the timeout. */
   default void checkWait(long waitedNanos, String what) {
-    checkWait(waitedNanos, () -> what);
+    checkAbort();
+    if (waitedNanos > timeoutNanos()) {
+      throw timedOut(waitedNanos, what);
+    }
   }
 
   /** As above, with the text built only when it throws. */
   default void checkWait(long waitedNanos, Supplier<String> what) {
     checkAbort();
     if (waitedNanos > timeoutNanos()) {
-      throw new CclTimeoutException(
-          what.get()
-              + " for "
-              + waitedNanos / 1_000_000
-              + " ms (timeout "
-              + timeoutNanos() / 1_000_000
-              + " ms)");
+      throw timedOut(waitedNanos, what.get());
     }
+  }
+
+  private CclTimeoutException timedOut(long waitedNanos, String what) {
+    return new CclTimeoutException(
+        what
+            + " for "
+            + waitedNanos / 1_000_000
+            + " ms (timeout "
+            + timeoutNanos() / 1_000_000
+            + " ms)");
   }
 }

@@ -381,8 +381,9 @@ public final class CudaChannelKernel implements ChannelKernel, DirectFifoKernel 
   public void run(ChannelWork w) {
     ChannelPlan p = w.plan();
     device.makeCurrent();
+    int grid = blocksFor(p);
     if (mailbox != null) {
-      runResident(w, p);
+      runResident(w, p, grid);
       return;
     }
     long[] encoded = PlanEncoding.encode(p);
@@ -394,7 +395,7 @@ public final class CudaChannelKernel implements ChannelKernel, DirectFifoKernel 
           plan,
           Pointer.to(encoded).withByteOffset((long) first * PlanEncoding.WORDS * Long.BYTES),
           (long) n * PlanEncoding.WORDS * Long.BYTES);
-      launch(w, n);
+      launch(w, n, grid);
     }
   }
 
@@ -402,7 +403,7 @@ public final class CudaChannelKernel implements ChannelKernel, DirectFifoKernel 
    * Posts the plan (in pieces of at most {@link #MAX_CALLS} calls) to the resident block, launching
    * it first when none runs, and waits for each piece's answer.
    */
-  private void runResident(ChannelWork w, ChannelPlan p) {
+  private void runResident(ChannelWork w, ChannelPlan p, int grid) {
     long src = ((CudaBuffer) w.src()).address();
     long dst = ((CudaBuffer) w.dst()).address();
     int type = w.type().ordinal();
@@ -413,18 +414,7 @@ public final class CudaChannelKernel implements ChannelKernel, DirectFifoKernel 
       int n = Math.min(MAX_CALLS, calls - first);
       long seq =
           mailbox.post(
-              p,
-              first,
-              n,
-              src,
-              dst,
-              type,
-              op,
-              w.nRanks(),
-              recvAddress,
-              blocksFor(p),
-              sendStep,
-              recvStep);
+              p, first, n, src, dst, type, op, w.nRanks(), recvAddress, grid, sendStep, recvStep);
       ByteBuffer st = status.buffer();
       ensureResident(seq);
       while (true) {
@@ -512,8 +502,11 @@ public final class CudaChannelKernel implements ChannelKernel, DirectFifoKernel 
     return true;
   }
 
-  /** One launch over the first {@code nCalls} calls in the plan buffer; advances the steps. */
-  private void launch(ChannelWork w, int nCalls) {
+  /**
+   * One launch of {@code grid} blocks over the first {@code nCalls} calls in the plan buffer;
+   * advances the steps.
+   */
+  private void launch(ChannelWork w, int nCalls, int grid) {
     ByteBuffer st = status.buffer();
     for (int off = 0; off < 16; off += 4) {
       INTS.setVolatile(st, off, 0);
@@ -538,17 +531,7 @@ public final class CudaChannelKernel implements ChannelKernel, DirectFifoKernel 
             Pointer.to(sync));
     cuMemsetD32Async(sync, 0, SYNC_INTS, stream);
     cuLaunchKernel(
-        device.kernels().channelKernel(),
-        blocksFor(w.plan()),
-        1,
-        1,
-        THREADS,
-        1,
-        1,
-        0,
-        stream,
-        params,
-        null);
+        device.kernels().channelKernel(), grid, 1, 1, THREADS, 1, 1, 0, stream, params, null);
     awaitDone(-1);
     cuStreamSynchronize(stream);
     checkStatus(st);

@@ -221,23 +221,18 @@ public final class SocketTransport implements AutoCloseable {
       }
       return new SocketSendConnection(
           what, peer, controlWire, dataWires, nThreads, idle, proxySelector, wakeProxy);
-    } catch (ConnectException e) {
-      // every rank listens from its creation to its close, so a refusal means the peer is gone
-      closeAll(control, data);
-      throw new CclException(
-          what
-              + ": cannot connect to "
-              + address
-              + ": "
-              + e.getMessage()
-              + "; rank "
-              + peer
-              + " refused it: it has failed or closed its communicator (its own error names why),"
-              + " or a firewall rejects the port",
-          e);
     } catch (IOException e) {
       closeAll(control, data);
-      throw new CclException(what + ": cannot connect to " + address + ": " + e.getMessage(), e);
+      // every rank listens from its creation to its close, so a refusal means the peer is gone
+      String refused =
+          e instanceof ConnectException
+              ? "; rank "
+                  + peer
+                  + " refused it: it has failed or closed its communicator (its own error names"
+                  + " why), or a firewall rejects the port"
+              : "";
+      throw new CclException(
+          what + ": cannot connect to " + address + ": " + e.getMessage() + refused, e);
     } catch (RuntimeException e) {
       closeAll(control, data);
       throw e;
