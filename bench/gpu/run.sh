@@ -181,7 +181,8 @@ case "$MODE" in
     # several CUDA blocks per channel: the suite with blocks forced on every edge (peer, shared
     # memory and the proxy's), ranks as processes over CUDA IPC, then 2 processes (one per GPU
     # when there are 2) at 8 MiB and 512 MiB for pairs of channels and blocks (0: automatic)
-    # (CASES=0 skips the correctness part; SWEEP and BUFF change the sweep)
+    # (CASES=0 skips the correctness part; SWEEP, BUFF and P2P change the sweep), then 8 B with one
+    # block per channel against automatic
     [ "${CASES:-20}" = 0 ] || {
     SPARKCCL_CUDA_BLOCKS=4 suite 2,4 "${CASES:-20}"
     SPARKCCL_CUDA_BLOCKS=3 SPARKCCL_P2P=off suite 2 "${CASES:-20}"
@@ -194,7 +195,7 @@ case "$MODE" in
       [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
     done
     }
-    sweep="${SWEEP:-16/1 16/0 16/2 8/4 16/4 8/8 32/2}"
+    sweep="${SWEEP-16/1 16/0 16/2 8/4 16/4 8/8 32/2}"  # SWEEP= (empty): no sweep
     for v in $sweep; do
       ch="${v%/*}" bl="${v#*/}"
       for p in ${P2P:-auto off}; do
@@ -202,6 +203,18 @@ case "$MODE" in
           timeout 200 "${JAVA[@]}" -cp "$CP" org.sparkccl.perf.PerfTool --device cuda -n 2 -o allreduce \
           -d float32 -b 8M -e 512M -f 64 -w 3 -i 10 -c 1 --jit-warmup 0 2>>"$OUT/blocks.err" |
           awk -v p=$p -v ch=$ch -v bl=$bl '$1 ~ /^[0-9]+$/ && NF >= 9 { print "p2p", p, "channels", ch, "blocks", bl, "bytes", $1, "time_us", $6, "busbw", $8, "wrong", $9 }' |
+          tee -a "$OUT/blocks.txt"
+        [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+      done
+    done
+    # 8 B between the 2 processes: one block per channel against automatic, alternating, ROUNDS
+    # rounds (default 3) of 1,000 calls; 16 channels of BUFF
+    for ((round = 1; round <= ${ROUNDS:-3}; round++)); do
+      for bl in 1 0; do
+        SPARKCCL_NCHANNELS=16 SPARKCCL_CUDA_BLOCKS=$bl SPARKCCL_BUFFSIZE="${BUFF:-16M}" \
+          timeout 100 "${JAVA[@]}" -cp "$CP" org.sparkccl.perf.PerfTool --device cuda -n 2 -o allreduce \
+          -d float32 -b 8 -e 8 -w 200 -i 1000 -c 1 --jit-warmup 0 2>>"$OUT/blocks.err" |
+          awk -v r=$round -v bl=$bl '$1 ~ /^[0-9]+$/ && NF >= 9 { print "round", r, "blocks", bl, "8B time_us", $6, "wrong", $9 }' |
           tee -a "$OUT/blocks.txt"
         [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
       done
