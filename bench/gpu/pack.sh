@@ -42,7 +42,8 @@ cp bench/run-latency-bench.sh bench/common.sh bench/mpi_coll.c bench/latency_tab
    bench/plot_bench.py "$DEST/bench/"
 javac -nowarn -cp "perf/target/lib/*" -d "$DEST/micro-classes" bench/micro/JucxPutPingPong.java
 # BASELINE=<rev>: also pack that revision's perf tool into DEST/baseline-lib, for `run.sh DEST ab`
-# (the same-run comparison of two revisions on the GPU machine's cores, host memory).
+# (the same-run comparison of two revisions on the GPU machine's cores, host memory) and `run.sh
+# DEST gpu-ab` (the same on the GPUs; JCuda's natives then come from DEST/lib).
 if [ -n "${BASELINE:-}" ]; then
   tmp="$(mktemp -d)"
   git worktree add -q --detach "$tmp/src" "$BASELINE"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The GPU suite and the benchmark of the CUDA backend, on a machine with a GPU and no Java:
 # bench/gpu/pack.sh packs DIR on a build machine; copy DIR to the GPU machine and run there
-#   bash DIR/run.sh DIR [smoke|suite|soak|bench|tune|local|tune-local|peer|blocks|compare|check|all|resident|latency|lb]
+#   bash DIR/run.sh DIR [smoke|suite|soak|bench|tune|local|tune-local|peer|blocks|compare|check|all|ab|gpu-ab|resident|latency|lb]
 # Logs go to $OUT (default /tmp/sparkccl-gpu-out) and summaries to stdout.
 set -uo pipefail
 DIR="$(realpath "${1:-.device-cuda}")"
@@ -147,6 +147,32 @@ case "$MODE" in
       echo "round $round done"
     done
     python3 "$DIR/ab_summary.py" "$OUT/ab.txt" baseline this "allReduce float32, 4 rank processes, host memory"
+    ;;
+  gpu-ab)
+    # this build against the one pack.sh put in baseline-lib (BASELINE=<rev>) on the GPU: 2 rank
+    # processes (one per GPU when there are 2), allReduce float32 at 8 MiB and 512 MiB for each of
+    # CFGS (channels/cuda.blocks/buffSize, default "16/0/16M 1/16/1M"), then 8 B; alternating,
+    # ROUNDS rounds (default 2). The baseline's jars come first on its class path, so its Java
+    # compiles and runs its own kernel source; JCuda's natives come from this bundle.
+    [ -d "$DIR/baseline-lib" ] || { echo "no $DIR/baseline-lib: pack with BASELINE=<rev>"; exit 2; }
+    : >"$OUT/gpu-ab.txt"
+    for ((round = 1; round <= ${ROUNDS:-2}; round++)); do
+      for cfg in ${CFGS:-16/0/16M 1/16/1M} 8B; do
+        for side in old new; do
+          cp="$DIR/lib/*"
+          [ "$side" = old ] && cp="$DIR/baseline-lib/*:$DIR/lib/*"
+          sizes=(-b 8M -e 512M -f 64 -w 3 -i 10) ch=16 bl=0 buff=16M
+          [ "$cfg" = 8B ] && sizes=(-b 8 -e 8 -w 200 -i 1000) || IFS=/ read -r ch bl buff <<<"$cfg"
+          SPARKCCL_NCHANNELS=$ch SPARKCCL_CUDA_BLOCKS=$bl SPARKCCL_BUFFSIZE=$buff timeout 120 \
+            "${JAVA[@]}" -cp "$cp" org.sparkccl.perf.PerfTool --device cuda -n 2 -o allreduce -d float32 \
+            "${sizes[@]}" -c 1 --jit-warmup 0 2>>"$OUT/gpu-ab.err" |
+            awk -v r=$round -v c=$cfg -v side=$side '$1 ~ /^[0-9]+$/ && NF >= 9 {
+              print "round", r, side, "cfg", c, "bytes", $1, "time_us", $6, "busbw", $8, "wrong", $9 }' |
+            tee -a "$OUT/gpu-ab.txt"
+          [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+        done
+      done
+    done
     ;;
   resident)
     # the GPU suite with the resident kernel (the default) and with a launch per collective

@@ -62,12 +62,16 @@
 // take part (small plans: block 0 alone, since every step's hand-over between blocks costs
 // microseconds): each copies its share of every slot, and the last to finish a step publishes or
 // releases it for all. Their counters live in device memory that the host zeroes before each
-// launch (int words; SYNC_DECISION is int64).
+// launch (int words; SYNC_DECISION, SYNC_GO_SEND and SYNC_GO_RECV are int64).
 #define SYNC_PUBLISH 0                    // FIFO_STEPS words: blocks done writing a send slot
 #define SYNC_RELEASE FIFO_STEPS           // FIFO_STEPS words: blocks done reading a receive slot
 #define SYNC_ANSWER (2 * FIFO_STEPS)      // blocks done with the plan
 #define SYNC_RETURN (2 * FIFO_STEPS + 1)  // blocks about to return (resident kernel)
+#define SYNC_PLAN_BLOCKS 18               // from block 0: blocks that run the next plan
 #define SYNC_DECISION 24                  // block 0's word to the others: next plan, or -1 to return
+#define SYNC_GO_SEND 26                   // int64, from block 0: send steps below it have room
+#define SYNC_GO_RECV 28                   // int64, from block 0: receive steps below it are filled
+#define SYNC_FAIL 30                      // 1 once block 0 saw an abort or a wrong size
 #define SYNC_INTS 32
 
 struct Call {
@@ -306,53 +310,92 @@ __device__ bool lastToArrive(int* counter, int blocks) {
   return true;
 }
 
+// Only block 0 watches the FIFO's counters and abort words (they may lie in host memory, where
+// every read crosses the bus, and one reader per block slowed every step down); it passes what it
+// saw to the other blocks through words in GPU memory. Steps only grow, so a word is the step
+// below which every wait of that kind has passed; the words start at 0 with each launch.
+
+// Thread 0 of block 0, once a wait at step has passed (ok) or failed: tells the other blocks.
+__device__ void lead(int* sync, int word, long long step, bool ok) {
+  if (gridDim.x == 1) return;
+  if (ok) {
+    *(volatile long long*)(sync + word) = step + 1;
+  } else {
+    *(volatile int*)(sync + SYNC_FAIL) = 1;
+  }
+  __threadfence();
+}
+
+// Thread 0 of another block: waits until block 0 passed the wait at step; false once it failed.
+__device__ bool follow(int* sync, int word, long long step) {
+  volatile long long* go = (volatile long long*)(sync + word);
+  volatile int* failed = (volatile int*)(sync + SYNC_FAIL);
+  while (*go <= step) {
+    if (*failed) return false;
+  }
+  __threadfence_system();  // the slot's bytes (or its room) come after block 0 saw the counter
+  return true;
+}
+
+// The abort words are read every ABORT_POLLS rounds of a wait, not every round: they matter only
+// when something went wrong, and each read may cross the bus.
+#define ABORT_POLLS 64
+
 // Thread 0 spins until the condition holds or an abort word is set; the answer reaches every
 // thread of the block through shared memory. Returns false on abort.
-__device__ bool waitSendRoom(const Fifo& send, const Fifo& recv, long long step, int* status) {
+__device__ bool waitSendRoom(const Fifo& send, const Fifo& recv, long long step, int* status,
+                             int* sync) {
   __shared__ int ok;
   if (threadIdx.x == 0) {
-    ok = 1;
-    while (step - *send.head() >= FIFO_STEPS) {
-      if (*send.abortWord() || *recv.abortWord()) {
-        ok = 0;
-        break;
+    if (blockIdx.x == 0) {
+      ok = 1;
+      for (int round = 1; step - *send.head() >= FIFO_STEPS; round++) {
+        if (round % ABORT_POLLS == 0 && (*send.abortWord() || *recv.abortWord())) {
+          ok = 0;
+          status[ST_ERROR] = ERR_ABORTED;
+          status[ST_DETAIL] = (int)step;
+          break;
+        }
       }
+      __threadfence_system();
+      lead(sync, SYNC_GO_SEND, step, ok);
+    } else {
+      ok = follow(sync, SYNC_GO_SEND, step);
     }
-    __threadfence_system();
   }
   __syncthreads();
   int r = ok;
   __syncthreads();
-  if (!r && threadIdx.x == 0) {
-    status[ST_ERROR] = ERR_ABORTED;
-    status[ST_DETAIL] = (int)step;
-  }
   return r;
 }
 
 __device__ bool waitRecvFilled(const Fifo& send, const Fifo& recv, long long step, int expected,
-                               int* status) {
+                               int* status, int* sync) {
   __shared__ int ok;
   if (threadIdx.x == 0) {
-    ok = 1;
-    while (*recv.tail() <= step) {
-      if (*send.abortWord() || *recv.abortWord()) {
-        ok = 0;
-        break;
+    if (blockIdx.x == 0) {
+      ok = 1;
+      for (int round = 1; *recv.tail() <= step; round++) {
+        if (round % ABORT_POLLS == 0 && (*send.abortWord() || *recv.abortWord())) {
+          ok = 0;
+          status[ST_ERROR] = ERR_ABORTED;
+          status[ST_DETAIL] = (int)step;
+          break;
+        }
       }
-    }
-    __threadfence_system();
-    if (ok) {
-      int got = *recv.size(step);
-      if (got != expected) {
-        status[ST_ERROR] = ERR_SIZE;
-        status[ST_DETAIL] = (int)step;
-        status[ST_DETAIL2] = got;
-        ok = 0;
+      __threadfence_system();
+      if (ok) {
+        int got = *recv.size(step);
+        if (got != expected) {
+          status[ST_ERROR] = ERR_SIZE;
+          status[ST_DETAIL] = (int)step;
+          status[ST_DETAIL2] = got;
+          ok = 0;
+        }
       }
+      lead(sync, SYNC_GO_RECV, step, ok);
     } else {
-      status[ST_ERROR] = ERR_ABORTED;
-      status[ST_DETAIL] = (int)step;
+      ok = follow(sync, SYNC_GO_RECV, step);
     }
   }
   __syncthreads();
@@ -361,15 +404,18 @@ __device__ bool waitRecvFilled(const Fifo& send, const Fifo& recv, long long ste
   return r;
 }
 
-// Every thread's slot writes, in every block, must be visible to the host before the size and the
-// tail are.
+// Every thread's slot writes, in every block, must be visible to the receiver before the size and
+// the tail are: the barrier makes them thread 0's, and its system fence orders them before the
+// counters (as NCCL's simple protocol does, one fence per block rather than one per thread).
 __device__ void publish(const Fifo& send, long long step, int bytes, int* sync, int blocks) {
-  __threadfence_system();
   __syncthreads();
-  if (threadIdx.x == 0 && lastToArrive(sync + SYNC_PUBLISH + (int)(step % FIFO_STEPS), blocks)) {
-    *send.size(step) = bytes;
+  if (threadIdx.x == 0) {
     __threadfence_system();
-    *send.tail() = step + 1;
+    if (lastToArrive(sync + SYNC_PUBLISH + (int)(step % FIFO_STEPS), blocks)) {
+      *send.size(step) = bytes;
+      __threadfence_system();
+      *send.tail() = step + 1;
+    }
   }
 }
 
@@ -421,42 +467,42 @@ __device__ bool runPlan(const Call* calls, int nCalls, char* src, char* dst, int
       char* recvSlot = recv.data + (recvStep % FIFO_STEPS) * (long long)stepSize;
       switch (call.kind) {
         case P_SEND:
-          if (!waitSendRoom(send, recv, sendStep, status)) return false;
+          if (!waitSendRoom(send, recv, sendStep, status, sync)) return false;
           pass(dtype, op, false, false, s, 0, sendSlot, 0, len, nRanks, first, stride);
           publish(send, sendStep++, len, sync, blocks);
           break;
         case P_COPY_SEND:
-          if (!waitSendRoom(send, recv, sendStep, status)) return false;
+          if (!waitSendRoom(send, recv, sendStep, status, sync)) return false;
           pass(dtype, op, false, false, s, 0, sendSlot, s == d ? 0 : d, len, nRanks, first, stride);
           publish(send, sendStep++, len, sync, blocks);
           break;
         case P_RECV:
-          if (!waitRecvFilled(send, recv, recvStep, len, status)) return false;
+          if (!waitRecvFilled(send, recv, recvStep, len, status, sync)) return false;
           pass(dtype, op, false, false, recvSlot, 0, d, 0, len, nRanks, first, stride);
           release(recv, recvStep++, sync, blocks);
           break;
         case P_RECV_REDUCE_SEND:
-          if (!waitRecvFilled(send, recv, recvStep, len, status)) return false;
-          if (!waitSendRoom(send, recv, sendStep, status)) return false;
+          if (!waitRecvFilled(send, recv, recvStep, len, status, sync)) return false;
+          if (!waitSendRoom(send, recv, sendStep, status, sync)) return false;
           pass(dtype, op, true, false, recvSlot, s, sendSlot, 0, len, nRanks, first, stride);
           publish(send, sendStep++, len, sync, blocks);
           release(recv, recvStep++, sync, blocks);
           break;
         case P_RECV_REDUCE_COPY:
-          if (!waitRecvFilled(send, recv, recvStep, len, status)) return false;
+          if (!waitRecvFilled(send, recv, recvStep, len, status, sync)) return false;
           pass(dtype, op, true, true, recvSlot, s, d, 0, len, nRanks, first, stride);
           release(recv, recvStep++, sync, blocks);
           break;
         case P_RECV_REDUCE_COPY_SEND:
-          if (!waitRecvFilled(send, recv, recvStep, len, status)) return false;
-          if (!waitSendRoom(send, recv, sendStep, status)) return false;
+          if (!waitRecvFilled(send, recv, recvStep, len, status, sync)) return false;
+          if (!waitSendRoom(send, recv, sendStep, status, sync)) return false;
           pass(dtype, op, true, true, recvSlot, s, d, sendSlot, len, nRanks, first, stride);
           publish(send, sendStep++, len, sync, blocks);
           release(recv, recvStep++, sync, blocks);
           break;
         case P_RECV_COPY_SEND:
-          if (!waitRecvFilled(send, recv, recvStep, len, status)) return false;
-          if (!waitSendRoom(send, recv, sendStep, status)) return false;
+          if (!waitRecvFilled(send, recv, recvStep, len, status, sync)) return false;
+          if (!waitSendRoom(send, recv, sendStep, status, sync)) return false;
           pass(dtype, op, false, false, recvSlot, 0, d, sendSlot, len, nRanks, first, stride);
           publish(send, sendStep++, len, sync, blocks);
           release(recv, recvStep++, sync, blocks);
@@ -471,9 +517,9 @@ __device__ bool runPlan(const Call* calls, int nCalls, char* src, char* dst, int
 // every plan) gives the steps it reached. Returns on thread 0 of the last of the grid's blocks to
 // arrive, which then gives the answer.
 __device__ bool answer(int* status, long long sendStep, long long recvStep, int* sync) {
-  __threadfence_system();
   __syncthreads();
   if (threadIdx.x != 0) return false;
+  __threadfence_system();
   if (blockIdx.x == 0) {
     long long* steps = (long long*)(status + ST_STEPS);
     steps[0] = sendStep;
@@ -571,8 +617,7 @@ __device__ long long awaitDecision(volatile long long* decision, long long lastS
 // without one, on shutdown, on abort or after an error (the host then launches them again).
 extern "C" __global__ void __launch_bounds__(512, 1)
 residentKernel(long long* mailbox, char* sendControl, char* sendData, char* recvControl,
-               int stepSize, long long sendStep, long long recvStep, long long lastSeq, int* status,
-               long long idleNanos, int* sync) {
+               int stepSize, long long lastSeq, int* status, long long idleNanos, int* sync) {
   volatile long long* mb = (volatile long long*)mailbox;
   volatile long long* decision = (volatile long long*)(sync + SYNC_DECISION);
   const Call* calls = (const Call*)((char*)mailbox + MB_CALLS_BYTE);
@@ -585,23 +630,31 @@ residentKernel(long long* mailbox, char* sendControl, char* sendData, char* recv
       Fifo probe = {recvControl, 0};
       if (blockIdx.x == 0) {
         next = awaitPlan(mb, send, probe, lastSeq, idleNanos);
+        if (next != 0) {
+          for (int i = 1; i < MB_PLAN_WORDS; i++) plan[i] = mb[i];
+        }
         if (gridDim.x > 1) {
+          sync[SYNC_PLAN_BLOCKS] = (int)plan[MB_BLOCKS];
+          __threadfence();
           *decision = next != 0 ? next : -1;
           __threadfence();
         }
       } else {
         next = awaitDecision(decision, lastSeq);
-      }
-      if (next != 0) {
-        for (int i = 1; i < MB_PLAN_WORDS; i++) plan[i] = mb[i];
+        // a block that sits the plan out answers at once: reading the mailbox's words crosses the
+        // bus, some microseconds that an 8-byte collective would wait for
+        plan[MB_BLOCKS] = *(volatile int*)(sync + SYNC_PLAN_BLOCKS);
+        if (next != 0 && (long long)blockIdx.x < plan[MB_BLOCKS]) {
+          for (int i = 1; i < MB_PLAN_WORDS; i++) plan[i] = mb[i];
+        }
       }
     }
     __syncthreads();
     long long seq = next;
     if (seq == 0) break;
     int blocks = (int)max(1LL, min((long long)gridDim.x, plan[MB_BLOCKS]));
-    sendStep = plan[MB_SENDSTEP];
-    recvStep = plan[MB_RECVSTEP];
+    long long sendStep = plan[MB_SENDSTEP];
+    long long recvStep = plan[MB_RECVSTEP];
     bool ok = true;
     if ((int)blockIdx.x < blocks) {
       // recvData: this FIFO's own slots, or the previous rank's send slots when ranks share them
@@ -626,8 +679,8 @@ residentKernel(long long* mailbox, char* sendControl, char* sendData, char* recv
       break;
     }
   }
-  __threadfence_system();
   __syncthreads();
+  if (threadIdx.x == 0) __threadfence_system();
   if (threadIdx.x == 0 && lastToArrive(sync + SYNC_RETURN, gridDim.x)) {
     *(volatile int*)&status[ST_RETURNED] = 1;
   }

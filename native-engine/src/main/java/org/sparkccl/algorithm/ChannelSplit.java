@@ -17,14 +17,28 @@ public final class ChannelSplit {
     return (int) Math.min(maxChannels, wanted);
   }
 
+  /**
+   * Every part but the last starts and ends on a multiple of this many bytes: a GPU kernel copies
+   * 16-byte vectors only where its buffers are aligned, and fell back to single elements (about a
+   * fifth of the bandwidth: 45 against 192 GB/s over NVLink with 24 channels) when 512 MiB was cut
+   * into 24 parts that began 8 bytes off.
+   */
+  public static final int ALIGN_BYTES = 128;
+
   /** First element of channel {@code c} of {@code channels}. */
-  public static long start(long count, int channels, int c) {
-    long per = (count + channels - 1) / channels;
+  public static long start(long count, int elemSize, int channels, int c) {
+    long unit = alignedElems(elemSize);
+    long per = RingPlanner.ceilDiv(RingPlanner.ceilDiv(count, channels), unit) * unit;
     return Math.min(count, c * per);
   }
 
   /** Elements of channel {@code c}. */
-  public static long length(long count, int channels, int c) {
-    return start(count, channels, c + 1) - start(count, channels, c);
+  public static long length(long count, int elemSize, int channels, int c) {
+    return start(count, elemSize, channels, c + 1) - start(count, elemSize, channels, c);
+  }
+
+  /** Elements in {@link #ALIGN_BYTES} (element sizes are powers of two up to 8). */
+  static long alignedElems(int elemSize) {
+    return Math.max(1, ALIGN_BYTES / elemSize);
   }
 }

@@ -32,7 +32,10 @@ public final class RingAllReduce {
     RingPlanner p = new RingPlanner(elemSize);
     long chunkElems = RingPlanner.chunkElems(stepSize, elemSize);
     for (long base = 0; base < count; base += nRanks * chunkElems) {
-      long real = Math.min(chunkElems, RingPlanner.ceilDiv(count - base, nRanks));
+      // the last round's chunks stay aligned too (ChannelSplit.ALIGN_BYTES); the last is shorter
+      long unit = ChannelSplit.alignedElems(elemSize);
+      long share = RingPlanner.ceilDiv(RingPlanner.ceilDiv(count - base, nRanks), unit) * unit;
+      long real = Math.min(chunkElems, share);
       Round round = new Round(p, start + base, real, start + count, nRanks);
       round.add(Primitive.SEND, rank);
       for (int s = 1; s <= nRanks - 2; s++) {

@@ -412,8 +412,8 @@ public final class CollectiveLauncher {
               localSrc,
               localDst,
               planner,
-              ChannelSplit.start(call.count(), used, c),
-              ChannelSplit.length(call.count(), used, c));
+              ChannelSplit.start(call.count(), call.dtype().size(), used, c),
+              ChannelSplit.length(call.count(), call.dtype().size(), used, c));
       if (plan.sendSteps() > 0 && !ch.directSend) {
         SendProxyOp op = ops.reusableSend(c);
         if (op != null) {

@@ -36,30 +36,39 @@ class ChannelSplitTest {
 
   @ParameterizedTest(name = "{0} channel(s)")
   @MethodSource("channelCounts")
-  @DisplayName("the parts are contiguous, disjoint, in channel order and cover [0, count)")
+  @DisplayName(
+      "the parts are contiguous, disjoint, in channel order, cover [0, count) and start on"
+          + " aligned bytes")
   void partsCoverTheCountExactlyOnce(int channels) {
     SplittableRandom rnd = new SplittableRandom(channels);
-    for (long count : counts(channels, rnd)) {
-      if (count < 0) {
-        continue;
+    for (int elemSize : new int[] {1, 2, 4, 8}) {
+      for (long count : counts(channels, rnd)) {
+        if (count < 0) {
+          continue;
+        }
+        long next = 0;
+        long largest = 0;
+        for (int c = 0; c < channels; c++) {
+          long start = ChannelSplit.start(count, elemSize, channels, c);
+          long len = ChannelSplit.length(count, elemSize, channels, c);
+          String where =
+              "count " + count + " of " + elemSize + " B, channel " + c + " of " + channels;
+          assertEquals(next, start, where + ": starts where the previous part ended");
+          assertTrue(len >= 0, where + ": length " + len);
+          if (start < count) { // an empty part sits at the end
+            assertEquals(
+                0, start * elemSize % ChannelSplit.ALIGN_BYTES, where + ": starts at " + start);
+          }
+          next = start + len;
+          largest = Math.max(largest, len);
+        }
+        assertEquals(
+            count, next, "count " + count + ", " + channels + " channels: end of the parts");
+        // no part is longer than its share rounded up to the alignment
+        long unit = ChannelSplit.ALIGN_BYTES / elemSize;
+        long share = ((count + channels - 1) / channels + unit - 1) / unit * unit;
+        assertTrue(largest <= share, "count " + count + ": largest part " + largest);
       }
-      long next = 0;
-      long smallest = Long.MAX_VALUE;
-      long largest = 0;
-      for (int c = 0; c < channels; c++) {
-        long start = ChannelSplit.start(count, channels, c);
-        long len = ChannelSplit.length(count, channels, c);
-        String where = "count " + count + ", channel " + c + " of " + channels;
-        assertEquals(next, start, where + ": starts where the previous part ended");
-        assertTrue(len >= 0, where + ": length " + len);
-        next = start + len;
-        smallest = Math.min(smallest, len);
-        largest = Math.max(largest, len);
-      }
-      assertEquals(count, next, "count " + count + ", " + channels + " channels: end of the parts");
-      // ceiling division: no part is longer than its share rounded up
-      long share = (count + channels - 1) / channels;
-      assertTrue(largest <= share, "count " + count + ": largest part " + largest);
     }
   }
 
@@ -85,10 +94,10 @@ class ChannelSplitTest {
               c == max || bytes < (c + 1) * MIN,
               where + "only " + c + " channels for " + bytes + " bytes");
           for (int ch = 0; ch < c; ch++) {
-            // the last part is shorter than the others by less than one element per channel
-            long part = ChannelSplit.length(count, c, ch) * elemSize;
+            // the last part is shorter than the others by less than the alignment per channel
+            long part = ChannelSplit.length(count, elemSize, c, ch) * elemSize;
             assertTrue(
-                c == 1 || part >= MIN - (long) c * elemSize,
+                c == 1 || part >= MIN - (long) c * ChannelSplit.ALIGN_BYTES,
                 where + "channel " + ch + " of " + c + " gets " + part + " bytes");
           }
           previous = c;

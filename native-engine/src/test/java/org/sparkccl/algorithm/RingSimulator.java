@@ -115,8 +115,8 @@ final class RingSimulator {
       Buffers[] buffers) {
     RingSimulator sim = new RingSimulator(nRanks, elemSize, stepSize, buffers);
     for (int c = 0; c < channels && sim.problems.size() < MAX_PROBLEMS; c++) {
-      long start = ChannelSplit.start(perRankCount, channels, c);
-      long len = ChannelSplit.length(perRankCount, channels, c);
+      long start = ChannelSplit.start(perRankCount, elemSize, channels, c);
+      long len = ChannelSplit.length(perRankCount, elemSize, channels, c);
       ChannelPlan[] plans = new ChannelPlan[nRanks];
       for (int r = 0; r < nRanks; r++) {
         plans[r] = planner.plan(c, r, start, len);

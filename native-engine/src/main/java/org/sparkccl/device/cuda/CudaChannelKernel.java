@@ -470,8 +470,6 @@ public final class CudaChannelKernel implements ChannelKernel, DirectFifoKernel 
             Pointer.to(sendSlots),
             Pointer.to(recvControl),
             Pointer.to(new int[] {stepSize}),
-            Pointer.to(new long[] {sendStep}),
-            Pointer.to(new long[] {recvStep}),
             Pointer.to(new long[] {lastSeq}),
             Pointer.to(status.devicePointer(0)),
             Pointer.to(new long[] {residentNanos}),

@@ -111,10 +111,20 @@ class CudaContractTest {
   void theBlocksCountersFitWhatTheHostZeroesBeforeEachLaunch() throws IOException {
     Map<String, Long> d = defines();
     assertEquals(CudaChannelKernel.SYNC_INTS, d.get("SYNC_INTS"));
-    // the int64 decision word is 8-byte aligned and inside the zeroed words
-    assertEquals(0, d.get("SYNC_DECISION") % 2);
-    assertTrue(d.get("SYNC_DECISION") + 2 <= d.get("SYNC_INTS"));
-    assertTrue(2 * FifoLayout.STEPS + 2 <= d.get("SYNC_DECISION"));
+    // the int64 words (block 0's decision and what its waits passed) are 8-byte aligned, apart
+    // from each other and from the int counters, and inside the zeroed words
+    // after the per-slot counters and the two of the grid, before the int64 words
+    assertTrue(2 * FifoLayout.STEPS + 2 <= d.get("SYNC_PLAN_BLOCKS"));
+    assertTrue(d.get("SYNC_PLAN_BLOCKS") < d.get("SYNC_DECISION"));
+    long[] wide = {d.get("SYNC_DECISION"), d.get("SYNC_GO_SEND"), d.get("SYNC_GO_RECV")};
+    for (int i = 0; i < wide.length; i++) {
+      assertEquals(0, wide[i] % 2);
+      if (i > 0) {
+        assertTrue(wide[i - 1] + 2 <= wide[i]);
+      }
+    }
+    assertTrue(wide[2] + 2 <= d.get("SYNC_FAIL"));
+    assertTrue(d.get("SYNC_FAIL") < d.get("SYNC_INTS"));
   }
 
   @Test
