@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Same-run comparison of two revisions of the engine with the perf tool, for changes that must
-# not change speed: builds each revision in a temporary worktree, then alternates them for
-# ROUNDS rounds of allReduce (OP="..." for other operations) at 8 B, 1 MiB and 64 MiB (SIZES="..."
-# for others) and prints the median time per size of each and their ratio (new / old). Engine
+# not change speed: builds each revision in a temporary worktree, then alternates them (which
+# goes first changes from round to round) for ROUNDS rounds of allReduce (OP="..." for other
+# operations) at 8 B, 1 MiB and 64 MiB (SIZES="..." for others) and prints the median time per size
+# of each and their ratio (new / old). Engine
 # settings come from SPARKCCL_* as for bin/sparkccl-perf; TRANSPORT=ucx|socket picks the ring (-t);
 # RANKS (default 2) the rank count; WARMUP and ITERS (default 5 and 20) the calls before and in the
 # timing; PERF_ARGS more perf tool options (e.g. --threads: ranks as threads of one JVM).
@@ -50,8 +51,15 @@ RESULTS="$WORK/results.txt"
 for ((r = 1; r <= ROUNDS; r++)); do
   for op in $OP; do
     for size in $SIZES; do
-      run old "$OLD_CP" "$size" "$op" >>"$RESULTS"
-      run new "$NEW_CP" "$size" "$op" >>"$RESULTS"
+      # odd rounds run the old build first, even rounds the new one: whichever runs second in a
+      # pair can find the machine warmer or busier
+      if ((r % 2)); then
+        run old "$OLD_CP" "$size" "$op" >>"$RESULTS"
+        run new "$NEW_CP" "$size" "$op" >>"$RESULTS"
+      else
+        run new "$NEW_CP" "$size" "$op" >>"$RESULTS"
+        run old "$OLD_CP" "$size" "$op" >>"$RESULTS"
+      fi
     done
   done
   echo "# round $r of $ROUNDS done" >&2

@@ -11,7 +11,9 @@ RESULTS="$(mktemp)"
 trap 'rm -f "$RESULTS"' EXIT
 for ((r = 1; r <= ROUNDS; r++)); do
   for a in ${ALGOS:-ring rd}; do
-    for check in false true; do
+    order="false true"
+    ((r % 2)) || order="true false" # which goes first changes from round to round
+    for check in $order; do
       label=old
       [[ $check == true ]] && label=new
       SPARKCCL_CHECKCALLS=$check "$ROOT/bin/sparkccl-perf" -n "$RANKS" -o allreduce -d float32 \
