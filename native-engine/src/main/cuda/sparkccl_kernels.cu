@@ -341,8 +341,9 @@ __device__ bool follow(int* sync, int word, long long step) {
 // when something went wrong, and each read may cross the bus.
 #define ABORT_POLLS 64
 
-// Thread 0 spins until the condition holds or an abort word is set; the answer reaches every
-// thread of the block through shared memory. Returns false on abort.
+// Thread 0 of block 0 spins until the condition holds or an abort word is set (thread 0 of every
+// other block follows it); the answer reaches every thread of the block through shared memory.
+// Returns false on abort (or, for a filled slot, a size other than expected).
 __device__ bool waitSendRoom(const Fifo& send, const Fifo& recv, long long step, int* status,
                              int* sync) {
   __shared__ int ok;
