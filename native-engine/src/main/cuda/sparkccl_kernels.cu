@@ -341,6 +341,16 @@ __device__ bool follow(int* sync, int word, long long step) {
 // when something went wrong, and each read may cross the bus.
 #define ABORT_POLLS 64
 
+// Thread 0 of block 0, in round `round` of a wait at step: whether an abort word stops the wait
+// (the status words then say where).
+__device__ bool abortedWaiting(const Fifo& send, const Fifo& recv, int round, long long step,
+                               int* status) {
+  if (round % ABORT_POLLS != 0 || !(*send.abortWord() || *recv.abortWord())) return false;
+  status[ST_ERROR] = ERR_ABORTED;
+  status[ST_DETAIL] = (int)step;
+  return true;
+}
+
 // Thread 0 of block 0 spins until the condition holds or an abort word is set (thread 0 of every
 // other block follows it); the answer reaches every thread of the block through shared memory.
 // Returns false on abort (or, for a filled slot, a size other than expected).
@@ -351,10 +361,8 @@ __device__ bool waitSendRoom(const Fifo& send, const Fifo& recv, long long step,
     if (blockIdx.x == 0) {
       ok = 1;
       for (int round = 1; step - *send.head() >= FIFO_STEPS; round++) {
-        if (round % ABORT_POLLS == 0 && (*send.abortWord() || *recv.abortWord())) {
+        if (abortedWaiting(send, recv, round, step, status)) {
           ok = 0;
-          status[ST_ERROR] = ERR_ABORTED;
-          status[ST_DETAIL] = (int)step;
           break;
         }
       }
@@ -377,10 +385,8 @@ __device__ bool waitRecvFilled(const Fifo& send, const Fifo& recv, long long ste
     if (blockIdx.x == 0) {
       ok = 1;
       for (int round = 1; *recv.tail() <= step; round++) {
-        if (round % ABORT_POLLS == 0 && (*send.abortWord() || *recv.abortWord())) {
+        if (abortedWaiting(send, recv, round, step, status)) {
           ok = 0;
-          status[ST_ERROR] = ERR_ABORTED;
-          status[ST_DETAIL] = (int)step;
           break;
         }
       }

@@ -27,9 +27,7 @@ public final class ChannelSplit {
 
   /** First element of channel {@code c} of {@code channels}. */
   public static long start(long count, int elemSize, int channels, int c) {
-    long unit = alignedElems(elemSize);
-    long per = RingPlanner.ceilDiv(RingPlanner.ceilDiv(count, channels), unit) * unit;
-    return Math.min(count, c * per);
+    return Math.min(count, c * alignedShare(count, channels, elemSize));
   }
 
   /** Elements of channel {@code c}. */
@@ -37,8 +35,13 @@ public final class ChannelSplit {
     return start(count, elemSize, channels, c + 1) - start(count, elemSize, channels, c);
   }
 
-  /** Elements in {@link #ALIGN_BYTES} (element sizes are powers of two up to 8). */
-  static long alignedElems(int elemSize) {
-    return Math.max(1, ALIGN_BYTES / elemSize);
+  /**
+   * One of {@code parts} equal shares of {@code count} elements of {@code elemSize} bytes, rounded
+   * up to whole {@link #ALIGN_BYTES} (element sizes are powers of two up to 8): the parts cover the
+   * count, the last one shorter.
+   */
+  static long alignedShare(long count, int parts, int elemSize) {
+    long unit = Math.max(1, ALIGN_BYTES / elemSize);
+    return RingPlanner.ceilDiv(RingPlanner.ceilDiv(count, parts), unit) * unit;
   }
 }

@@ -33,9 +33,7 @@ public final class RingAllReduce {
     long chunkElems = RingPlanner.chunkElems(stepSize, elemSize);
     for (long base = 0; base < count; base += nRanks * chunkElems) {
       // the last round's chunks stay aligned too (ChannelSplit.ALIGN_BYTES); the last is shorter
-      long unit = ChannelSplit.alignedElems(elemSize);
-      long share = RingPlanner.ceilDiv(RingPlanner.ceilDiv(count - base, nRanks), unit) * unit;
-      long real = Math.min(chunkElems, share);
+      long real = Math.min(chunkElems, ChannelSplit.alignedShare(count - base, nRanks, elemSize));
       Round round = new Round(p, start + base, real, start + count, nRanks);
       round.add(Primitive.SEND, rank);
       for (int s = 1; s <= nRanks - 2; s++) {

@@ -15,6 +15,7 @@ import java.lang.invoke.VarHandle;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.function.BooleanSupplier;
+import java.util.function.Supplier;
 import jcuda.CudaException;
 import jcuda.Pointer;
 import jcuda.driver.CUdeviceptr;
@@ -172,6 +173,9 @@ public final class CudaChannelKernel implements ChannelKernel, DirectFifoKernel 
   private long sendStep;
   private long recvStep;
 
+  /** What this channel waits for, built only when a wait times out. */
+  private final Supplier<String> stallText;
+
   /**
    * @param assist one proxy progress pass, returning whether anything moved
    */
@@ -186,6 +190,9 @@ public final class CudaChannelKernel implements ChannelKernel, DirectFifoKernel 
     this.stepSize = stepSize;
     this.guard = guard;
     this.assist = assist;
+    this.stallText =
+        () ->
+            guard.describe((long) LONGS.getVolatile(recvView, FifoLayout.TAIL_OFFSET) <= recvStep);
     device.kernels();
     device.makeCurrent();
     long fifoBytes = FifoLayout.CONTROL_BYTES + (long) FifoLayout.STEPS * stepSize;
@@ -565,9 +572,7 @@ public final class CudaChannelKernel implements ChannelKernel, DirectFifoKernel 
         lastProgress = now;
       }
       try {
-        guard.checkWait(
-            now - lastProgress,
-            guard.describe((long) LONGS.getVolatile(recvView, FifoLayout.TAIL_OFFSET) <= recvStep));
+        guard.checkWait(now - lastProgress, stallText);
       } catch (RuntimeException e) {
         abortBlock();
         throw e;
