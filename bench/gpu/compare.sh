@@ -7,7 +7,8 @@
 # (transport=auto, p2p=auto), host-staged (p2p=off: shared pinned host memory), ucx, socket.
 # Both sides time the same way: warm-up, barrier, then blocking calls (torch: all_reduce then
 # torch.cuda.synchronize()), time per call = the slowest rank's mean; busbw = algbw * 2(n-1)/n.
-# Env: CHANNELS (SparkCCL nChannels for peer and host-staged, default 16), BUFF (buffSize, 16M).
+# Env: CHANNELS (SparkCCL nChannels for peer and host-staged, default 16), BUFF (buffSize, 16M),
+# BLOCKS (cuda.blocks for them, default 0: automatic).
 set -uo pipefail
 DIR="$(realpath "${1:-.device-cuda}")"
 N="${2:-2}"
@@ -42,11 +43,12 @@ sparkccl() { # $1 label, $2 transport, rest: env
 nvidia-smi topo -m 2>/dev/null | head -8
 CH="${CHANNELS:-16}"
 BF="${BUFF:-16M}"
+BL="${BLOCKS:-0}"
 nccl nccl-default
 nccl nccl-p2p-off NCCL_P2P_DISABLE=1
 nccl nccl-socket NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 NCCL_IB_DISABLE=1
-sparkccl sparkccl-peer auto SPARKCCL_P2P=auto SPARKCCL_NCHANNELS="$CH" SPARKCCL_BUFFSIZE="$BF"
-sparkccl sparkccl-host-staged auto SPARKCCL_P2P=off SPARKCCL_NCHANNELS="$CH" SPARKCCL_BUFFSIZE="$BF"
+sparkccl sparkccl-peer auto SPARKCCL_P2P=auto SPARKCCL_NCHANNELS="$CH" SPARKCCL_BUFFSIZE="$BF" SPARKCCL_CUDA_BLOCKS="$BL"
+sparkccl sparkccl-host-staged auto SPARKCCL_P2P=off SPARKCCL_NCHANNELS="$CH" SPARKCCL_BUFFSIZE="$BF" SPARKCCL_CUDA_BLOCKS="$BL"
 sparkccl sparkccl-ucx ucx SPARKCCL_NCHANNELS=4
 sparkccl sparkccl-socket socket SPARKCCL_NCHANNELS=4 SPARKCCL_SOCKET_NTHREADS=2
 python3 - "$RES" "$N" <<'PY'

@@ -152,7 +152,7 @@ case "$MODE" in
     # this build against the one pack.sh put in baseline-lib (BASELINE=<rev>) on the GPU: 2 rank
     # processes (one per GPU when there are 2), allReduce float32 at 8 MiB and 512 MiB for each of
     # CFGS (channels/cuda.blocks/buffSize, default "16/0/16M 1/16/1M"), then 8 B; alternating,
-    # ROUNDS rounds (default 2). The baseline's jars come first on its class path, so its Java
+    # ROUNDS rounds (default 2); P2P=off takes the host-staged path instead of the peer one. The baseline's jars come first on its class path, so its Java
     # compiles and runs its own kernel source; JCuda's natives come from this bundle.
     [ -d "$DIR/baseline-lib" ] || { echo "no $DIR/baseline-lib: pack with BASELINE=<rev>"; exit 2; }
     : >"$OUT/gpu-ab.txt"
@@ -163,7 +163,7 @@ case "$MODE" in
           [ "$side" = old ] && cp="$DIR/baseline-lib/*:$DIR/lib/*"
           sizes=(-b 8M -e 512M -f 64 -w 3 -i 10) ch=16 bl=0 buff=16M
           [ "$cfg" = 8B ] && sizes=(-b 8 -e 8 -w 200 -i 1000) || IFS=/ read -r ch bl buff <<<"$cfg"
-          SPARKCCL_NCHANNELS=$ch SPARKCCL_CUDA_BLOCKS=$bl SPARKCCL_BUFFSIZE=$buff timeout 120 \
+          SPARKCCL_P2P="${P2P:-auto}" SPARKCCL_NCHANNELS=$ch SPARKCCL_CUDA_BLOCKS=$bl SPARKCCL_BUFFSIZE=$buff timeout 120 \
             "${JAVA[@]}" -cp "$cp" org.sparkccl.perf.PerfTool --device cuda -n 2 -o allreduce -d float32 \
             "${sizes[@]}" -c 1 --jit-warmup 0 2>>"$OUT/gpu-ab.err" |
             awk -v r=$round -v c=$cfg -v side=$side '$1 ~ /^[0-9]+$/ && NF >= 9 {

@@ -220,12 +220,13 @@ public final class GpuSuiteMain {
   }
 
   /**
-   * Rank 0 of two calls allReduce, rank 1 calls nothing: rank 0's block spins on an empty FIFO
-   * until the timeout sets its abort word. The call must fail with a timeout, the block must
-   * return, and a new communicator must then run an allReduce correctly on the same GPU.
+   * Rank 0 of two calls allReduce, rank 1 calls nothing: rank 0's blocks spin on empty FIFOs until
+   * the timeout sets their abort words. The call must fail with a timeout, the blocks must return,
+   * and a new communicator must then run an allReduce correctly on the same GPU. The call spans
+   * both channels, which one thread drives on direct edges (the failure of one must end both).
    */
   private static String timeoutReturnsAndGpuStaysUsable() {
-    Communicator[] comms = RankHarness.createAll(2, config(1, Duration.ofSeconds(2)), WAIT);
+    Communicator[] comms = RankHarness.createAll(2, config(CHANNELS, Duration.ofSeconds(2)), WAIT);
     DeviceBuffer buf = comms[0].device().allocate(1 << 20);
     try {
       long t0 = System.nanoTime();

@@ -402,6 +402,9 @@ public final class CollectiveLauncher {
       long localDst,
       Planner planner,
       Collective coll) {
+    // GPU channels on direct edges: one kernel thread drives them all (ChannelGroupTask)
+    ChannelWork[] group =
+        ChannelGroupTask.applies(ctx.channels, used) ? new ChannelWork[used] : null;
     for (int c = 0; c < used; c++) {
       CommChannel ch = ctx.channels[c];
       ChannelPlan plan =
@@ -455,9 +458,17 @@ public final class CollectiveLauncher {
       ch.sendBase += plan.sendSteps();
       ch.recvBase += plan.recvSteps();
       ChannelWork work = new ChannelWork(plan, src, dst, call.dtype(), call.op(), ctx.nRanks);
+      if (group != null) {
+        group[c] = work;
+        continue;
+      }
       ch.waiter.deferProxyWake();
       ch.kernelThread.submit(new ChannelTask(ctx, lifecycle, ch, coll, work));
       coll.submitted++;
+    }
+    if (group != null) {
+      ctx.channels[0].kernelThread.submit(new ChannelGroupTask(ctx, lifecycle, coll, group));
+      coll.submitted = used;
     }
   }
 

@@ -103,18 +103,21 @@ final class CommChannel {
   }
 
   /**
-   * Stops the kernel thread; frees the FIFOs only if it stopped, since freed memory must never be
-   * touched again.
+   * Stops the kernel thread; frees the FIFOs only if it stopped and {@code mayFree} (no other
+   * thread may still use them), since freed memory must never be touched again. Returns whether the
+   * thread stopped.
    */
-  boolean release(long timeoutMillis) {
+  boolean release(long timeoutMillis, boolean mayFree) {
     boolean stopped = kernelThread.stop(timeoutMillis);
     closeConnections();
-    if (stopped) {
+    if (stopped && mayFree) {
       kernel.close();
       sendFifo.close();
       recvFifo.close();
-    } else {
+    } else if (!stopped) {
       LOG.warn("channel {}: kernel thread did not stop; its FIFOs are not freed", id);
+    } else {
+      LOG.warn("channel {}: channel 0's kernel thread did not stop; the FIFOs are not freed", id);
     }
     return stopped;
   }

@@ -127,11 +127,17 @@ final class Lifecycle {
     if (links != null) {
       links.ring().close(failed);
     }
-    boolean stopped = true;
     for (CommChannel ch : ctx.channels) {
       if (ch != null) {
         ch.abort();
-        stopped &= ch.release(millisLeft(stopDeadline));
+      }
+    }
+    // Channel 0's thread may drive every channel's kernel (ChannelGroupTask): while it has not
+    // stopped, no channel's FIFOs are freed.
+    boolean stopped = true;
+    for (CommChannel ch : ctx.channels) {
+      if (ch != null) {
+        stopped &= ch.release(millisLeft(stopDeadline), stopped);
       }
     }
     if (links != null) {

@@ -32,6 +32,7 @@ import org.sparkccl.fifo.FifoLayout;
 import org.sparkccl.kernel.ChannelKernel;
 import org.sparkccl.kernel.ChannelWork;
 import org.sparkccl.kernel.KernelGuard;
+import org.sparkccl.kernel.PolledChannelKernel;
 import org.sparkccl.transport.p2p.DirectFifoKernel;
 import org.sparkccl.transport.p2p.EdgeKind;
 import org.sparkccl.transport.p2p.FifoHandle;
@@ -61,7 +62,7 @@ import org.sparkccl.util.EngineLog;
  * <p>Streams are non-blocking: the synchronous copies other ranks' threads make on the legacy
  * stream must never wait for a block that is waiting for them.
  */
-public final class CudaChannelKernel implements ChannelKernel, DirectFifoKernel {
+public final class CudaChannelKernel implements PolledChannelKernel, DirectFifoKernel {
   /** Threads of each block of the channel. */
   static final int THREADS = 512;
 
@@ -88,6 +89,9 @@ public final class CudaChannelKernel implements ChannelKernel, DirectFifoKernel 
    * device, so freeing while another rank's block spins waiting for this rank would hang.
    */
   static final int MAX_CALLS = 8192;
+
+  /** Polls of a running block between two looks at the no-progress clock and the abort. */
+  private static final int PROGRESS_POLLS = 64;
 
   private static final Logger LOG = EngineLog.logger(CudaChannelKernel.class);
   private static final VarHandle INTS =
@@ -175,6 +179,23 @@ public final class CudaChannelKernel implements ChannelKernel, DirectFifoKernel 
 
   /** What this channel waits for, built only when a wait times out. */
   private final Supplier<String> stallText;
+
+  /** The resident run in progress ({@link #start}, {@link #poll}); null between runs. */
+  private ChannelWork polled;
+
+  private int polledGrid;
+
+  /** The part of the plan posted last: its first call, its calls, its sequence number. */
+  private int pieceFirst;
+
+  private int pieceCalls;
+  private long pieceSeq;
+
+  /** The no-progress clock of the run: when a FIFO counter last moved, and their last value. */
+  private long lastProgress;
+
+  private long lastCounters;
+  private int polls;
 
   /**
    * @param assist one proxy progress pass, returning whether anything moved
@@ -390,7 +411,18 @@ public final class CudaChannelKernel implements ChannelKernel, DirectFifoKernel 
     device.makeCurrent();
     int grid = blocksFor(p);
     if (mailbox != null) {
-      runResident(w, p, grid);
+      start(w);
+      int idle = 0;
+      while (!poll()) {
+        if (assist.getAsBoolean()) {
+          idle = 0;
+        } else if (++idle < 64) {
+          Thread.onSpinWait();
+        } else {
+          idle = 0;
+          Thread.yield();
+        }
+      }
       return;
     }
     long[] encoded = PlanEncoding.encode(p);
@@ -406,42 +438,103 @@ public final class CudaChannelKernel implements ChannelKernel, DirectFifoKernel 
     }
   }
 
+  @Override
+  public boolean pollable() {
+    return mailbox != null;
+  }
+
   /**
    * Posts the plan (in pieces of at most {@link #MAX_CALLS} calls) to the resident block, launching
-   * it first when none runs, and waits for each piece's answer.
+   * it first when none runs; {@link #poll} takes each piece's answer and posts the next.
    */
-  private void runResident(ChannelWork w, ChannelPlan p, int grid) {
-    long src = ((CudaBuffer) w.src()).address();
-    long dst = ((CudaBuffer) w.dst()).address();
-    int type = w.type().ordinal();
-    int op = w.op() == null ? 0 : w.op().ordinal();
-    int calls = p.calls().size();
-    int first = 0;
-    do {
-      int n = Math.min(MAX_CALLS, calls - first);
-      long seq =
-          mailbox.post(
-              p, first, n, src, dst, type, op, w.nRanks(), recvAddress, grid, sendStep, recvStep);
-      ByteBuffer st = status.buffer();
-      ensureResident(seq);
-      while (true) {
-        awaitDone(seq);
-        if ((long) LONGS.getVolatile(st, DONE_SEQ) == seq) {
-          break;
-        }
-        // it returned (idle) before it saw this plan: launch it again, it finds the plan waiting
-        ensureResident(seq);
+  @Override
+  public void start(ChannelWork w) {
+    if (mailbox == null) {
+      throw new IllegalStateException(
+          guard.describe(false)
+              + ": a kernel launched per collective (cuda.residentUs=0) is run,"
+              + " not polled");
+    }
+    device.makeCurrent();
+    polled = w;
+    polledGrid = blocksFor(w.plan());
+    lastProgress = System.nanoTime();
+    lastCounters = counters();
+    polls = 0;
+    postPiece(0);
+  }
+
+  private void postPiece(int first) {
+    ChannelWork w = polled;
+    ChannelPlan p = w.plan();
+    pieceFirst = first;
+    pieceCalls = Math.min(MAX_CALLS, p.calls().size() - first);
+    pieceSeq =
+        mailbox.post(
+            p,
+            first,
+            pieceCalls,
+            ((CudaBuffer) w.src()).address(),
+            ((CudaBuffer) w.dst()).address(),
+            w.type().ordinal(),
+            w.op() == null ? 0 : w.op().ordinal(),
+            w.nRanks(),
+            recvAddress,
+            polledGrid,
+            sendStep,
+            recvStep);
+    ensureResident(pieceSeq);
+  }
+
+  @Override
+  public boolean poll() {
+    ByteBuffer st = status.buffer();
+    if (!finished(st, pieceSeq)) {
+      if (++polls % PROGRESS_POLLS == 0) {
+        checkProgress();
       }
-      int error = (int) INTS.getVolatile(st, ERROR);
-      if (error != 0) {
-        // the block returns after an error; the next collective launches a new one
-        awaitReturned();
-      }
-      checkStatus(st);
-      sendStep = (long) LONGS.getVolatile(st, SEND_STEP);
-      recvStep = (long) LONGS.getVolatile(st, RECV_STEP);
-      first += n;
-    } while (first < calls);
+      return false;
+    }
+    if ((long) LONGS.getVolatile(st, DONE_SEQ) != pieceSeq) {
+      // it returned (idle) before it saw this piece: launch it again, it finds the piece waiting
+      ensureResident(pieceSeq);
+      return false;
+    }
+    if ((int) INTS.getVolatile(st, ERROR) != 0) {
+      // the block returns after an error; the next collective launches a new one
+      polled = null;
+      awaitReturned();
+    }
+    checkStatus(st);
+    sendStep = (long) LONGS.getVolatile(st, SEND_STEP);
+    recvStep = (long) LONGS.getVolatile(st, RECV_STEP);
+    int next = pieceFirst + pieceCalls;
+    if (next < polled.plan().calls().size()) {
+      postPiece(next);
+      return false;
+    }
+    polled = null;
+    return true;
+  }
+
+  /**
+   * The no-progress timeout and abort, as every wait checks them: any FIFO counter that moved
+   * resets the clock. Stops the block before it throws.
+   */
+  private void checkProgress() {
+    long now = System.nanoTime();
+    long c = counters();
+    if (c != lastCounters) {
+      lastCounters = c;
+      lastProgress = now;
+    }
+    try {
+      guard.checkWait(now - lastProgress, stallText);
+    } catch (RuntimeException e) {
+      polled = null;
+      abortBlock();
+      throw e;
+    }
   }
 
   /**
@@ -537,7 +630,7 @@ public final class CudaChannelKernel implements ChannelKernel, DirectFifoKernel 
     cuMemsetD32Async(sync, 0, SYNC_INTS, stream);
     cuLaunchKernel(
         device.kernels().channelKernel(), grid, 1, 1, THREADS, 1, 1, 0, stream, params, null);
-    awaitDone(-1);
+    awaitDone();
     cuStreamSynchronize(stream);
     checkStatus(st);
     // the block counted its steps; read them back rather than recount the calls
@@ -546,16 +639,15 @@ public final class CudaChannelKernel implements ChannelKernel, DirectFifoKernel 
   }
 
   /**
-   * Waits for the block's done word (for a resident block: its answer to {@code seq}, or its
-   * return), driving the proxy meanwhile. The timeout counts time without progress: any FIFO
-   * counter that moved resets it.
+   * Waits for a launched block's done word, driving the proxy meanwhile; the no-progress timeout as
+   * {@link #checkProgress} keeps it.
    */
-  private void awaitDone(long seq) {
+  private void awaitDone() {
     ByteBuffer st = status.buffer();
-    long lastProgress = System.nanoTime();
-    long lastCounters = counters();
+    lastProgress = System.nanoTime();
+    lastCounters = counters();
     int idle = 0;
-    while (!finished(st, seq)) {
+    while ((int) INTS.getVolatile(st, DONE) == 0) {
       if (assist.getAsBoolean()) {
         idle = 0;
         continue;
@@ -565,26 +657,13 @@ public final class CudaChannelKernel implements ChannelKernel, DirectFifoKernel 
         continue;
       }
       idle = 0;
-      long now = System.nanoTime();
-      long c = counters();
-      if (c != lastCounters) {
-        lastCounters = c;
-        lastProgress = now;
-      }
-      try {
-        guard.checkWait(now - lastProgress, stallText);
-      } catch (RuntimeException e) {
-        abortBlock();
-        throw e;
-      }
+      checkProgress();
       Thread.yield();
     }
   }
 
+  /** Whether the resident block answered {@code seq} or returned. */
   private static boolean finished(ByteBuffer st, long seq) {
-    if (seq < 0) {
-      return (int) INTS.getVolatile(st, DONE) != 0;
-    }
     return (long) LONGS.getVolatile(st, DONE_SEQ) == seq
         || (int) INTS.getVolatile(st, RETURNED) != 0;
   }
