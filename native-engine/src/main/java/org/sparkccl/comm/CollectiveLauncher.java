@@ -25,12 +25,16 @@ import org.sparkccl.config.Algorithm;
 import org.sparkccl.device.DeviceBuffer;
 import org.sparkccl.device.HostBuffer;
 import org.sparkccl.device.HostDevice;
+import org.sparkccl.fifo.Fifo;
 import org.sparkccl.kernel.ChannelWork;
 import org.sparkccl.kernel.HostDoublingKernel;
 import org.sparkccl.kernel.HostTreeKernel;
 import org.sparkccl.kernel.PeerEdge;
+import org.sparkccl.proxy.OpSite;
 import org.sparkccl.proxy.RecvProxyOp;
 import org.sparkccl.proxy.SendProxyOp;
+import org.sparkccl.transport.RecvConnection;
+import org.sparkccl.transport.SendConnection;
 
 /**
  * Plans and launches collectives, in call order, like NCCL's enqueue: picks ring, tree, recursive
@@ -49,7 +53,6 @@ public final class CollectiveLauncher {
   private final Tuner tuner;
   private final RingSites sites;
   private final PlanCache plans;
-  private final RingOps ops;
   private final LongFunction<CollectiveCall> launched;
   private long seq;
 
@@ -58,7 +61,6 @@ public final class CollectiveLauncher {
     this.lifecycle = lifecycle;
     this.sites = new RingSites(ctx.rank, ctx.channels.length);
     this.plans = new PlanCache(ctx.channels.length);
-    this.ops = new RingOps(ctx.channels.length);
     this.launched = ctx.calls::launched;
     this.tuner =
         new Tuner(
@@ -372,25 +374,56 @@ public final class CollectiveLauncher {
     PeerLinks peers = ctx.links().peers();
     PeerLinks.Link link = send ? peers.sendTo(peer) : peers.recvFrom(peer);
     if (send) {
-      ctx.proxy.enqueue(
-          new SendProxyOp(
-              link.send(), link.fifo, link.nextStep, slices, call, ctx.timeoutNanos, link.site));
+      enqueueSend(link.sendOps, link.send(), link.fifo, link.nextStep, slices, call, link.site);
     } else {
-      ctx.proxy.enqueue(
-          new RecvProxyOp(
-              link.recv(),
-              link.fifo,
-              link.nextStep,
-              slices,
-              call,
-              ctx.calls.checks(),
-              launched,
-              ctx.timeoutNanos,
-              link.site));
+      enqueueRecv(link.recvOps, link.recv(), link.fifo, link.nextStep, slices, call, link.site);
     }
     PeerEdge edge = new PeerEdge(link.fifo, peer, link.nextStep);
     link.nextStep += slices;
     return edge;
+  }
+
+  /**
+   * Queues on the proxy the sending of {@code steps} slots of {@code fifo} from step {@code base}:
+   * a finished operation of {@code ops} restarted, or a new one kept there.
+   */
+  private void enqueueSend(
+      OpRing<SendProxyOp> ops,
+      SendConnection conn,
+      Fifo fifo,
+      long base,
+      long steps,
+      CollectiveCall call,
+      OpSite site) {
+    SendProxyOp op = ops.reusable();
+    if (op != null) {
+      op.restart(base, steps, call);
+    } else {
+      op = new SendProxyOp(conn, fifo, base, steps, call, ctx.timeoutNanos, site);
+      ops.keep(op);
+    }
+    ctx.proxy.enqueue(op);
+  }
+
+  /** As {@link #enqueueSend}, for receiving into {@code fifo}. */
+  private void enqueueRecv(
+      OpRing<RecvProxyOp> ops,
+      RecvConnection conn,
+      Fifo fifo,
+      long base,
+      long steps,
+      CollectiveCall call,
+      OpSite site) {
+    RecvProxyOp op = ops.reusable();
+    if (op != null) {
+      op.restart(base, steps, call);
+    } else {
+      op =
+          new RecvProxyOp(
+              conn, fifo, base, steps, call, ctx.calls.checks(), launched, ctx.timeoutNanos, site);
+      ops.keep(op);
+    }
+    ctx.proxy.enqueue(op);
   }
 
   private void launchRing(
@@ -418,42 +451,12 @@ public final class CollectiveLauncher {
               ChannelSplit.start(call.count(), call.dtype().size(), used, c),
               ChannelSplit.length(call.count(), call.dtype().size(), used, c));
       if (plan.sendSteps() > 0 && !ch.directSend) {
-        SendProxyOp op = ops.reusableSend(c);
-        if (op != null) {
-          op.restart(ch.sendBase, plan.sendSteps(), call);
-        } else {
-          op =
-              new SendProxyOp(
-                  ch.send,
-                  ch.sendFifo,
-                  ch.sendBase,
-                  plan.sendSteps(),
-                  call,
-                  ctx.timeoutNanos,
-                  sites.send(ch));
-          ops.keep(c, op);
-        }
-        ctx.proxy.enqueue(op);
+        enqueueSend(
+            ch.sendOps, ch.send, ch.sendFifo, ch.sendBase, plan.sendSteps(), call, sites.send(ch));
       }
       if (plan.recvSteps() > 0 && !ch.directRecv) {
-        RecvProxyOp op = ops.reusableRecv(c);
-        if (op != null) {
-          op.restart(ch.recvBase, plan.recvSteps(), call);
-        } else {
-          op =
-              new RecvProxyOp(
-                  ch.recv,
-                  ch.recvFifo,
-                  ch.recvBase,
-                  plan.recvSteps(),
-                  call,
-                  ctx.calls.checks(),
-                  launched,
-                  ctx.timeoutNanos,
-                  sites.recv(ch));
-          ops.keep(c, op);
-        }
-        ctx.proxy.enqueue(op);
+        enqueueRecv(
+            ch.recvOps, ch.recv, ch.recvFifo, ch.recvBase, plan.recvSteps(), call, sites.recv(ch));
       }
       ch.sendBase += plan.sendSteps();
       ch.recvBase += plan.recvSteps();

@@ -10,6 +10,8 @@ import org.sparkccl.kernel.ChannelKernel;
 import org.sparkccl.kernel.KernelGuard;
 import org.sparkccl.kernel.KernelThread;
 import org.sparkccl.kernel.KernelWaiter;
+import org.sparkccl.proxy.RecvProxyOp;
+import org.sparkccl.proxy.SendProxyOp;
 import org.sparkccl.transport.RecvConnection;
 import org.sparkccl.transport.SendConnection;
 import org.sparkccl.util.EngineLog;
@@ -41,6 +43,11 @@ final class CommChannel {
 
   /** Next FIFO steps the proxy will move; advanced under the communicator's launch lock. */
   long sendBase;
+
+  /** Finished proxy operations of the ring's two directions, to restart. */
+  final OpRing<SendProxyOp> sendOps = new OpRing<>();
+
+  final OpRing<RecvProxyOp> recvOps = new OpRing<>();
 
   long recvBase;
 

@@ -8,6 +8,8 @@ import java.util.Map;
 import org.sparkccl.fifo.Fifo;
 import org.sparkccl.kernel.KernelWaiter;
 import org.sparkccl.proxy.OpSite;
+import org.sparkccl.proxy.RecvProxyOp;
+import org.sparkccl.proxy.SendProxyOp;
 import org.sparkccl.transport.NetRequest;
 import org.sparkccl.transport.RecvConnection;
 import org.sparkccl.transport.SendConnection;
@@ -29,6 +31,11 @@ final class PeerLinks {
 
     /** Describes this link's proxy operations when asked: no launch builds the text. */
     final OpSite site;
+
+    /** Finished operations of this link to restart (one of the two, by direction). */
+    final OpRing<SendProxyOp> sendOps = new OpRing<>();
+
+    final OpRing<RecvProxyOp> recvOps = new OpRing<>();
 
     Link(int rank, int peer, Fifo fifo, Object connection) {
       this.peer = peer;
