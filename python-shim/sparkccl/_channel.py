@@ -86,7 +86,8 @@ def find_executor() -> tuple[str, bytes]:
     raise CclError(
         "no SparkCCL executor among this process's parents (pids %s): sparkccl.communicator() and"
         " shared arrays work inside Spark tasks of an application started with"
-        " spark.plugins=org.sparkccl.spark.SparkCCLPlugin" % seen)
+        " spark.plugins=org.sparkccl.spark.SparkCCLPlugin and spark.ccl.python.channel=true"
+        " (the default)" % seen)
 
 
 class Channel:

@@ -35,6 +35,7 @@ public final class CclConfig {
   private final Duration timeout;
   private final Algorithm algo;
   private final boolean checkCalls;
+  private final boolean pythonChannel;
   private final LogLevel debug;
   private final DeviceSpec device;
   private final IdleMode idle;
@@ -60,6 +61,7 @@ public final class CclConfig {
     this.timeout = b.timeout;
     this.algo = b.algo;
     this.checkCalls = b.checkCalls;
+    this.pythonChannel = b.pythonChannel;
     this.debug = b.debug;
     this.device = b.device;
     this.idle = b.idle;
@@ -171,6 +173,11 @@ public final class CclConfig {
     return checkCalls;
   }
 
+  /** Whether the Spark plugin serves its executors' Python workers ({@code python.channel}). */
+  public boolean pythonChannel() {
+    return pythonChannel;
+  }
+
   /** The engine's log level, or {@code null} to leave it to the logging configuration. */
   public LogLevel debug() {
     return debug;
@@ -255,6 +262,7 @@ public final class CclConfig {
       case TIMEOUT -> timeout.toMillis() + "ms";
       case ALGO -> algo.toString();
       case CHECK_CALLS -> Boolean.toString(checkCalls);
+      case PYTHON_CHANNEL -> Boolean.toString(pythonChannel);
       case DEBUG -> debug == null ? "unset" : debug.toString();
       case DEVICE -> device.toString();
       case IDLE -> idle.toString();
@@ -287,6 +295,7 @@ public final class CclConfig {
     private Duration timeout;
     private Algorithm algo;
     private boolean checkCalls;
+    private boolean pythonChannel;
     private LogLevel debug;
     private DeviceSpec device;
     private IdleMode idle;
@@ -320,6 +329,7 @@ public final class CclConfig {
       timeout = c.timeout;
       algo = c.algo;
       checkCalls = c.checkCalls;
+      pythonChannel = c.pythonChannel;
       debug = c.debug;
       device = c.device;
       idle = c.idle;
@@ -355,6 +365,7 @@ public final class CclConfig {
         case TIMEOUT -> timeout(Values.duration(k, text));
         case ALGO -> algo(Values.choice(k, text, Algorithm.values()));
         case CHECK_CALLS -> checkCalls(Values.bool(k, text));
+        case PYTHON_CHANNEL -> pythonChannel(Values.bool(k, text));
         case DEBUG -> debug(Values.choice(k, text, LogLevel.values()));
         case DEVICE -> device(DeviceSpec.parse(text));
         case IDLE -> idle(Values.choice(k, text, IdleMode.values()));
@@ -439,6 +450,12 @@ public final class CclConfig {
     /** {@code false} turns the mismatch check off (to measure its cost). */
     public Builder checkCalls(boolean v) {
       checkCalls = v;
+      return this;
+    }
+
+    /** {@code false}: the Spark plugin serves no Python workers. */
+    public Builder pythonChannel(boolean v) {
+      pythonChannel = v;
       return this;
     }
 

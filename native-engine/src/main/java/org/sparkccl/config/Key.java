@@ -56,6 +56,12 @@ public enum Key {
    * with {@code CclMismatchException} when they differ; {@code false} only to measure its cost.
    */
   CHECK_CALLS("checkCalls", "true"),
+  /**
+   * Whether the Spark plugin serves each executor's Python workers their communicators (a Unix
+   * domain socket and one thread per executor); {@code false} where no PySpark task calls {@code
+   * sparkccl.communicator()}.
+   */
+  PYTHON_CHANNEL("python.channel", "true"),
   /** The engine's log level, like {@code NCCL_DEBUG}; unset leaves it to the logging setup. */
   DEBUG("debug", null),
   /** Where collectives run: {@code host}, {@code cuda}, {@code cuda:N} or {@code auto}. */

@@ -55,9 +55,13 @@ public final class SparkCCLPlugin implements SparkPlugin {
 
       @Override
       public void init(PluginContext ctx, Map<String, String> extraConf) {
-        ExecutorEngine.boot(ctx.conf(), ctx.resources(), ctx.executorID(), ctx);
+        ExecutorEngine engine =
+            ExecutorEngine.boot(ctx.conf(), ctx.resources(), ctx.executorID(), ctx);
         registerMetrics(ctx.metricRegistry());
-        pythonChannel = WorkerChannelServer.startForExecutor(PythonTasks.INSTANCE);
+        // spark.ccl.python.channel=false: no socket and no thread for Python workers
+        if (engine.config().pythonChannel()) {
+          pythonChannel = WorkerChannelServer.startForExecutor(PythonTasks.INSTANCE);
+        }
       }
 
       @Override

@@ -29,4 +29,18 @@ class SparkConfKeysTest {
     SparkConf alone = new SparkConf(false).set("spark.ccl.encrypt", "true");
     assertEquals(true, SparkConfKeys.engineConfig(alone).encrypt());
   }
+
+  @Test
+  @DisplayName("spark.ccl.python.channel turns the executors' channel for Python workers off")
+  void pythonChannelKey() {
+    assertEquals(true, SparkConfKeys.engineConfig(new SparkConf(false)).pythonChannel());
+    SparkConf off = new SparkConf(false).set("spark.ccl.python.channel", "false");
+    assertEquals(false, SparkConfKeys.engineConfig(off).pythonChannel());
+    SparkConf bad = new SparkConf(false).set("spark.ccl.python.channel", "sometimes");
+    IllegalArgumentException e =
+        org.junit.jupiter.api.Assertions.assertThrows(
+            IllegalArgumentException.class, () -> SparkConfKeys.engineConfig(bad));
+    org.junit.jupiter.api.Assertions.assertTrue(
+        e.getMessage().contains("python.channel"), e.getMessage());
+  }
 }
