@@ -124,7 +124,10 @@ final class CommChannel {
     } else if (!stopped) {
       LOG.warn("channel {}: kernel thread did not stop; its FIFOs are not freed", id);
     } else {
-      LOG.warn("channel {}: channel 0's kernel thread did not stop; the FIFOs are not freed", id);
+      LOG.warn(
+          "channel {}: an earlier channel's kernel thread did not stop (channel 0's may drive"
+              + " every channel); the FIFOs are not freed",
+          id);
     }
     return stopped;
   }
