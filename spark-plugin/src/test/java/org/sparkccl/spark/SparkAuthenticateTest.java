@@ -1,7 +1,6 @@
 package org.sparkccl.spark;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.charset.StandardCharsets;
@@ -73,14 +72,21 @@ class SparkAuthenticateTest {
 
   @Test
   void aRankWithAnotherSecretCannotJoin() {
-    Exception e =
-        assertThrows(
-            Exception.class, () -> BarrierStage.of(sc, 2, new RankOneHoldsAnotherSecret()).count());
-    String message = String.valueOf(e.getMessage());
+    // Each task reports its own outcome: had they thrown, Spark would name only the first to fail,
+    // and the rank that did not see the wrong proof fails on a closed or refused connection.
+    List<String> outcomes = BarrierStage.of(sc, 2, new RankOneHoldsAnotherSecret()).collect();
+    assertEquals(2, outcomes.size(), outcomes.toString());
+    for (String o : outcomes) {
+      assertTrue(o.startsWith("failed: "), "a rank joined: " + outcomes);
+    }
+    // the first failure is a wrong proof (nothing else goes wrong), seen by one rank or the other
     assertTrue(
-        message.contains("did not prove this communicator's secret")
-            || message.contains("did not prove the secret"),
-        message);
+        outcomes.stream()
+            .anyMatch(
+                o ->
+                    o.contains("did not prove this communicator's secret")
+                        || o.contains("did not prove the secret")),
+        outcomes.toString());
   }
 
   /** Rank 1 joins with a secret of its own instead of the application's. */
@@ -98,11 +104,15 @@ class SparkAuthenticateTest {
       }
       byte[] secret =
           context.partitionId() == 1 ? "not the app's".getBytes(StandardCharsets.UTF_8) : app;
+      String outcome;
       try (Communicator comm =
           Communicator.create(
               new BarrierBootstrap(context, secret), ExecutorEngine.get().config())) {
-        return CollectionConverters.asScala(List.of("joined " + comm.rank()).iterator());
+        outcome = "joined " + comm.rank();
+      } catch (RuntimeException e) {
+        outcome = "failed: " + e.getMessage();
       }
+      return CollectionConverters.asScala(List.of(outcome).iterator());
     }
   }
 }
