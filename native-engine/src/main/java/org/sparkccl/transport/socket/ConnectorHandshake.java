@@ -23,34 +23,11 @@ final class ConnectorHandshake {
   private ConnectorHandshake() {}
 
   /**
-   * Runs the handshake on {@code c}. A connection the peer closes or resets on the way fails with
-   * what that usually means: the peer refused this rank's proof, or failed itself; a refused rank
-   * can otherwise see only "Connection reset" where its peer saw the wrong secret.
+   * Runs the handshake on {@code c}.
    *
    * @return the wire the connection's bytes then take: sealed when {@code seal}
    */
   static Wire run(
-      SocketChannel c,
-      Handshake hello,
-      int version,
-      ChallengeResponse auth,
-      boolean seal,
-      long deadlineNanos,
-      String what) {
-    try {
-      return exchange(c, hello, version, auth, seal, deadlineNanos, what);
-    } catch (IOException e) {
-      throw new CclException(
-          what
-              + ": the handshake failed ("
-              + e.getMessage()
-              + "): the peer closes a connection that does not prove the communicator's secret,"
-              + " and every socket when it fails (its own error names why)",
-          e);
-    }
-  }
-
-  private static Wire exchange(
       SocketChannel c,
       Handshake hello,
       int version,

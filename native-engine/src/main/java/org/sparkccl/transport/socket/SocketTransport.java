@@ -223,16 +223,23 @@ public final class SocketTransport implements AutoCloseable {
           what, peer, controlWire, dataWires, nThreads, idle, proxySelector, wakeProxy);
     } catch (IOException e) {
       closeAll(control, data);
-      // every rank listens from its creation to its close, so a refusal means the peer is gone
-      String refused =
+      // every rank listens from its creation to its close, so a refusal means the peer is gone;
+      // a connection it closes or resets mid-handshake usually means it refused this rank's proof
+      // (the refused rank would otherwise read only "Connection reset")
+      String hint =
           e instanceof ConnectException
               ? "; rank "
                   + peer
                   + " refused it: it has failed or closed its communicator (its own error names"
                   + " why), or a firewall rejects the port"
-              : "";
+              : control != null
+                  ? "; the handshake failed: rank "
+                      + peer
+                      + " closes a connection that does not prove the communicator's secret, and"
+                      + " every socket when it fails (its own error names why)"
+                  : "";
       throw new CclException(
-          what + ": cannot connect to " + address + ": " + e.getMessage() + refused, e);
+          what + ": cannot connect to " + address + ": " + e.getMessage() + hint, e);
     } catch (RuntimeException e) {
       closeAll(control, data);
       throw e;
