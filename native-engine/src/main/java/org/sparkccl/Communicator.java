@@ -103,11 +103,23 @@ public final class Communicator implements AutoCloseable {
    */
   public CompletableFuture<Void> allReduceAsync(
       DeviceBuffer send, DeviceBuffer recv, long count, DataType dtype, ReduceOp op) {
+    return allReduceLaunch(send, recv, count, dtype, op, false);
+  }
+
+  /** {@code blocking}: the caller awaits it at once (see {@link CollectiveLauncher#launch}). */
+  private CompletableFuture<Void> allReduceLaunch(
+      DeviceBuffer send,
+      DeviceBuffer recv,
+      long count,
+      DataType dtype,
+      ReduceOp op,
+      boolean blocking) {
     Arguments.checkOp(dtype, op);
     DeviceBuffer src = buffer("send", send, count, dtype);
     DeviceBuffer dst = buffer("recv", recv, count, dtype);
     return core.collectives()
         .launch(
+            blocking,
             CollectiveCall.Kind.ALL_REDUCE,
             count,
             dtype,
@@ -124,7 +136,7 @@ public final class Communicator implements AutoCloseable {
   /** Blocking {@link #allReduceAsync}. */
   public void allReduce(
       DeviceBuffer send, DeviceBuffer recv, long count, DataType dtype, ReduceOp op) {
-    await(allReduceAsync(send, recv, count, dtype, op));
+    await(allReduceLaunch(send, recv, count, dtype, op, true));
   }
 
   /**
@@ -133,12 +145,24 @@ public final class Communicator implements AutoCloseable {
    */
   public CompletableFuture<Void> broadcastAsync(
       DeviceBuffer send, DeviceBuffer recv, long count, DataType dtype, int root) {
+    return broadcastLaunch(send, recv, count, dtype, root, false);
+  }
+
+  /** {@code blocking}: the caller awaits it at once (see {@link CollectiveLauncher#launch}). */
+  private CompletableFuture<Void> broadcastLaunch(
+      DeviceBuffer send,
+      DeviceBuffer recv,
+      long count,
+      DataType dtype,
+      int root,
+      boolean blocking) {
     Arguments.checkDtype(dtype);
     Arguments.checkRoot(root, nRanks());
     DeviceBuffer dst = buffer("recv", recv, count, dtype);
     DeviceBuffer src = rank() == root ? buffer("send", send, count, dtype) : dst;
     return core.collectives()
         .launch(
+            blocking,
             CollectiveCall.Kind.BROADCAST,
             count,
             dtype,
@@ -161,13 +185,13 @@ public final class Communicator implements AutoCloseable {
 
   /** Blocking in-place {@link #broadcastAsync}. */
   public void broadcast(DeviceBuffer buf, long count, DataType dtype, int root) {
-    await(broadcastAsync(buf, buf, count, dtype, root));
+    await(broadcastLaunch(buf, buf, count, dtype, root, true));
   }
 
   /** Blocking {@link #broadcastAsync(DeviceBuffer, DeviceBuffer, long, DataType, int)}. */
   public void broadcast(
       DeviceBuffer send, DeviceBuffer recv, long count, DataType dtype, int root) {
-    await(broadcastAsync(send, recv, count, dtype, root));
+    await(broadcastLaunch(send, recv, count, dtype, root, true));
   }
 
   /**
@@ -176,12 +200,25 @@ public final class Communicator implements AutoCloseable {
    */
   public CompletableFuture<Void> reduceAsync(
       DeviceBuffer send, DeviceBuffer recv, long count, DataType dtype, ReduceOp op, int root) {
+    return reduceLaunch(send, recv, count, dtype, op, root, false);
+  }
+
+  /** {@code blocking}: the caller awaits it at once (see {@link CollectiveLauncher#launch}). */
+  private CompletableFuture<Void> reduceLaunch(
+      DeviceBuffer send,
+      DeviceBuffer recv,
+      long count,
+      DataType dtype,
+      ReduceOp op,
+      int root,
+      boolean blocking) {
     Arguments.checkOp(dtype, op);
     Arguments.checkRoot(root, nRanks());
     DeviceBuffer src = buffer("send", send, count, dtype);
     DeviceBuffer dst = rank() == root || recv != null ? buffer("recv", recv, count, dtype) : src;
     return core.collectives()
         .launch(
+            blocking,
             CollectiveCall.Kind.REDUCE,
             count,
             dtype,
@@ -198,7 +235,7 @@ public final class Communicator implements AutoCloseable {
   /** Blocking {@link #reduceAsync}. */
   public void reduce(
       DeviceBuffer send, DeviceBuffer recv, long count, DataType dtype, ReduceOp op, int root) {
-    await(reduceAsync(send, recv, count, dtype, op, root));
+    await(reduceLaunch(send, recv, count, dtype, op, root, true));
   }
 
   /**
@@ -208,6 +245,12 @@ public final class Communicator implements AutoCloseable {
    */
   public CompletableFuture<Void> allGatherAsync(
       DeviceBuffer send, DeviceBuffer recv, long sendCount, DataType dtype) {
+    return allGatherLaunch(send, recv, sendCount, dtype, false);
+  }
+
+  /** {@code blocking}: the caller awaits it at once (see {@link CollectiveLauncher#launch}). */
+  private CompletableFuture<Void> allGatherLaunch(
+      DeviceBuffer send, DeviceBuffer recv, long sendCount, DataType dtype, boolean blocking) {
     Arguments.checkDtype(dtype);
     long total = Arguments.multiply(sendCount, nRanks(), "sendCount");
     DeviceBuffer dst = buffer("recv", recv, total, dtype);
@@ -216,6 +259,7 @@ public final class Communicator implements AutoCloseable {
     long srcBase = inPlace ? rank() * sendCount : 0;
     return core.collectives()
         .launch(
+            blocking,
             CollectiveCall.Kind.ALL_GATHER,
             sendCount,
             dtype,
@@ -232,7 +276,7 @@ public final class Communicator implements AutoCloseable {
 
   /** Blocking {@link #allGatherAsync}. */
   public void allGather(DeviceBuffer send, DeviceBuffer recv, long sendCount, DataType dtype) {
-    await(allGatherAsync(send, recv, sendCount, dtype));
+    await(allGatherLaunch(send, recv, sendCount, dtype, true));
   }
 
   /**
@@ -242,6 +286,17 @@ public final class Communicator implements AutoCloseable {
    */
   public CompletableFuture<Void> reduceScatterAsync(
       DeviceBuffer send, DeviceBuffer recv, long recvCount, DataType dtype, ReduceOp op) {
+    return reduceScatterLaunch(send, recv, recvCount, dtype, op, false);
+  }
+
+  /** {@code blocking}: the caller awaits it at once (see {@link CollectiveLauncher#launch}). */
+  private CompletableFuture<Void> reduceScatterLaunch(
+      DeviceBuffer send,
+      DeviceBuffer recv,
+      long recvCount,
+      DataType dtype,
+      ReduceOp op,
+      boolean blocking) {
     Arguments.checkOp(dtype, op);
     long total = Arguments.multiply(recvCount, nRanks(), "recvCount");
     DeviceBuffer src = buffer("send", send, total, dtype);
@@ -250,6 +305,7 @@ public final class Communicator implements AutoCloseable {
     long dstBase = inPlace ? rank() * recvCount : 0;
     return core.collectives()
         .launch(
+            blocking,
             CollectiveCall.Kind.REDUCE_SCATTER,
             recvCount,
             dtype,
@@ -267,7 +323,7 @@ public final class Communicator implements AutoCloseable {
   /** Blocking {@link #reduceScatterAsync}. */
   public void reduceScatter(
       DeviceBuffer send, DeviceBuffer recv, long recvCount, DataType dtype, ReduceOp op) {
-    await(reduceScatterAsync(send, recv, recvCount, dtype, op));
+    await(reduceScatterLaunch(send, recv, recvCount, dtype, op, true));
   }
 
   /**

@@ -327,6 +327,71 @@ class AllReduceTest {
         });
   }
 
+  /**
+   * A blocking call runs its kernel on the calling thread only when nothing is queued before it
+   * (CollectiveLauncher.launch); behind asynchronous calls it must still take its turn. Each rank
+   * starts asynchronous allReduces, then blocking ones, then waits for the first: every result
+   * against the reference, whichever thread ran it.
+   */
+  @ParameterizedTest(name = "algo={0}")
+  @ValueSource(strings = {"ring", "rd", "tree"})
+  @DisplayName("blocking calls behind asynchronous ones keep the call order")
+  void blockingCallsBehindAsyncOnesKeepOrder(String algo) {
+    int n = 3;
+    int async = 4;
+    int blocking = 3;
+    DataType t = DataType.FLOAT64;
+    CclConfig config =
+        TestConfig.builder()
+            .buffSize(SMALL_BUFF)
+            .timeout(Duration.ofSeconds(30))
+            .set(Key.ALGO, algo)
+            .build();
+    LocalBootstrap.Group group = LocalBootstrap.group(n);
+    int[] counts = {1, 7, 1_000, 20_011, 3, 64, 9_999};
+    ByteBuffer[][] inputs = new ByteBuffer[counts.length][n];
+    for (int k = 0; k < counts.length; k++) {
+      for (int r = 0; r < n; r++) {
+        inputs[k][r] = Reference.heap(counts[k] * t.size());
+        Reference.fill(inputs[k][r], counts[k], t, new SplittableRandom(77L * k + r), false);
+      }
+    }
+    RankHarness.run(
+        n,
+        WAIT,
+        rank -> {
+          try (Communicator comm = Communicator.create(group.rank(rank), config)) {
+            DeviceBuffer[] bufs = new DeviceBuffer[counts.length];
+            try {
+              List<CompletableFuture<Void>> pending = new ArrayList<>();
+              for (int k = 0; k < async + blocking; k++) {
+                bufs[k] = HostDevice.INSTANCE.allocate((long) counts[k] * t.size());
+                bufs[k].copyFromHost(inputs[k][rank].duplicate().order(ByteOrder.nativeOrder()), 0);
+                if (k < async) {
+                  pending.add(comm.allReduceAsync(bufs[k], bufs[k], counts[k], t, ReduceOp.SUM));
+                } else {
+                  comm.allReduce(bufs[k], bufs[k], counts[k], t, ReduceOp.SUM);
+                }
+              }
+              for (CompletableFuture<Void> f : pending) {
+                f.get(30, TimeUnit.SECONDS);
+              }
+              for (int k = 0; k < async + blocking; k++) {
+                ByteBuffer got = Reference.heap(counts[k] * t.size());
+                bufs[k].copyToHost(0, got);
+                String m =
+                    Reference.allReduce(inputs[k], counts[k], t, ReduceOp.SUM).mismatches(got);
+                assertEquals(null, m, "rank " + rank + ", call " + k + ": " + m);
+              }
+            } finally {
+              for (DeviceBuffer b : bufs) {
+                RankHarness.closeBuffer(b);
+              }
+            }
+          }
+        });
+  }
+
   /** A bootstrap whose allGather returns late on one rank, so that rank connects last. */
   private record LateBootstrap(Bootstrap inner, int lateRank, long delayMillis)
       implements Bootstrap {

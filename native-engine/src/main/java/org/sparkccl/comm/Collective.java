@@ -6,6 +6,7 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import org.sparkccl.CclException;
 import org.sparkccl.device.DeviceBuffer;
+import org.sparkccl.kernel.KernelTask;
 
 /**
  * One collective in flight: its future completes only when every channel's kernel has finished with
@@ -56,6 +57,14 @@ final class Collective {
 
   /** Channels handed to kernel threads so far (under the launch lock); each reports back. */
   int submitted;
+
+  /**
+   * Set at launch: the blocking caller runs this collective's one task itself if it can ({@link
+   * CollectiveLauncher#launch}); {@link #inlineTask} is that task once queued.
+   */
+  boolean runsInline;
+
+  KernelTask inlineTask;
 
   /** A group of sends and receives; {@code releaseBuffers} runs once every channel reported. */
   Collective(String what, int channels, Runnable releaseBuffers) {

@@ -29,6 +29,8 @@ import org.sparkccl.fifo.Fifo;
 import org.sparkccl.kernel.ChannelWork;
 import org.sparkccl.kernel.HostDoublingKernel;
 import org.sparkccl.kernel.HostTreeKernel;
+import org.sparkccl.kernel.KernelTask;
+import org.sparkccl.kernel.KernelThread;
 import org.sparkccl.kernel.PeerEdge;
 import org.sparkccl.proxy.OpSite;
 import org.sparkccl.proxy.RecvProxyOp;
@@ -73,8 +75,40 @@ public final class CollectiveLauncher {
   /**
    * Launches a collective on the channels. With one rank it is a copy of {@code count} elements
    * from {@code localSrc} to {@code localDst} (element offsets).
+   *
+   * <p>{@code blocking}: the caller waits for the future at once. A collective of host memory on
+   * one channel then runs on the calling thread when its kernel thread has nothing before it
+   * ({@link KernelThread#runInline}): no hand-off to the kernel thread and back, which costs more
+   * than a small collective's hops wherever the threads sleep, and less CPU where they spin. The
+   * future is done when this returns, unless the kernel thread had work queued.
    */
   public CompletableFuture<Void> launch(
+      boolean blocking,
+      CollectiveCall.Kind kind,
+      long count,
+      DataType dtype,
+      ReduceOp op,
+      int root,
+      DeviceBuffer src,
+      DeviceBuffer dst,
+      long localSrc,
+      long localDst,
+      Planner planner) {
+    Collective coll =
+        launchLocked(blocking, kind, count, dtype, op, root, src, dst, localSrc, localDst, planner);
+    if (coll == null) {
+      return CompletableFuture.completedFuture(null);
+    }
+    KernelTask inline = coll.inlineTask;
+    if (inline != null && !ctx.channels[0].kernelThread.runInline(inline)) {
+      ctx.channels[0].kernelThread.wake();
+    }
+    return coll.future;
+  }
+
+  /** The launch under the launch lock; null for an empty collective. */
+  private Collective launchLocked(
+      boolean blocking,
       CollectiveCall.Kind kind,
       long count,
       DataType dtype,
@@ -94,7 +128,7 @@ public final class CollectiveLauncher {
         ctx.failure.checkUsable();
       }
       if (count == 0) {
-        return CompletableFuture.completedFuture(null);
+        return null;
       }
       Algorithm algo = pick(kind, count * dtype.size());
       // over point-to-point links, on channel 0's kernel
@@ -127,6 +161,7 @@ public final class CollectiveLauncher {
       src.retain();
       dst.retain();
       Collective coll = new Collective(call, ctx.nRanks, announce, used, src, dst, ctx.pending);
+      coll.runsInline = blocking && used == 1 && ctx.device == HostDevice.INSTANCE;
       ctx.pending.add(coll);
       try {
         if (ctx.nRanks == 1) {
@@ -147,7 +182,7 @@ public final class CollectiveLauncher {
         lifecycle.fail(c);
         coll.launchFailed(used, c);
       }
-      return coll.future;
+      return coll;
     }
   }
 
@@ -465,9 +500,7 @@ public final class CollectiveLauncher {
         group[c] = work;
         continue;
       }
-      ch.waiter.deferProxyWake();
-      ch.kernelThread.submit(new ChannelTask(ctx, lifecycle, ch, coll, work));
-      coll.submitted++;
+      submit(ch, coll, new ChannelTask(ctx, lifecycle, ch, coll, work));
     }
     if (group != null) {
       ctx.channels[0].kernelThread.submit(new ChannelGroupTask(ctx, lifecycle, coll, group));
@@ -480,8 +513,21 @@ public final class CollectiveLauncher {
    * proxy as having new operations (woken if the kernel parks before helping).
    */
   void runOn(CommChannel ch, Collective coll, Runnable work) {
+    submit(ch, coll, new ChannelTask(ctx, lifecycle, ch, coll, work));
+  }
+
+  /**
+   * Queues {@code task} on the channel's kernel thread, woken unless the caller runs it inline
+   * ({@link Collective#runsInline}: then {@link #launch} runs or hands it over).
+   */
+  private void submit(CommChannel ch, Collective coll, ChannelTask task) {
     ch.waiter.deferProxyWake();
-    ch.kernelThread.submit(new ChannelTask(ctx, lifecycle, ch, coll, work));
+    if (coll.runsInline) {
+      ch.kernelThread.queue(task);
+      coll.inlineTask = task;
+    } else {
+      ch.kernelThread.submit(task);
+    }
     coll.submitted++;
   }
 

@@ -33,6 +33,14 @@ public final class KernelWaiter implements Runnable {
   private final BooleanSupplier assist;
   private final Runnable wakeProxy;
   private volatile Thread parked;
+
+  /**
+   * The kernel thread parked waiting for new work, apart from {@link #parked}: while a caller runs
+   * a task inline ({@link KernelThread#runInline}) both may wait at once, and neither may lose its
+   * wake-up to the other.
+   */
+  private volatile Thread parkedForWork;
+
   private volatile boolean proxyWakePending;
   private volatile Runnable onStall = () -> {};
 
@@ -88,15 +96,15 @@ public final class KernelWaiter implements Runnable {
 
   /** Waits until {@code ready} is true, calling {@code check} between parks. */
   public void await(BooleanSupplier ready, Check check) {
-    await(inFlight, ready, check);
+    await(inFlight, ready, check, false);
   }
 
   /** Waits for new work: until {@code ready} is true. */
   public void awaitWork(BooleanSupplier ready) {
-    await(newWork, ready, waited -> {});
+    await(newWork, ready, waited -> {}, true);
   }
 
-  private void await(IdleStrategy idle, BooleanSupplier ready, Check check) {
+  private void await(IdleStrategy idle, BooleanSupplier ready, Check check, boolean forWork) {
     if (ready.getAsBoolean()) {
       return;
     }
@@ -115,7 +123,11 @@ public final class KernelWaiter implements Runnable {
     Thread me = Thread.currentThread();
     try {
       while (true) {
-        parked = me;
+        if (forWork) {
+          parkedForWork = me;
+        } else {
+          parked = me;
+        }
         if (ready.getAsBoolean()) {
           return;
         }
@@ -136,14 +148,29 @@ public final class KernelWaiter implements Runnable {
         }
       }
     } finally {
-      parked = null;
+      if (forWork) {
+        parkedForWork = null;
+      } else {
+        parked = null;
+      }
     }
   }
 
-  /** Wakes the waiting thread, if any. */
+  /** Wakes the thread waiting for a FIFO, if any (FIFOs call this after they change). */
   @Override
   public void run() {
     Thread t = parked;
+    if (t != null) {
+      LockSupport.unpark(t);
+    }
+  }
+
+  /**
+   * Wakes the kernel thread if it waits for new work. Apart from {@link #run()}: a FIFO's change
+   * during an inline run must not wake a kernel thread that has nothing to do.
+   */
+  public void wakeForWork() {
+    Thread t = parkedForWork;
     if (t != null) {
       LockSupport.unpark(t);
     }
