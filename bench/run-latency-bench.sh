@@ -16,6 +16,8 @@
 #   IDLE [auto]: SPARKCCL_IDLE for every SparkCCL rank (auto spins when the cores allow it)
 #   SETUPS ["socket-auto socket-rd ucx-auto ucx-rd mpi-shm mpi-tcp"]
 #   FLOOR [1]: 0 skips the Jucx put ping-pong
+#   RUN_TIMEOUT [900]: seconds one setup's run may take (its rank processes too); a run past it
+#   is logged as FAILED and the others go on
 #   OUT [bench/build/latency]  SPARKCCL_PERF [bin/sparkccl-perf]  JAVA_CMD [java -cp perf/target/lib/*]
 set -euo pipefail
 
@@ -35,6 +37,7 @@ JIT_WARMUP="${JIT_WARMUP:-500}"
 IDLE="${IDLE:-auto}"
 SETUPS="${SETUPS:-socket-auto socket-rd ucx-auto ucx-rd mpi-shm mpi-tcp}"
 FLOOR="${FLOOR:-1}"
+RUN_TIMEOUT="${RUN_TIMEOUT:-900}"
 OUT="${OUT:-$BUILD/latency}"
 read -r -a PERF <<<"${SPARKCCL_PERF:-bin/sparkccl-perf}"
 read -r -a JAVA_CMD <<<"${JAVA_CMD:-java -cp perf/target/lib/*}"
@@ -50,16 +53,17 @@ run_setup() { # setup ranks pass
   case "$setup" in
     socket-* | ucx-*)
       local cmd=("${PERF[@]}" -n "$n" -t "${setup%-*}" -a "${setup#*-}" -o allreduce -d float32 -r sum
-        "${sizes[@]}" -c 1 --jit-warmup "$JIT_WARMUP" --json "$file.json")
+        "${sizes[@]}" -c 1 --jit-warmup "$JIT_WARMUP" --timeout "$RUN_TIMEOUT" --json "$file.json")
       log "pass $pass: SPARKCCL_IDLE=$IDLE $(quote "${cmd[@]}")"
-      SPARKCCL_IDLE="$IDLE" "${cmd[@]}" >"$file.txt" 2>"$file.err" || log "FAILED: see $file.err"
+      SPARKCCL_IDLE="$IDLE" timeout "$RUN_TIMEOUT" "${cmd[@]}" >"$file.txt" 2>"$file.err" ||
+        log "FAILED: see $file.err"
       ;;
     mpi-shm | mpi-tcp)
       local cmd=("${MPIRUN[@]}")
       [[ $setup == mpi-tcp ]] && cmd+=("${MPI_TCP_ARGS[@]}")
       cmd+=(-np "$n" "$MPI_BIN" -o allreduce -d float32 "${sizes[@]}" -a 0)
       log "pass $pass: $(quote "${cmd[@]}")"
-      "${cmd[@]}" >"$file.txt" 2>"$file.err" || log "FAILED: see $file.err"
+      timeout "$RUN_TIMEOUT" "${cmd[@]}" >"$file.txt" 2>"$file.err" || log "FAILED: see $file.err"
       python3 bench/latency_table.py --mpi-json "$file.txt" "$n" "$setup" >"$file.json"
       ;;
     *) log "unknown setup $setup"; exit 2 ;;

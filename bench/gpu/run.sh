@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The GPU suite and the benchmark of the CUDA backend, on a machine with a GPU and no Java:
 # bench/gpu/pack.sh packs DIR on a build machine; copy DIR to the GPU machine and run there
-#   bash DIR/run.sh DIR [smoke|suite|soak|bench|tune|local|tune-local|peer|blocks|compare|check|all|ab|gpu-ab|resident|latency|lb]
+#   bash DIR/run.sh DIR [smoke|suite|soak|bench|tune|local|tune-local|peer|blocks|compare|check|all|ab|ab-small|gpu-ab|resident|latency|lb]
 # Logs go to $OUT (default /tmp/sparkccl-gpu-out) and summaries to stdout.
 set -uo pipefail
 DIR="$(realpath "${1:-.device-cuda}")"
@@ -147,6 +147,37 @@ case "$MODE" in
       echo "round $round done"
     done
     python3 "$DIR/ab_summary.py" "$OUT/ab.txt" baseline this "allReduce float32, 4 rank processes, host memory"
+    ;;
+  ab-small)
+    # this build against the one in baseline-lib (BASELINE=<rev>) for small collectives of host
+    # memory: BYTES (default 8) for each of CFGS (ranks/transport/algo/operation), idle IDLE
+    # (default auto), alternating which side runs first, ROUNDS rounds (default 3) of 2000 timed
+    # calls (400 at 8 ranks or more); results checked; medians and ratio per setup
+    [ -d "$DIR/baseline-lib" ] || { echo "no $DIR/baseline-lib: pack with BASELINE=<rev>"; exit 2; }
+    : >"$OUT/ab-small.txt"
+    for ((round = 1; round <= ${ROUNDS:-3}; round++)); do
+      for cfg in ${CFGS:-4/socket/rd/allreduce 4/socket/auto/allreduce 4/ucx/auto/allreduce 4/ucx/rd/allreduce 4/socket/auto/broadcast 8/socket/rd/allreduce 8/ucx/auto/allreduce}; do
+        IFS=/ read -r n t a op <<<"$cfg"
+        iters=2000
+        [ "$n" -ge 8 ] && iters=400
+        sides=(old new)
+        ((round % 2)) || sides=(new old)
+        for side in "${sides[@]}"; do
+          lib="$DIR/lib"
+          [ "$side" = old ] && lib="$DIR/baseline-lib"
+          SPARKCCL_IDLE="${IDLE:-auto}" timeout 300 "${JAVA[@]}" -cp "$lib/*" org.sparkccl.perf.PerfTool \
+            --device host -n "$n" -t "$t" -a "$a" -o "$op" -d float32 -b "${BYTES:-8}" -e "${BYTES:-8}" \
+            -w 100 -i "$iters" -c 1 --jit-warmup 1000 2>>"$OUT/ab-small.err" |
+            awk -v side="$side" -v cfg="$cfg" '$1 ~ /^[0-9]+$/ && NF >= 9 {
+              if ($9 != 0) print "WRONG results:", side, cfg > "/dev/stderr"; else print side, cfg, $6 }' \
+            >>"$OUT/ab-small.txt"
+          [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+        done
+      done
+      echo "round $round done"
+    done
+    python3 "$DIR/ab_summary.py" "$OUT/ab-small.txt" baseline this \
+      "${BYTES:-8} B, host memory, idle=${IDLE:-auto}; rows: ranks/transport/algo/operation"
     ;;
   gpu-ab)
     # this build against the one pack.sh put in baseline-lib (BASELINE=<rev>) on the GPU: 2 rank
