@@ -78,9 +78,9 @@ public final class CollectiveLauncher {
    *
    * <p>{@code blocking}: the caller waits for the future at once. A collective of host memory on
    * one channel then runs on the calling thread when its kernel thread has nothing before it
-   * ({@link KernelThread#runInline}): no hand-off to the kernel thread and back, which costs more
-   * than a small collective's hops wherever the threads sleep, and less CPU where they spin. The
-   * future is done when this returns, unless the kernel thread had work queued.
+   * ({@link KernelThread#runInline}): no hand-off to the kernel thread and back, which is two
+   * thread wake-ups where threads sleep and one spinning thread more per rank where they spin. The
+   * future is then done when this returns.
    */
   public CompletableFuture<Void> launch(
       boolean blocking,
@@ -94,31 +94,7 @@ public final class CollectiveLauncher {
       long localSrc,
       long localDst,
       Planner planner) {
-    Collective coll =
-        launchLocked(blocking, kind, count, dtype, op, root, src, dst, localSrc, localDst, planner);
-    if (coll == null) {
-      return CompletableFuture.completedFuture(null);
-    }
-    KernelTask inline = coll.inlineTask;
-    if (inline != null && !ctx.channels[0].kernelThread.runInline(inline)) {
-      ctx.channels[0].kernelThread.wake();
-    }
-    return coll.future;
-  }
-
-  /** The launch under the launch lock; null for an empty collective. */
-  private Collective launchLocked(
-      boolean blocking,
-      CollectiveCall.Kind kind,
-      long count,
-      DataType dtype,
-      ReduceOp op,
-      int root,
-      DeviceBuffer src,
-      DeviceBuffer dst,
-      long localSrc,
-      long localDst,
-      Planner planner) {
+    Collective coll;
     synchronized (ctx.launchLock) {
       ctx.failure.checkUsable();
       CollectiveCall call = new CollectiveCall(kind, ++seq, count, dtype, op, root);
@@ -128,7 +104,7 @@ public final class CollectiveLauncher {
         ctx.failure.checkUsable();
       }
       if (count == 0) {
-        return null;
+        return CompletableFuture.completedFuture(null);
       }
       Algorithm algo = pick(kind, count * dtype.size());
       // over point-to-point links, on channel 0's kernel
@@ -160,7 +136,7 @@ public final class CollectiveLauncher {
               : ChannelSplit.channels(count, dtype.size(), ctx.channels.length);
       src.retain();
       dst.retain();
-      Collective coll = new Collective(call, ctx.nRanks, announce, used, src, dst, ctx.pending);
+      coll = new Collective(call, ctx.nRanks, announce, used, src, dst, ctx.pending);
       coll.runsInline = blocking && used == 1 && ctx.device == HostDevice.INSTANCE;
       ctx.pending.add(coll);
       try {
@@ -182,8 +158,12 @@ public final class CollectiveLauncher {
         lifecycle.fail(c);
         coll.launchFailed(used, c);
       }
-      return coll;
     }
+    KernelTask inline = coll.inlineTask;
+    if (inline != null && !ctx.channels[0].kernelThread.runInline(inline)) {
+      ctx.channels[0].kernelThread.wake();
+    }
+    return coll.future;
   }
 
   /**

@@ -7,8 +7,9 @@ import org.sparkccl.idle.IdleStrategy;
 
 /**
  * How a kernel thread waits, for its FIFOs or for new work: its {@link IdleStrategy} (by default
- * yield for a bounded time), then park until woken. One waiter per kernel thread; FIFOs and the
- * work queue call {@link #run()} after they change.
+ * yield for a bounded time), then park until woken. One waiter per kernel thread; FIFOs call {@link
+ * #run()} after they change, the work queue {@link #wakeForWork()}. A caller that runs a task
+ * inline ({@link KernelThread#runInline}) waits for the FIFOs through the same waiter.
  *
  * <p>No lost wake-up: the waiter publishes itself (volatile) before it re-checks the condition, and
  * wakers store their change (volatile) before reading the waiter, so either the waiter sees the
