@@ -384,7 +384,7 @@ public final class Communicator implements AutoCloseable {
     /** Ends the group and waits for its transfers. */
     @Override
     public void close() {
-      await(groupEndAsync());
+      await(core.pointToPoint().groupEnd(true));
     }
   }
 
@@ -395,12 +395,12 @@ public final class Communicator implements AutoCloseable {
 
   /** Ends a group: launches its transfers and waits for them. */
   public void groupEnd() {
-    await(groupEndAsync());
+    await(core.pointToPoint().groupEnd(true));
   }
 
   /** Ends a group: launches its transfers; the future completes when all are done. */
   public CompletableFuture<Void> groupEndAsync() {
-    return core.pointToPoint().groupEnd();
+    return core.pointToPoint().groupEnd(false);
   }
 
   /**

@@ -159,11 +159,20 @@ public final class CollectiveLauncher {
         coll.launchFailed(used, c);
       }
     }
-    KernelTask inline = coll.inlineTask;
+    runInline(coll);
+    return coll.future;
+  }
+
+  /**
+   * Runs the task {@code coll} queued for its blocking caller ({@link Collective#runsInline}) on
+   * the calling thread if it is next on channel 0's kernel thread, else wakes that thread to run
+   * it; nothing for null or a collective that queued none. Call after the launch lock is released.
+   */
+  void runInline(Collective coll) {
+    KernelTask inline = coll == null ? null : coll.inlineTask;
     if (inline != null && !ctx.channels[0].kernelThread.runInline(inline)) {
       ctx.channels[0].kernelThread.wake();
     }
-    return coll.future;
   }
 
   /**

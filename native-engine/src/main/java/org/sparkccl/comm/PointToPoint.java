@@ -48,8 +48,13 @@ public final class PointToPoint {
     }
   }
 
-  /** Ends a group: launches its transfers; the future completes when all are done. */
-  public CompletableFuture<Void> groupEnd() {
+  /**
+   * Ends a group: launches its transfers; the future completes when all are done. {@code blocking}:
+   * the caller waits for it at once, and may run the transfers itself ({@link
+   * CollectiveLauncher#runInline}).
+   */
+  public CompletableFuture<Void> groupEnd(boolean blocking) {
+    Launched launched;
     synchronized (ctx.launchLock) {
       if (groupDepth == 0) {
         throw new IllegalStateException("groupEnd without groupStart");
@@ -59,8 +64,10 @@ public final class PointToPoint {
       }
       List<PeerCall> calls = List.copyOf(group);
       group.clear();
-      return launch(calls);
+      launched = launch(calls, blocking);
     }
+    launcher.runInline(launched.inline());
+    return launched.future();
   }
 
   /** A send ({@code send}) or receive of {@code count} elements with {@code peer}. */
@@ -88,6 +95,7 @@ public final class PointToPoint {
               + ")");
     }
     DeviceBuffer b = Arguments.buffer(send ? "send" : "recv", buf, count, dtype, ctx.device);
+    Launched launched;
     synchronized (ctx.launchLock) {
       ctx.failure.checkUsable();
       if (blocking && groupDepth > 0) {
@@ -107,9 +115,17 @@ public final class PointToPoint {
         group.add(call);
         return call.done();
       }
-      return launch(List.of(call));
+      launched = launch(List.of(call), blocking);
     }
+    launcher.runInline(launched.inline());
+    return launched.future();
   }
+
+  /**
+   * A launch's future, and its collective when the blocking caller is to run it ({@link
+   * CollectiveLauncher#runInline}), else null.
+   */
+  private record Launched(CompletableFuture<Void> future, Collective inline) {}
 
   /** One transfer whose link is connected and whose host memory is ready. */
   private record Prepared(PeerCall call, PeerLinks.Link link, HostBuffer host) {}
@@ -120,12 +136,12 @@ public final class PointToPoint {
    * happens before anything is queued; a failure there releases what was taken and fails the calls'
    * futures, so nothing stays retained and no future waits for ever.
    */
-  private CompletableFuture<Void> launch(List<PeerCall> calls) {
+  private Launched launch(List<PeerCall> calls, boolean blocking) {
     ctx.failure.checkUsable();
     List<PeerCall> live = calls.stream().filter(c -> c.count() > 0).toList();
     if (live.isEmpty()) {
       calls.forEach(c -> c.done().complete(null));
-      return CompletableFuture.completedFuture(null);
+      return new Launched(CompletableFuture.completedFuture(null), null);
     }
     // Groups have their own numbering: ranks may run different numbers of them, while the
     // collectives' numbers must agree on every rank for the mismatch check.
@@ -154,7 +170,7 @@ public final class PointToPoint {
               ? ce
               : new CclException("rank " + ctx.rank + ": " + what + " cannot start: " + e, e);
       calls.forEach(c -> c.done().completeExceptionally(err));
-      return CompletableFuture.failedFuture(err);
+      return new Launched(CompletableFuture.failedFuture(err), null);
     }
     Collective coll =
         new Collective(
@@ -185,6 +201,7 @@ public final class PointToPoint {
     }
     CommChannel ch = ctx.channels[0];
     ChannelGuard guard = new ChannelGuard(ctx, 0);
+    coll.runsInline = blocking && ctx.device == HostDevice.INSTANCE;
     launcher.runOn(
         ch,
         coll,
@@ -193,7 +210,7 @@ public final class PointToPoint {
           HostP2pKernel.run(transfers, ch.waiter, guard);
           copyOut.forEach(Runnable::run);
         });
-    return all;
+    return new Launched(all, coll.runsInline ? coll : null);
   }
 
   /** Queues the proxy operation of one transfer and describes it for the kernel. */
