@@ -137,7 +137,7 @@ public final class CollectiveLauncher {
       src.retain();
       dst.retain();
       coll = new Collective(call, ctx.nRanks, announce, used, src, dst, ctx.pending);
-      coll.runsInline = blocking && used == 1 && ctx.device == HostDevice.INSTANCE;
+      coll.runsInline = runsInline(blocking, used);
       ctx.pending.add(coll);
       try {
         if (ctx.nRanks == 1) {
@@ -161,6 +161,14 @@ public final class CollectiveLauncher {
     }
     runInline(coll);
     return coll.future;
+  }
+
+  /**
+   * Whether a collective on {@code channels} channels runs on the calling thread when it can: a
+   * blocking call on host memory and one channel (one task, on channel 0's kernel thread).
+   */
+  boolean runsInline(boolean blocking, int channels) {
+    return blocking && channels == 1 && ctx.device == HostDevice.INSTANCE;
   }
 
   /**

@@ -122,8 +122,8 @@ public final class PointToPoint {
   }
 
   /**
-   * A launch's future, and its collective when the blocking caller is to run it ({@link
-   * CollectiveLauncher#runInline}), else null.
+   * A launch's future, and its collective (null when nothing was launched), which {@link
+   * CollectiveLauncher#runInline} runs on a blocking caller's thread if it queued its task for it.
    */
   private record Launched(CompletableFuture<Void> future, Collective inline) {}
 
@@ -201,7 +201,7 @@ public final class PointToPoint {
     }
     CommChannel ch = ctx.channels[0];
     ChannelGuard guard = new ChannelGuard(ctx, 0);
-    coll.runsInline = blocking && ctx.device == HostDevice.INSTANCE;
+    coll.runsInline = launcher.runsInline(blocking, 1);
     launcher.runOn(
         ch,
         coll,
@@ -210,7 +210,7 @@ public final class PointToPoint {
           HostP2pKernel.run(transfers, ch.waiter, guard);
           copyOut.forEach(Runnable::run);
         });
-    return new Launched(all, coll.runsInline ? coll : null);
+    return new Launched(all, coll);
   }
 
   /** Queues the proxy operation of one transfer and describes it for the kernel. */
