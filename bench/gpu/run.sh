@@ -152,8 +152,11 @@ case "$MODE" in
     # this build against the one in baseline-lib (BASELINE=<rev>) for small collectives of host
     # memory: BYTES (default 8) for each of CFGS (ranks/transport/algo/operation), idle IDLE
     # (default auto), alternating which side runs first, ROUNDS rounds (default 3) of 2000 timed
-    # calls (400 at 8 ranks or more); results checked; medians and ratio per setup
-    [ -d "$DIR/baseline-lib" ] || { echo "no $DIR/baseline-lib: pack with BASELINE=<rev>"; exit 2; }
+    # calls (400 at 8 ranks or more); results checked; medians and ratio per setup. OLD_LIB
+    # (default DIR/baseline-lib) and OLD_IDLE (default IDLE) set the "old" side: OLD_LIB=DIR/lib
+    # OLD_IDLE=backoff IDLE=auto compares two idle modes of this build
+    old_lib="${OLD_LIB:-$DIR/baseline-lib}"
+    [ -d "$old_lib" ] || { echo "no $old_lib: pack with BASELINE=<rev>"; exit 2; }
     : >"$OUT/ab-small.txt"
     for ((round = 1; round <= ${ROUNDS:-3}; round++)); do
       for cfg in ${CFGS:-4/socket/rd/allreduce 4/socket/auto/allreduce 4/ucx/auto/allreduce 4/ucx/rd/allreduce 4/socket/auto/broadcast 8/socket/rd/allreduce 8/ucx/auto/allreduce}; do
@@ -163,9 +166,9 @@ case "$MODE" in
         sides=(old new)
         ((round % 2)) || sides=(new old)
         for side in "${sides[@]}"; do
-          lib="$DIR/lib"
-          [ "$side" = old ] && lib="$DIR/baseline-lib"
-          SPARKCCL_IDLE="${IDLE:-auto}" timeout 300 "${JAVA[@]}" -cp "$lib/*" org.sparkccl.perf.PerfTool \
+          lib="$DIR/lib" idle="${IDLE:-auto}"
+          [ "$side" = old ] && lib="$old_lib" idle="${OLD_IDLE:-$idle}"
+          SPARKCCL_IDLE="$idle" timeout 300 "${JAVA[@]}" -cp "$lib/*" org.sparkccl.perf.PerfTool \
             --device host -n "$n" -t "$t" -a "$a" -o "$op" -d float32 -b "${BYTES:-8}" -e "${BYTES:-8}" \
             -w 100 -i "$iters" -c 1 --jit-warmup 1000 2>>"$OUT/ab-small.err" |
             awk -v side="$side" -v cfg="$cfg" '$1 ~ /^[0-9]+$/ && NF >= 9 {
@@ -177,7 +180,7 @@ case "$MODE" in
       echo "round $round done"
     done
     python3 "$DIR/ab_summary.py" "$OUT/ab-small.txt" baseline this \
-      "${BYTES:-8} B, host memory, idle=${IDLE:-auto}; rows: ranks/transport/algo/operation"
+      "${BYTES:-8} B, host memory, idle=${OLD_IDLE:-${IDLE:-auto}} (old) / ${IDLE:-auto} (new); rows: ranks/transport/algo/operation"
     ;;
   gpu-ab)
     # this build against the one pack.sh put in baseline-lib (BASELINE=<rev>) on the GPU: 2 rank
