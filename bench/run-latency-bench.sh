@@ -12,7 +12,8 @@
 #
 # Environment overrides (defaults in brackets):
 #   RANKS_LIST ["4 8"]  REPEATS [3]  MIN [8]  MAX [16M]  FACTOR [8]  WARMUP [10]  ITERS [50]
-#   JIT_WARMUP [500]: untimed calls before the first size
+#   JIT_WARMUP [20000]: untimed calls before the first size, so that SparkCCL's small-call path
+#   runs compiled by C2 as in a long training loop (500 measured the JIT: 3x the time at 8 B)
 #   IDLE [auto]: SPARKCCL_IDLE for every SparkCCL rank (auto spins when the cores allow it)
 #   SETUPS ["socket-auto socket-rd ucx-auto ucx-rd mpi-shm mpi-tcp"]
 #   FLOOR [1]: 0 skips the Jucx put ping-pong
@@ -33,7 +34,7 @@ MAX="${MAX:-16M}"
 FACTOR="${FACTOR:-8}"
 WARMUP="${WARMUP:-10}"
 ITERS="${ITERS:-50}"
-JIT_WARMUP="${JIT_WARMUP:-500}"
+JIT_WARMUP="${JIT_WARMUP:-20000}"
 IDLE="${IDLE:-auto}"
 SETUPS="${SETUPS:-socket-auto socket-rd ucx-auto ucx-rd mpi-shm mpi-tcp}"
 FLOOR="${FLOOR:-1}"
@@ -52,7 +53,7 @@ run_setup() { # setup ranks pass
   local sizes=(-b "$MIN" -e "$MAX" -f "$FACTOR" -w "$WARMUP" -i "$ITERS")
   case "$setup" in
     socket-* | ucx-*)
-      local cmd=("${PERF[@]}" -n "$n" -t "${setup%-*}" -a "${setup#*-}" -o allreduce -d float32 -r sum
+      local cmd=("${PERF[@]}" --device host -n "$n" -t "${setup%-*}" -a "${setup#*-}" -o allreduce -d float32 -r sum
         "${sizes[@]}" -c 1 --jit-warmup "$JIT_WARMUP" --timeout "$RUN_TIMEOUT" --json "$file.json")
       log "pass $pass: SPARKCCL_IDLE=$IDLE $(quote "${cmd[@]}")"
       SPARKCCL_IDLE="$IDLE" timeout "$RUN_TIMEOUT" "${cmd[@]}" >"$file.txt" 2>"$file.err" ||
@@ -95,7 +96,7 @@ python3 bench/latency_table.py "$OUT" \
   "Machine: $(uname -srm), $(nproc) cores; $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)" \
   "SparkCCL: idle=$IDLE, defaults otherwise; UCX: libucx0 $UCX_VERSION, Jucx 1.12.1, UCX_TLS=${UCX_TLS:-unset}" \
   "OpenMPI: $(mpirun --version 2>&1 | head -1)" \
-  "Command: bench/run-latency-bench.sh (RANKS_LIST='$RANKS_LIST' REPEATS=$REPEATS MIN=$MIN MAX=$MAX FACTOR=$FACTOR WARMUP=$WARMUP ITERS=$ITERS IDLE=$IDLE)" \
+  "Command: bench/run-latency-bench.sh (RANKS_LIST='$RANKS_LIST' REPEATS=$REPEATS MIN=$MIN MAX=$MAX FACTOR=$FACTOR WARMUP=$WARMUP ITERS=$ITERS JIT_WARMUP=$JIT_WARMUP IDLE=$IDLE)" \
   | tee "$OUT/table.md"
 if python3 -c 'import matplotlib' 2>/dev/null; then
   python3 bench/plot_bench.py "$OUT/summary.json" "$OUT"

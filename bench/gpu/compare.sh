@@ -34,7 +34,7 @@ sparkccl() { # $1 label, $2 transport, rest: env
   local label="$1" t="$2"; shift 2
   for range in "-b 8 -e 8 -w 200 -i 1000" "-b 8M -e 8M -w 10 -i 50" "-b 512M -e 512M -w 3 -i 10"; do
     env "$@" timeout 300 "${JAVA[@]}" -cp "$CP" org.sparkccl.perf.PerfTool --device cuda -n "$N" \
-      -t "$t" -o allreduce -d float32 -r sum $range -c 0 --jit-warmup 0 2>>"$OUT/sparkccl.err" |
+      -t "$t" -o allreduce -d float32 -r sum $range -c 0 --jit-warmup "${JIT_WARMUP:-20000}" 2>>"$OUT/sparkccl.err" |
       tee -a "$OUT/perf-$label.log" |
       awk -v l="$label" '$1 ~ /^[0-9]+$/ && NF >= 9 { print l, $1, $6, $8 }' | tee -a "$RES"
   done

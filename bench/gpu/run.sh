@@ -17,6 +17,9 @@ export PATH="$PATH:/usr/local/cuda/bin"
 JAVA=("$DIR/jre/bin/java" -Xmx8g -XX:MaxDirectMemorySize=8g -Dorg.apache.logging.log4j.simplelog.StatusLogger.level=OFF
       -Dorg.apache.logging.log4j.level=WARN -Dorg.apache.logging.log4j.simplelog.org.sparkccl.device.cuda.level=INFO)
 CP="$DIR/lib/*:$DIR/test-classes"
+# untimed calls before a timed run of small messages, so that the JIT has compiled the engine's
+# small-call path (the perf tool's --jit-warmup; see PerfRank.JIT_WARMUP_CALLS)
+JIT="${JIT_WARMUP:-20000}"
 status=0
 
 info() {
@@ -53,7 +56,7 @@ resident_8b() { # 8 B allReduce, 2 ranks as threads on the GPU: a launch per col
     for t in socket local; do
       for r in 0 5000; do
         SPARKCCL_CUDA_RESIDENTUS=$r "${JAVA[@]}" -cp "$CP" org.sparkccl.perf.PerfTool --device cuda --threads \
-          -n 2 -t $t -o allreduce -d float32 -b 8 -e 8 -w 100 -i 2000 -c 1 --jit-warmup 500 2>>"$OUT/resident-8b.err" |
+          -n 2 -t $t -o allreduce -d float32 -b 8 -e 8 -w 100 -i 2000 -c 1 --jit-warmup "$JIT" 2>>"$OUT/resident-8b.err" |
           awk -v t=$t -v r=$r -v round=$round '$1 ~ /^[0-9]+$/ && NF >= 9 { print "round", round, "transport", t, "residentUs", r, "time_us", $6, "wrong", $9 }' |
           tee -a "$OUT/resident-8b.txt"
         [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
@@ -170,7 +173,7 @@ case "$MODE" in
           [ "$side" = old ] && lib="$old_lib" idle="${OLD_IDLE:-$idle}"
           SPARKCCL_IDLE="$idle" timeout 300 "${JAVA[@]}" -cp "$lib/*" org.sparkccl.perf.PerfTool \
             --device host -n "$n" -t "$t" -a "$a" -o "$op" -d float32 -b "${BYTES:-8}" -e "${BYTES:-8}" \
-            -w 100 -i "$iters" -c 1 --jit-warmup 1000 2>>"$OUT/ab-small.err" |
+            -w 100 -i "$iters" -c 1 --jit-warmup "$JIT" 2>>"$OUT/ab-small.err" |
             awk -v side="$side" -v cfg="$cfg" '$1 ~ /^[0-9]+$/ && NF >= 9 {
               if ($9 != 0) print "WRONG results:", side, cfg > "/dev/stderr"; else print side, cfg, $6 }' \
             >>"$OUT/ab-small.txt"
@@ -195,11 +198,11 @@ case "$MODE" in
         for side in old new; do
           cp="$DIR/lib/*"
           [ "$side" = old ] && cp="$DIR/baseline-lib/*:$DIR/lib/*"
-          sizes=(-b 8M -e 512M -f 64 -w 3 -i 10) ch=16 bl=0 buff=16M
-          [ "$cfg" = 8B ] && sizes=(-b 8 -e 8 -w 200 -i 1000) || IFS=/ read -r ch bl buff <<<"$cfg"
+          sizes=(-b 8M -e 512M -f 64 -w 3 -i 10 --jit-warmup 0) ch=16 bl=0 buff=16M
+          [ "$cfg" = 8B ] && sizes=(-b 8 -e 8 -w 200 -i 1000 --jit-warmup "$JIT") || IFS=/ read -r ch bl buff <<<"$cfg"
           SPARKCCL_P2P="${P2P:-auto}" SPARKCCL_NCHANNELS=$ch SPARKCCL_CUDA_BLOCKS=$bl SPARKCCL_BUFFSIZE=$buff timeout 120 \
             "${JAVA[@]}" -cp "$cp" org.sparkccl.perf.PerfTool --device cuda -n 2 -o allreduce -d float32 \
-            "${sizes[@]}" -c 1 --jit-warmup 0 2>>"$OUT/gpu-ab.err" |
+            "${sizes[@]}" -c 1 2>>"$OUT/gpu-ab.err" |
             awk -v r=$round -v c=$cfg -v side=$side '$1 ~ /^[0-9]+$/ && NF >= 9 {
               print "round", r, side, "cfg", c, "bytes", $1, "time_us", $6, "busbw", $8, "wrong", $9 }' |
             tee -a "$OUT/gpu-ab.txt"
@@ -273,7 +276,7 @@ case "$MODE" in
       for bl in 1 0; do
         SPARKCCL_NCHANNELS=16 SPARKCCL_CUDA_BLOCKS=$bl SPARKCCL_BUFFSIZE="${BUFF:-16M}" \
           timeout 100 "${JAVA[@]}" -cp "$CP" org.sparkccl.perf.PerfTool --device cuda -n 2 -o allreduce \
-          -d float32 -b 8 -e 8 -w 200 -i 1000 -c 1 --jit-warmup 0 2>>"$OUT/blocks.err" |
+          -d float32 -b 8 -e 8 -w 200 -i 1000 -c 1 --jit-warmup "$JIT" 2>>"$OUT/blocks.err" |
           awk -v r=$round -v bl=$bl '$1 ~ /^[0-9]+$/ && NF >= 9 { print "round", r, "blocks", bl, "8B time_us", $6, "wrong", $9 }' |
           tee -a "$OUT/blocks.txt"
         [ "${PIPESTATUS[0]}" -eq 0 ] || status=1

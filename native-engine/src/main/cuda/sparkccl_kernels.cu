@@ -384,7 +384,15 @@ __device__ bool waitRecvFilled(const Fifo& send, const Fifo& recv, long long ste
   if (threadIdx.x == 0) {
     if (blockIdx.x == 0) {
       ok = 1;
-      for (int round = 1; *recv.tail() <= step; round++) {
+      // The size is read with the tail, in the same round, not after it: each read may cross the
+      // bus (a microsecond or more), and an 8-byte collective waits for every one. A size read
+      // before the sender's lands is still FIFO_EMPTY (the slot's last release wrote it), so the
+      // wait goes on until both are there.
+      int got = FIFO_EMPTY;
+      for (int round = 1;; round++) {
+        long long tail = *recv.tail();
+        got = *recv.size(step);
+        if (tail > step && got != FIFO_EMPTY) break;
         if (abortedWaiting(send, recv, round, step, status)) {
           ok = 0;
           break;
@@ -392,7 +400,6 @@ __device__ bool waitRecvFilled(const Fifo& send, const Fifo& recv, long long ste
       }
       __threadfence_system();
       if (ok) {
-        int got = *recv.size(step);
         if (got != expected) {
           status[ST_ERROR] = ERR_SIZE;
           status[ST_DETAIL] = (int)step;
@@ -438,21 +445,17 @@ __device__ void release(const Fifo& recv, long long step, int* sync, int blocks)
 
 // --- the channel kernel -----------------------------------------------------------------------
 
-// Thread 0 reads each call once (the plan may live in mapped host memory, where every read
-// crosses the bus) and shares it through shared memory.
-__device__ __forceinline__ Call loadCall(const Call* calls, int c) {
-  __shared__ Call shared;
-  if (threadIdx.x == 0) {
-    const volatile long long* w = (const volatile long long*)(calls + c);
-    shared.kind = w[0];
-    shared.src = w[1];
-    shared.dst = w[2];
-    shared.bytes = w[3];
-  }
+// Calls a block holds in shared memory at once.
+#define CALL_CACHE 64
+
+// The block's threads read calls [0, n) (n <= CALL_CACHE) into words, one int64 word each: the
+// plan may live in mapped host memory, where every read crosses the bus, and reads of many threads
+// cross it together where one thread's would follow each other.
+__device__ void loadCalls(const Call* calls, int n, long long* words) {
+  __syncthreads();  // every thread is done with the calls held before
+  const volatile long long* w = (const volatile long long*)calls;
+  for (int i = threadIdx.x; i < n * 4; i += blockDim.x) words[i] = w[i];
   __syncthreads();
-  Call call = shared;
-  __syncthreads();
-  return call;
 }
 
 // Runs the plan's calls in order, slice by slice (one FIFO slot each), as HostChannelKernel does
@@ -464,8 +467,11 @@ __device__ bool runPlan(const Call* calls, int nCalls, char* src, char* dst, int
                         int blocks) {
   long long first = (long long)blockIdx.x * blockDim.x + threadIdx.x;
   long long stride = (long long)blocks * blockDim.x;
+  __shared__ long long words[CALL_CACHE * 4];
   for (int c = 0; c < nCalls; c++) {
-    Call call = loadCall(calls, c);
+    if (c % CALL_CACHE == 0) loadCalls(calls + c, min(CALL_CACHE, nCalls - c), words);
+    const long long* w = words + (c % CALL_CACHE) * 4;
+    Call call = {w[0], w[1], w[2], w[3]};
     for (long long done = 0; done < call.bytes; done += stepSize) {
       int len = (int)min((long long)stepSize, call.bytes - done);
       char* s = src + call.src + done;
@@ -632,31 +638,34 @@ residentKernel(long long* mailbox, char* sendControl, char* sendData, char* recv
   Fifo send = {sendControl, sendData};
   __shared__ long long next;
   __shared__ long long plan[MB_PLAN_WORDS];
+  __shared__ int planBlocks;  // blocks other than 0: how many blocks run the plan
   for (;;) {
     if (threadIdx.x == 0) {
-      Fifo probe = {recvControl, 0};
       if (blockIdx.x == 0) {
+        Fifo probe = {recvControl, 0};
         next = awaitPlan(mb, send, probe, lastSeq, idleNanos);
-        if (next != 0) {
-          for (int i = 1; i < MB_PLAN_WORDS; i++) plan[i] = mb[i];
-        }
-        if (gridDim.x > 1) {
-          sync[SYNC_PLAN_BLOCKS] = (int)plan[MB_BLOCKS];
-          __threadfence();
-          *decision = next != 0 ? next : -1;
-          __threadfence();
-        }
       } else {
         next = awaitDecision(decision, lastSeq);
-        // a block that sits the plan out answers at once: reading the mailbox's words crosses the
-        // bus, some microseconds that an 8-byte collective would wait for
-        plan[MB_BLOCKS] = *(volatile int*)(sync + SYNC_PLAN_BLOCKS);
-        if (next != 0 && (long long)blockIdx.x < plan[MB_BLOCKS]) {
-          for (int i = 1; i < MB_PLAN_WORDS; i++) plan[i] = mb[i];
-        }
+        planBlocks = *(volatile int*)(sync + SYNC_PLAN_BLOCKS);
+        plan[MB_BLOCKS] = planBlocks;
       }
     }
     __syncthreads();
+    // The plan's words, one per thread, all crossing the bus together (one thread reading them in
+    // turn waited a microsecond or more for each). A block that sits the plan out reads none and
+    // answers at once. The sequence number came first (thread 0 read it, then fenced), and the
+    // barrier orders these reads after it.
+    bool reads = next != 0 && (blockIdx.x == 0 || (int)blockIdx.x < planBlocks);
+    if (reads && threadIdx.x >= 1 && threadIdx.x < MB_PLAN_WORDS) {
+      plan[threadIdx.x] = mb[threadIdx.x];
+    }
+    __syncthreads();
+    if (blockIdx.x == 0 && threadIdx.x == 0 && gridDim.x > 1) {
+      sync[SYNC_PLAN_BLOCKS] = (int)plan[MB_BLOCKS];
+      __threadfence();
+      *decision = next != 0 ? next : -1;
+      __threadfence();
+    }
     long long seq = next;
     if (seq == 0) break;
     int blocks = (int)max(1LL, min((long long)gridDim.x, plan[MB_BLOCKS]));

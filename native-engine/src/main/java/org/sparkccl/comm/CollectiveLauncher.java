@@ -165,10 +165,13 @@ public final class CollectiveLauncher {
 
   /**
    * Whether a collective on {@code channels} channels runs on the calling thread when it can: a
-   * blocking call on host memory and one channel (one task, on channel 0's kernel thread).
+   * blocking call on one channel (one task, on channel 0's kernel thread), on host memory or on a
+   * GPU (the caller then posts the plan to the channel's block and polls its answer, as the kernel
+   * thread would; the GPU's context becomes current on the calling thread, as every {@code
+   * CudaBuffer} method makes it).
    */
   boolean runsInline(boolean blocking, int channels) {
-    return blocking && channels == 1 && ctx.device == HostDevice.INSTANCE;
+    return blocking && channels == 1;
   }
 
   /**

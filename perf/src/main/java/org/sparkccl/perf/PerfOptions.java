@@ -110,9 +110,9 @@ final class PerfOptions {
   @Option(
       names = "--jit-warmup",
       description =
-          "untimed iterations before the first size, so that the JIT has compiled the"
-              + " engine (default ${DEFAULT-VALUE})")
-  int jitWarmup = 1000;
+          "untimed allReduces before the first size, so that the JIT has compiled the"
+              + " engine's small-call path (default ${DEFAULT-VALUE}; 0 skips them)")
+  int jitWarmup = PerfRank.JIT_WARMUP_CALLS;
 
   @Option(names = "-c", description = "check results: 0 or 1 (default ${DEFAULT-VALUE})")
   int check = 1;
