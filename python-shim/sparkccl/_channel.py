@@ -91,17 +91,26 @@ def find_executor() -> tuple[str, bytes]:
 
 
 class Channel:
-    """One authenticated connection; requests are serialised by a lock."""
+    """One authenticated connection; requests are serialised by a lock.
+
+    After the handshake the socket blocks, and the kernel enforces each request's deadline
+    (``SO_RCVTIMEO``/``SO_SNDTIMEO``, set again only when it changes): a socket with a Python-level
+    timeout polls before every send and receive, and a small collective pays for each system call.
+    """
 
     def __init__(self, path: str, secret: bytes):
         self.pid = os.getpid()
         self._lock = threading.Lock()
         self._released: list[int] = []
+        self._deadline_s: float | None = -1.0  # none set yet
+        self._reply = bytearray(4 + MAX_FRAME)
+        self._reply_view = memoryview(self._reply)
         self._sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             self._sock.settimeout(HANDSHAKE_TIMEOUT_S)
             self._sock.connect(path)
             self._handshake(secret)
+            self._sock.settimeout(None)
         except BaseException:
             self._sock.close()
             raise
@@ -135,28 +144,54 @@ class Channel:
         """Tells the executor, with the next request, that a segment is no longer used."""
         self._released.append(segment_id)  # may run in a garbage-collector callback: no I/O
 
+    def _set_deadline(self, timeout_s: float | None) -> None:
+        """Each send and receive of the next requests fails after ``timeout_s`` (None: never)."""
+        if timeout_s == self._deadline_s:
+            return
+        micros = 0 if timeout_s is None else max(1, int(timeout_s * 1e6))
+        tv = struct.pack("ll", micros // 1_000_000, micros % 1_000_000)
+        self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVTIMEO, tv)
+        self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDTIMEO, tv)
+        self._deadline_s = timeout_s
+
+    def _recv_into(self, start: int, end: int) -> int:
+        """Receives into the reply buffer from ``start`` until at least ``end``; returns where the
+        bytes received end (the executor sends one reply per request, so nothing follows it)."""
+        view = self._reply_view
+        while start < end:
+            n = self._sock.recv_into(view[start:])
+            if n == 0:
+                raise CclError("the executor closed the SparkCCL channel")
+            start += n
+        return start
+
     def request(self, kind: int, body: bytes, timeout_s: float | None) -> memoryview:
         """Sends one request and returns the reply's fields after its OK byte."""
         with self._lock:
-            released, self._released = self._released[:1000], self._released[1000:]
-            head = struct.pack(">BH%di" % len(released), kind, len(released), *released)
-            frame = head + body
+            if self._released:
+                released, self._released = self._released[:1000], self._released[1000:]
+            else:
+                released = ()
+            head = struct.pack(">IBH%di" % len(released), 3 + 4 * len(released) + len(body), kind,
+                               len(released), *released)
             try:
-                self._sock.settimeout(timeout_s)
-                self._sock.sendall(struct.pack(">I", len(frame)) + frame)
-                (length,) = struct.unpack(">I", self._recv_exactly(4))
+                self._set_deadline(timeout_s)
+                self._sock.sendall(head + body)
+                got = self._recv_into(0, 4)
+                (length,) = struct.unpack_from(">I", self._reply)
                 if length < 1 or length > MAX_FRAME:
                     raise CclError("the executor sent a reply of %d bytes; expected 1..%d"
                                    % (length, MAX_FRAME))
-                reply = memoryview(self._recv_exactly(length))
-            except socket.timeout:
+                self._recv_into(got, 4 + length)
+                reply = bytes(self._reply_view[4:4 + length]) if length > 1 else self._reply[4:5]
+            except (socket.timeout, BlockingIOError):
                 self.close()
                 raise CclTimeoutError("no answer from the executor within %.0f s" % timeout_s)
             except OSError as e:
                 self.close()
                 raise CclError("the SparkCCL channel to the executor failed: %s" % e) from None
         if reply[0] == 0:
-            return reply[1:]
+            return memoryview(reply)[1:]
         kind = reply[1]
         (n,) = struct.unpack_from(">I", reply, 2)
         raise from_kind(kind, bytes(reply[6:6 + n]).decode("utf-8", "replace"))

@@ -45,6 +45,11 @@ class Communicator:
         self._size = size
         self._timeout_s = timeout_s
         self._closed = False
+        # the last request on shared arrays, reused while the next call is the same: a training
+        # loop repeats one all_reduce on one array, and building its request took as long as the
+        # channel's own round trip (send, recv, key, body); the arrays are held, so their memory
+        # and segments stay as the body names them
+        self._last: Optional[tuple] = None
 
     @property
     def rank(self) -> int:
@@ -114,6 +119,7 @@ class Communicator:
         """Releases the communicator (the task's end does too); idempotent."""
         if not self._closed:
             self._closed = True
+            self._last = None
             try:
                 self._channel.request(_channel.CLOSE, struct.pack(">i", self._id), 30.0)
             except CclError:
@@ -138,6 +144,12 @@ class Communicator:
 
     def _run(self, kind: int, send: np.ndarray, recv: np.ndarray, count: int,
              dtype: Optional[str], op: str, root: int) -> None:
+        last = self._last
+        if last is not None and last[0] is send and last[1] is recv and not self._closed:
+            key = (kind, count, dtype, op, root, send.dtype, recv.flags.writeable)
+            if key == last[2]:
+                self._channel.request(_channel.COLLECTIVE, last[3], self._timeout_s * 4 + 60.0)
+                return
         _need_array("arr", send)
         _need_array("out", recv)
         if not recv.flags.writeable:
@@ -170,13 +182,19 @@ class Communicator:
                         rref = sref
                 else:
                     rref = (sid, off)
-        self._request(kind, name, op, root, count, (sref[0], sref[1], send.nbytes),
-                      (rref[0], rref[1], recv.nbytes))
-        for (a, off), (_, v) in zip(staged, views) if staged else ():
-            if a is recv:
-                np.copyto(a, v.reshape(a.shape))
+        body = self._request(kind, name, op, root, count, (sref[0], sref[1], send.nbytes),
+                             (rref[0], rref[1], recv.nbytes))
+        if staged:
+            self._last = None
+            for (a, off), (_, v) in zip(staged, views):
+                if a is recv:
+                    np.copyto(a, v.reshape(a.shape))
+        else:
+            key = (kind, count, dtype, op, root, send.dtype, recv.flags.writeable)
+            self._last = (send, recv, key, body)
 
-    def _request(self, kind, dtype_name, op, root, count, sref, rref) -> None:
+    def _request(self, kind, dtype_name, op, root, count, sref, rref) -> bytes:
+        """Sends one collective's request; returns its body."""
         if self._closed:
             raise CclError("the communicator is closed")
         body = (struct.pack(">iB", self._id, kind) + _channel.pack_string(dtype_name)
@@ -184,6 +202,7 @@ class Communicator:
                 + struct.pack(">iqiqqiqq", root, count, sref[0], sref[1], sref[2], rref[0],
                               rref[1], rref[2]))
         self._channel.request(_channel.COLLECTIVE, body, self._timeout_s * 4 + 60.0)
+        return body
 
 
 def _round(n: int) -> int:

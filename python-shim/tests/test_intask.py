@@ -170,6 +170,40 @@ class InTaskTest(unittest.TestCase):
             w -= lr * (w - np.mean(targets, axis=0))
         np.testing.assert_allclose(got, w, rtol=1e-9)
 
+    def test_repeated_calls_on_shared_arrays_follow_every_change_of_their_arguments(self):
+        # a repeated call reuses its request (Communicator._last); a new op, root, array or
+        # writability must not
+        def task(_):
+            with sparkccl.communicator() as comm:
+                r = comm.rank
+                a = sparkccl.zeros(64, "float32")
+                b = sparkccl.zeros(64, "float32")
+                got = []
+                for step in range(3):
+                    a[:] = r + 1 + step
+                    comm.all_reduce(a)
+                    got.append(float(a[-1]))
+                a[:] = r + 1
+                comm.all_reduce(a, op="max")
+                got.append(float(a[-1]))
+                for root in (1, 2, 2):
+                    a[:] = r + 10
+                    comm.broadcast(a, root=root)
+                    got.append(float(a[-1]))
+                for arr in (b, a, b):
+                    arr[:] = r + 1
+                    comm.all_reduce(arr)
+                    got.append(float(arr[-1]))
+                b.flags.writeable = False
+                try:
+                    comm.all_reduce(b)
+                    got.append("no error")
+                except sparkccl.CclArgumentError:
+                    got.append("read-only refused")
+                yield r, got
+        want = [10.0, 14.0, 18.0, 4.0, 11.0, 12.0, 12.0, 10.0, 10.0, 10.0, "read-only refused"]
+        self.assertEqual([(r, want) for r in range(N)], sorted(self._barrier(task)))
+
     def test_a_mismatch_raises_ccl_error_in_every_task_and_at_the_driver(self):
         def task(_):
             with sparkccl.communicator(timeout=10) as comm:

@@ -385,9 +385,9 @@ __device__ bool waitRecvFilled(const Fifo& send, const Fifo& recv, long long ste
     if (blockIdx.x == 0) {
       ok = 1;
       // The size is read with the tail, in the same round, not after it: each read may cross the
-      // bus (a microsecond or more), and an 8-byte collective waits for every one. A size read
-      // before the sender's lands is still FIFO_EMPTY (the slot's last release wrote it), so the
-      // wait goes on until both are there.
+      // bus (about half a microsecond on an H200 host), and an 8-byte collective waits for every
+      // one. A size read before the sender's lands is still FIFO_EMPTY (the slot's last release
+      // wrote it), so the wait goes on until both are there.
       int got = FIFO_EMPTY;
       for (int round = 1;; round++) {
         long long tail = *recv.tail();
@@ -652,7 +652,7 @@ residentKernel(long long* mailbox, char* sendControl, char* sendData, char* recv
     }
     __syncthreads();
     // The plan's words, one per thread, all crossing the bus together (one thread reading them in
-    // turn waited a microsecond or more for each). A block that sits the plan out reads none and
+    // turn waited about half a microsecond for each). A block that sits the plan out reads none and
     // answers at once. The sequence number came first (thread 0 read it, then fenced), and the
     // barrier orders these reads after it.
     bool reads = next != 0 && (blockIdx.x == 0 || (int)blockIdx.x < planBlocks);

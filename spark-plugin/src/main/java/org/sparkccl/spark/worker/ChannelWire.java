@@ -22,8 +22,7 @@ final class ChannelWire {
   static final int MAX_STRING = 255;
 
   private final SocketChannel channel;
-  private final ByteBuffer header = ByteBuffer.allocate(4).order(ByteOrder.BIG_ENDIAN);
-  private final ByteBuffer in = ByteBuffer.allocate(MAX_FRAME).order(ByteOrder.BIG_ENDIAN);
+  private final ByteBuffer in = ByteBuffer.allocate(4 + MAX_FRAME).order(ByteOrder.BIG_ENDIAN);
   private final ByteBuffer out = ByteBuffer.allocate(4 + MAX_FRAME).order(ByteOrder.BIG_ENDIAN);
 
   ChannelWire(SocketChannel channel) {
@@ -46,20 +45,26 @@ final class ChannelWire {
   }
 
   /**
-   * Reads one frame; the returned buffer is valid until the next call.
+   * Reads one frame; the returned buffer (positioned at the body) is valid until the next call. A
+   * worker sends its next request only after the reply to the last one, so the length and the body
+   * are read together, in one system call where they arrived together.
    *
    * @throws EOFException when the worker closed the connection between frames
    * @throws WireLimits.LengthRefused when the length is out of bounds
+   * @throws IOException when more than one request arrived at once
    */
   ByteBuffer readFrame() throws IOException {
-    header.clear();
-    if (!fillOrEof(header)) {
+    in.clear();
+    if (!readAtLeast(4, true)) {
       throw new EOFException("the worker closed the channel");
     }
-    int length = WireLimits.checkLength(header.getInt(0), MAX_FRAME, "a Python worker's request");
-    in.clear().limit(length);
-    fill(in);
-    in.flip();
+    int length = WireLimits.checkLength(in.getInt(0), MAX_FRAME, "a Python worker's request");
+    readAtLeast(4 + length, false);
+    if (in.position() > 4 + length) {
+      throw new IOException(
+          "a Python worker sent its next request before the reply to the last one");
+    }
+    in.flip().position(4);
     return in;
   }
 
@@ -93,25 +98,31 @@ final class ChannelWire {
   }
 
   private void fill(ByteBuffer b) throws IOException {
-    if (!fillOrEof(b) && b.hasRemaining()) {
-      throw new EOFException("the worker closed the channel inside a message");
-    }
-  }
-
-  /** Fills {@code b}; false when the stream ended before its first byte. */
-  private boolean fillOrEof(ByteBuffer b) throws IOException {
     int start = b.position();
     while (b.hasRemaining()) {
       if (channel.read(b) < 0) {
-        if (b.position() == start) {
-          return false;
-        }
         throw new EOFException(
             "the worker closed the channel after "
                 + (b.position() - start)
                 + " of "
                 + (b.limit() - start)
                 + " bytes");
+      }
+    }
+  }
+
+  /**
+   * Reads into {@link #in} until it holds at least {@code n} bytes; false when the stream ended
+   * before the first byte and {@code eofAllowed}.
+   */
+  private boolean readAtLeast(int n, boolean eofAllowed) throws IOException {
+    while (in.position() < n) {
+      if (channel.read(in) < 0) {
+        if (eofAllowed && in.position() == 0) {
+          return false;
+        }
+        throw new EOFException(
+            "the worker closed the channel after " + in.position() + " of " + n + " bytes");
       }
     }
     return true;
