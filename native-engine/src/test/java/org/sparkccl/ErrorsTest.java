@@ -19,11 +19,14 @@ import java.util.function.Consumer;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.function.Executable;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 import org.sparkccl.bootstrap.LocalBootstrap;
 import org.sparkccl.config.Algorithm;
 import org.sparkccl.config.CclConfig;
 import org.sparkccl.config.Key;
 import org.sparkccl.config.LogLevel;
+import org.sparkccl.config.Transport;
 import org.sparkccl.device.DeviceBuffer;
 import org.sparkccl.device.HostDevice;
 
@@ -269,6 +272,56 @@ class ErrorsTest {
               + e[0]
               + " / "
               + e[1]);
+    } finally {
+      RankHarness.closeQuietly(comms);
+      for (DeviceBuffer b : bufs) {
+        RankHarness.closeBuffer(b);
+      }
+    }
+  }
+
+  @ParameterizedTest(name = "algo={0}")
+  @EnumSource(
+      value = Algorithm.class,
+      names = {"TREE", "RD", "RH"})
+  @DisplayName(
+      "on trees, recursive doubling and Rabenseifner, a rank that never calls makes the others"
+          + " fail in time, naming the rank waited for")
+  void rankThatNeverCallsTimesOutThePointToPointAlgorithms(Algorithm algo) {
+    int n = 4;
+    int absent = 3;
+    Duration timeout = Duration.ofSeconds(2);
+    CclConfig config =
+        TestConfig.builder()
+            .transport(Transport.SOCKET)
+            .algo(algo)
+            .buffSize(64 << 10)
+            .timeout(timeout)
+            .build();
+    Communicator[] comms = RankHarness.createAll(n, config, WAIT);
+    DeviceBuffer[] bufs = new DeviceBuffer[n];
+    try {
+      long t0 = System.nanoTime();
+      CompletableFuture<?>[] f = new CompletableFuture<?>[absent];
+      for (int r = 0; r < absent; r++) {
+        bufs[r] = HostDevice.INSTANCE.allocate(4 * 64);
+        f[r] = comms[r].allReduceAsync(bufs[r], bufs[r], 64, DataType.FLOAT32, ReduceOp.SUM);
+      }
+      boolean anyTimeout = false;
+      for (int r = 0; r < absent; r++) {
+        Throwable e = RankHarness.await(f[r], timeout.plusSeconds(15), "rank " + r);
+        long ms = (System.nanoTime() - t0) / 1_000_000;
+        assertTrue(
+            e instanceof CclException,
+            algo + ", rank " + r + ": expected a CclException, got " + e);
+        assertTrue(ms <= timeout.toMillis() + 8000, algo + ", rank " + r + " failed after " + ms);
+        assertTrue(
+            e.getMessage().contains("allReduce #1") && e.getMessage().contains("rank "),
+            algo + ", rank " + r + ": the message should name the call and a rank: " + e);
+        // which rank's deadline runs out first varies: a kernel waiting on an edge, or a proxy
+        anyTimeout |= mentionsTimeout(e);
+      }
+      assertTrue(anyTimeout, algo + ": no rank reported a timeout");
     } finally {
       RankHarness.closeQuietly(comms);
       for (DeviceBuffer b : bufs) {

@@ -56,6 +56,10 @@ public final class CollectiveLauncher {
   private final RingSites sites;
   private final PlanCache plans;
   private final LongFunction<CollectiveCall> launched;
+
+  /** A doubling launch's exchanges while they are listed; used under the launch lock only. */
+  private final List<HostDoublingKernel.Exchange> exchanges = new ArrayList<>();
+
   private long seq;
 
   CollectiveLauncher(CommContext ctx, Lifecycle lifecycle) {
@@ -286,7 +290,8 @@ public final class CollectiveLauncher {
     long bytes = call.count() * size;
     Supplier<String> where =
         () -> "rank " + rank + ": " + coll.what() + (halving ? " (rh)" : " (rd)");
-    List<HostDoublingKernel.Exchange> ex = new ArrayList<>();
+    List<HostDoublingKernel.Exchange> ex = exchanges;
+    ex.clear();
     int finalAt;
     long finalOffset = 0;
     long finalBytes = bytes;
@@ -343,7 +348,7 @@ public final class CollectiveLauncher {
     }
     HostDoublingKernel.Work work =
         new HostDoublingKernel.Work(
-            ex.toArray(new HostDoublingKernel.Exchange[0]),
+            ex.toArray(new HostDoublingKernel.Exchange[ex.size()]),
             finalAt,
             finalOffset,
             finalBytes,

@@ -1,6 +1,7 @@
 package org.sparkccl.kernel;
 
 import java.nio.ByteBuffer;
+import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
 import org.sparkccl.fifo.Fifo;
 
@@ -8,11 +9,21 @@ import org.sparkccl.fifo.Fifo;
  * One point-to-point link as a host kernel sees it during one collective: the link's FIFO, the peer
  * and the step of the next slice. Tree and recursive doubling kernels walk their edges slice by
  * slice through it, so both wait, check sizes and advance steps the same way.
+ *
+ * <p>The edge is its own wait condition and check ({@link #getAsBoolean}, {@link #check}): a wait
+ * made two lambdas, and a small collective waits on every edge once, so a call of recursive
+ * doubling over 4 ranks made eight of them.
  */
-public final class PeerEdge {
+public final class PeerEdge implements BooleanSupplier, KernelWaiter.Check {
   final Fifo fifo;
   final int peer;
   long step;
+
+  /** The wait in progress: for room to send (true) or for a filled slot (false). */
+  private boolean forRoom;
+
+  private KernelGuard guard;
+  private Supplier<String> what;
 
   public PeerEdge(Fifo fifo, int peer, long firstStep) {
     this.fifo = fifo;
@@ -25,14 +36,9 @@ public final class PeerEdge {
    * error.
    */
   ByteBuffer awaitRoom(KernelWaiter waiter, KernelGuard guard, Supplier<String> what) {
-    long s = step;
-    // the text's supplier is made only by a wait that got as far as checking
-    waiter.await(
-        () -> fifo.hasRoomFor(s),
-        waited ->
-            guard.checkWait(
-                waited, () -> what.get() + ": waiting for rank " + peer + " to take data"));
-    return fifo.slot(s);
+    arm(true, guard, what);
+    waiter.await(this, this);
+    return fifo.slot(step);
   }
 
   /**
@@ -41,12 +47,9 @@ public final class PeerEdge {
    */
   ByteBuffer awaitFilled(
       int expected, KernelWaiter waiter, KernelGuard guard, Supplier<String> what) {
-    long s = step;
-    waiter.await(
-        () -> fifo.isFilled(s),
-        waited ->
-            guard.checkWait(waited, () -> what.get() + ": waiting for data from rank " + peer));
-    int got = fifo.size(s);
+    arm(false, guard, what);
+    waiter.await(this, this);
+    int got = fifo.size(step);
     if (got != expected) {
       throw new IllegalStateException(
           what.get()
@@ -58,7 +61,30 @@ public final class PeerEdge {
               + expected
               + " were expected; the ranks disagree on the call");
     }
-    return fifo.slot(s);
+    return fifo.slot(step);
+  }
+
+  private void arm(boolean room, KernelGuard g, Supplier<String> w) {
+    forRoom = room;
+    guard = g;
+    what = w;
+  }
+
+  /** Whether the wait in progress is over: room at the current step, or its slot filled. */
+  @Override
+  public boolean getAsBoolean() {
+    return forRoom ? fifo.hasRoomFor(step) : fifo.isFilled(step);
+  }
+
+  /** The deadline and abort of the wait in progress; the text is made only when it fails. */
+  @Override
+  public void check(long waitedNanos) {
+    Supplier<String> w = what;
+    guard.checkWait(
+        waitedNanos,
+        forRoom
+            ? () -> w.get() + ": waiting for rank " + peer + " to take data"
+            : () -> w.get() + ": waiting for data from rank " + peer);
   }
 
   void publish(int len) {
