@@ -201,16 +201,29 @@ public final class CollectiveLauncher {
 
   /**
    * Trees, recursive doubling and Rabenseifner run over point-to-point links, which are sockets; on
-   * a ring transport the tuner's cost model does not describe (UCX), they run only when asked for
-   * explicitly ({@code algo=tree}, {@code algo=rd}, {@code algo=rh}). Their kernels run on the host
-   * only; elsewhere every collective is a ring.
+   * a ring transport the tuner's cost model describes only up to a size ({@link
+   * RingTransport#tunedUpTo}: UCX), they run above it only when asked for explicitly ({@code
+   * algo=tree}, {@code algo=rd}, {@code algo=rh}). Their kernels run on the host only; elsewhere
+   * every collective is a ring.
    */
   private Algorithm pick(CollectiveCall.Kind kind, long bytes) {
     if (ctx.nRanks == 1 || ctx.device != HostDevice.INSTANCE) {
       return Algorithm.RING;
     }
-    Algorithm a = tuner.choose(kind, bytes, ctx.nRanks);
-    return ctx.links().ring().tunerDescribes() || ctx.config.algo() == a ? a : Algorithm.RING;
+    return choose(
+        tuner.choose(kind, bytes, ctx.nRanks),
+        ctx.config.algo(),
+        bytes,
+        ctx.links().ring().tunedUpTo());
+  }
+
+  /**
+   * The algorithm of a collective of {@code bytes}: the tuner's choice {@code tuned} when it was
+   * asked for ({@code configured}) or the ring takes the tuner's choice at that size ({@code
+   * tunedUpTo}), else the ring.
+   */
+  static Algorithm choose(Algorithm tuned, Algorithm configured, long bytes, long tunedUpTo) {
+    return configured == tuned || bytes <= tunedUpTo ? tuned : Algorithm.RING;
   }
 
   private void launchLocalCopy(

@@ -56,8 +56,8 @@ final class LocalRing implements RingTransport {
    * to 32 KiB on a 2-core VM ({@code docs/benchmarks.md}), so {@code algo=auto} keeps to it.
    */
   @Override
-  public boolean tunerDescribes() {
-    return false;
+  public long tunedUpTo() {
+    return -1;
   }
 
   @Override

@@ -60,11 +60,13 @@ interface RingTransport {
   }
 
   /**
-   * Whether the tuner's cost model (measured over sockets, which trees use) describes this ring: if
-   * not, trees run only when asked for ({@code algo=tree}).
+   * Up to how many bytes a collective on this ring takes the tuner's choice, whose cost model is
+   * measured over sockets (which trees, recursive doubling and Rabenseifner use); a larger one runs
+   * on the ring unless an algorithm is asked for ({@code algo=tree}, {@code rd}, {@code rh}). A
+   * ring the model describes: every size; -1: none.
    */
-  default boolean tunerDescribes() {
-    return true;
+  default long tunedUpTo() {
+    return Long.MAX_VALUE;
   }
 
   /** Called once the ring runs on this transport: hands its progress to the proxy thread. */

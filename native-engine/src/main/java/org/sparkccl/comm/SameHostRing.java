@@ -118,8 +118,8 @@ final class SameHostRing implements RingTransport {
   }
 
   @Override
-  public boolean tunerDescribes() {
-    return network.tunerDescribes();
+  public long tunedUpTo() {
+    return network.tunedUpTo();
   }
 
   @Override
