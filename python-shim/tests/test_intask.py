@@ -4,6 +4,7 @@ worker death, the local channel's authentication and leaks; one case on local-cl
 Run: python3 -m unittest discover -s python-shim/tests  (bin/run-tests does, after mvn verify).
 """
 
+import collections
 import glob
 import os
 import shutil
@@ -371,6 +372,16 @@ class InTaskTest(unittest.TestCase):
             return (len(os.listdir("/proc/%d/fd" % self.jvm_pid)),
                     len(os.listdir("/proc/%d/task" % self.jvm_pid)))
 
+        def jvm_thread_names():
+            names = collections.Counter()
+            for tid in os.listdir("/proc/%d/task" % self.jvm_pid):
+                try:
+                    with open("/proc/%d/task/%s/comm" % (self.jvm_pid, tid)) as f:
+                        names[f.read().strip()] += 1
+                except OSError:
+                    pass  # the thread ended meanwhile
+            return names
+
         def task(_):
             fds = None
             for i in range(200):
@@ -385,6 +396,10 @@ class InTaskTest(unittest.TestCase):
         self._barrier(task)  # warm up: threads and fds that stay for the executor's life
         time.sleep(1)
         fds0, threads0 = jvm_counts()
+        names0 = jvm_thread_names()
+        ccl0 = _sparkccl_threads(names0)
+        # the executor's channel for Python workers runs for its life: the names are visible
+        self.assertGreaterEqual(ccl0, 1, "no sparkccl-* thread among %s" % dict(names0))
         for before, after in self._barrier(task):
             self.assertLessEqual(after, before, "the Python worker's fds grew")
         # communicators close their threads as they end; on a loaded 2-core machine the last
@@ -393,12 +408,25 @@ class InTaskTest(unittest.TestCase):
         while True:
             time.sleep(1)
             fds1, threads1 = jvm_counts()
-            if (fds1 <= fds0 + 16 and threads1 <= threads0 + 16) or time.monotonic() > deadline:
+            names1 = jvm_thread_names()
+            ccl1 = _sparkccl_threads(names1)
+            if ((fds1 <= fds0 + 16 and ccl1 <= ccl0 + 8 and threads1 <= threads0 + 64)
+                    or time.monotonic() > deadline):
                 break
         self.assertEqual([], shm())
-        # Spark's own pools come and go by a few; a leak per communicator would add 200 or more
         self.assertLessEqual(fds1, fds0 + 16, "the executor's fds grew")
-        self.assertLessEqual(threads1, threads0 + 16, "the executor's threads grew")
+        # SparkCCL's own threads (sparkccl-*) must come back; Spark's pools (block manager, process
+        # reapers, task launch workers) come and go by tens on a loaded machine, and a leak per
+        # communicator would add 200 or more
+        grew = dict(names1 - names0)
+        self.assertLessEqual(ccl1, ccl0 + 8, "SparkCCL's threads grew; new (by name): %s" % grew)
+        self.assertLessEqual(threads1, threads0 + 64,
+                             "the executor's threads grew; new (by name): %s" % grew)
+
+
+def _sparkccl_threads(names):
+    """How many of the threads named in ``names`` (a Counter) are SparkCCL's own."""
+    return sum(n for name, n in names.items() if name.startswith("sparkccl-"))
 
 
 @unittest.skipUnless(HAVE_JARS and os.environ.get("SPARK_HOME"),
