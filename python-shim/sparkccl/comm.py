@@ -146,8 +146,7 @@ class Communicator:
              dtype: Optional[str], op: str, root: int) -> None:
         last = self._last
         if last is not None and last[0] is send and last[1] is recv and not self._closed:
-            key = (kind, count, dtype, op, root, send.dtype, recv.flags.writeable)
-            if key == last[2]:
+            if _request_key(kind, count, dtype, op, root, send, recv) == last[2]:
                 self._channel.request(_channel.COLLECTIVE, last[3], self._timeout_s * 4 + 60.0)
                 return
         _need_array("arr", send)
@@ -190,7 +189,7 @@ class Communicator:
                 if a is recv:
                     np.copyto(a, v.reshape(a.shape))
         else:
-            key = (kind, count, dtype, op, root, send.dtype, recv.flags.writeable)
+            key = _request_key(kind, count, dtype, op, root, send, recv)
             self._last = (send, recv, key, body)
 
     def _request(self, kind, dtype_name, op, root, count, sref, rref) -> bytes:
@@ -203,6 +202,12 @@ class Communicator:
                               rref[1], rref[2]))
         self._channel.request(_channel.COLLECTIVE, body, self._timeout_s * 4 + 60.0)
         return body
+
+
+def _request_key(kind, count, dtype, op, root, send, recv) -> tuple:
+    """What a kept request depends on besides its arrays' identity (an array's dtype and
+    writability can change in place)."""
+    return (kind, count, dtype, op, root, send.dtype, recv.flags.writeable)
 
 
 def _round(n: int) -> int:
