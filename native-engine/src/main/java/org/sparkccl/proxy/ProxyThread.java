@@ -6,6 +6,7 @@ import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
 import java.util.Set;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.BooleanSupplier;
@@ -77,7 +78,14 @@ public final class ProxyThread implements AutoCloseable {
   private ProxyOp head;
   private volatile boolean stopping;
   private volatile boolean dropAll;
-  private volatile boolean idle = true;
+
+  /**
+   * Operations submitted and not yet unlinked or dropped: a closing communicator waits for zero
+   * before it closes its connections. Counted, not a flag the proxy raises after a pass that found
+   * nothing linked: a kernel can enqueue and link an operation by {@link #assist()} between that
+   * pass and the flag, and the close would then cut the connection under a send still in flight.
+   */
+  private final AtomicInteger outstanding = new AtomicInteger();
 
   /** Made once: a method reference per idle wait would allocate on every one. */
   private final BooleanSupplier hasNews = this::hasNews;
@@ -138,7 +146,7 @@ public final class ProxyThread implements AutoCloseable {
 
   /** Queues an operation; the proxy thread links it in. */
   public void submit(ProxyOp op) {
-    idle = false;
+    outstanding.incrementAndGet();
     submitted.add(op);
     wake();
   }
@@ -148,7 +156,7 @@ public final class ProxyThread implements AutoCloseable {
    * through {@link #assist()} or wake the proxy itself when it stops assisting.
    */
   public void enqueue(ProxyOp op) {
-    idle = false;
+    outstanding.incrementAndGet();
     submitted.add(op);
   }
 
@@ -162,7 +170,7 @@ public final class ProxyThread implements AutoCloseable {
 
   /** True when no operation is queued or linked. */
   public boolean isIdle() {
-    return idle && submitted.isEmpty();
+    return outstanding.get() == 0;
   }
 
   /** Drops every operation (after a failure or an abort); the thread keeps running until close. */
@@ -181,8 +189,10 @@ public final class ProxyThread implements AutoCloseable {
         try {
           if (dropAll) {
             dropAll = false;
-            head = null;
-            submitted.clear();
+            dropLinked();
+            while (submitted.poll() != null) {
+              outstanding.decrementAndGet();
+            }
           }
           boolean polled = runTasksAndPoll();
           linkSubmitted();
@@ -192,7 +202,6 @@ public final class ProxyThread implements AutoCloseable {
           progressLock.unlock();
         }
         if (empty) {
-          idle = true;
           if (!emptyIdle.awaitBriefly(hasNews)) {
             if (poller == null) {
               selector.select();
@@ -298,7 +307,7 @@ public final class ProxyThread implements AutoCloseable {
       try {
         task.run();
       } catch (RuntimeException e) {
-        head = null;
+        dropLinked();
         onError.accept(e);
       }
     }
@@ -306,7 +315,7 @@ public final class ProxyThread implements AutoCloseable {
       try {
         any |= poller.getAsBoolean();
       } catch (RuntimeException e) {
-        head = null;
+        dropLinked();
         onError.accept(e);
       }
     }
@@ -339,7 +348,7 @@ public final class ProxyThread implements AutoCloseable {
           try {
             handler.onReady();
           } catch (RuntimeException e) {
-            head = null;
+            dropLinked();
             onError.accept(e);
           }
         }
@@ -395,6 +404,16 @@ public final class ProxyThread implements AutoCloseable {
     }
   }
 
+  /** Forgets every linked operation (after a failure); their owners learn of it from the error. */
+  private void dropLinked() {
+    for (ProxyOp op = head; op != null; op = op.next) {
+      for (ProxyOp p = op; p != null; p = p.nextPeer) {
+        outstanding.decrementAndGet();
+      }
+    }
+    head = null;
+  }
+
   private ProxyOp findPeer(Object key) {
     for (ProxyOp p = head; p != null; p = p.next) {
       if (p.peerKey() == key) {
@@ -414,7 +433,7 @@ public final class ProxyThread implements AutoCloseable {
       try {
         moved |= op.progress(now);
       } catch (RuntimeException e) {
-        head = null;
+        dropLinked();
         onError.accept(describe(op, e));
         return true;
       }
@@ -431,6 +450,7 @@ public final class ProxyThread implements AutoCloseable {
           prev.next = following;
         }
         moved = true;
+        outstanding.decrementAndGet();
         op.markUnlinked(); // last touch: its owner may reuse it from now on
         op = following;
         continue;
