@@ -63,7 +63,7 @@ final class CommContext {
             config.stepSize(),
             new ChannelGuard(this, c),
             () -> assistProxy(c),
-            proxy::wake,
+            proxy::wakeIfBusy,
             idle,
             device,
             config);

@@ -71,7 +71,7 @@ public final class KernelThread {
     } finally {
       runLock.unlock();
     }
-    waiter.flushProxyWake();
+    waiter.endTask();
     return true;
   }
 
@@ -107,7 +107,7 @@ public final class KernelThread {
       } finally {
         runLock.unlock();
       }
-      waiter.flushProxyWake();
+      waiter.endTask();
     }
   }
 

@@ -89,6 +89,18 @@ public final class KernelWaiter implements Runnable {
     }
   }
 
+  /**
+   * Kernel thread only, when a task ends: one more assist pass unlinks the operations the task
+   * finished (a pass unlinks what earlier passes completed), then the proxy is woken only if work
+   * is left. Without the pass nearly every small collective woke the proxy for nothing.
+   */
+  public void endTask() {
+    if (proxyWakePending) {
+      boolean unused = assist.getAsBoolean(); // what moved does not matter here
+      flushProxyWake();
+    }
+  }
+
   /** The checks a wait makes while it waits. */
   public interface Check {
     /** Throws if the wait must end (abort, deadline); {@code waitedNanos} since the wait began. */

@@ -106,8 +106,24 @@ public final class ProxyThread implements AutoCloseable {
     this.onError = onError;
     this.busyIdle = idling.inFlight(SPINS);
     this.emptyIdle = idling.forNewWork(EMPTY_SPINS);
-    this.thread = new Thread(this::loop, name);
+    this.thread = new Loop(this::loop, name);
     this.thread.setDaemon(true);
+  }
+
+  /** A proxy's own thread: its class tells it apart from the kernels that assist it. */
+  private static final class Loop extends Thread {
+    Loop(Runnable body, String name) {
+      super(body, name);
+    }
+  }
+
+  /**
+   * Whether the calling thread is a proxy thread, not a kernel lending itself through {@link
+   * #assist()}. Connections arm selector interest only on the proxy thread (see {@code
+   * SocketConnection#interest}).
+   */
+  public static boolean onProxyThread() {
+    return Thread.currentThread() instanceof Loop;
   }
 
   /** The selector connections register their sockets with, so readiness wakes the proxy. */
@@ -165,6 +181,19 @@ public final class ProxyThread implements AutoCloseable {
     selector.wakeup();
     if (waitingOwned) {
       ownedWait.signal();
+    }
+  }
+
+  /**
+   * Wakes the proxy if an operation is queued or linked. A kernel that ends its task, or parks,
+   * calls this rather than {@link #wake()}: when its assists finished every operation there is
+   * nothing for the proxy to do, and waking it anyway cost each small collective a wake-up (an
+   * event-fd write, and an unpark when the woken proxy then blocked on the progress lock the next
+   * collective's kernel held).
+   */
+  public void wakeIfBusy() {
+    if (outstanding.get() != 0) {
+      wake();
     }
   }
 
@@ -338,7 +367,8 @@ public final class ProxyThread implements AutoCloseable {
       return;
     }
     Set<SelectionKey> ready = selector.selectedKeys();
-    if (ready.isEmpty()) {
+    if (!anyHandled(ready)) {
+      ready.clear(); // sockets that operations read in their passes; nothing to run here
       return;
     }
     progressLock.lock();
@@ -357,6 +387,15 @@ public final class ProxyThread implements AutoCloseable {
       ready.clear();
       progressLock.unlock();
     }
+  }
+
+  private static boolean anyHandled(Set<SelectionKey> ready) {
+    for (SelectionKey key : ready) {
+      if (key.attachment() instanceof ReadyHandler) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /**

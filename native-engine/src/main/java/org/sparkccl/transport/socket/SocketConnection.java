@@ -12,6 +12,7 @@ import org.apache.logging.log4j.Logger;
 import org.sparkccl.CclException;
 import org.sparkccl.fifo.FifoLayout;
 import org.sparkccl.idle.IdleStrategies;
+import org.sparkccl.proxy.ProxyThread;
 import org.sparkccl.util.EngineLog;
 
 /**
@@ -128,11 +129,23 @@ abstract class SocketConnection {
     return null;
   }
 
-  /** Sets the selector's interest to {@code ops} plus the idle interest. */
+  /**
+   * Sets the selector's interest to {@code ops} plus the idle interest. Only the proxy thread adds
+   * interest; a kernel that assists the proxy may only take it away. The assisting kernel polls the
+   * socket itself, and interest it armed would wake the proxy for data the kernel is about to read,
+   * only for the proxy to block on the progress lock the kernel holds, and the kernel to pay for
+   * waking it again. A kernel that stops assisting wakes the proxy while operations are left, and
+   * the proxy's own pass arms what it waits for.
+   */
   protected void interest(int ops) {
+    if (!controlKey.isValid()) {
+      return;
+    }
     int all = ops | idleInterest();
-    if (controlKey.isValid() && controlKey.interestOps() != all) {
-      controlKey.interestOps(all);
+    int current = controlKey.interestOps();
+    int next = ProxyThread.onProxyThread() ? all : current & all;
+    if (next != current) {
+      controlKey.interestOps(next);
     }
   }
 

@@ -23,7 +23,15 @@ final class SocketRecvConnection extends SocketConnection implements RecvConnect
       Selector proxySelector,
       Runnable wakeProxy)
       throws IOException {
-    super(description, peer, control, data, nThreads, idle, proxySelector, wakeProxy);
+    super(
+        description,
+        peer,
+        new StagedReadWire(control),
+        data,
+        nThreads,
+        idle,
+        proxySelector,
+        wakeProxy);
   }
 
   @Override
