@@ -7,19 +7,19 @@ import java.nio.channels.SocketChannel;
 /**
  * A wire whose small reads go through a buffer of its own, so that a small frame's header and
  * payload arrive in one read call, not one each (a system call costs about a microsecond, a good
- * part of an 8-byte step). Reads of {@link #DIRECT_FROM} bytes or more go straight into the
- * caller's buffer once what is staged is used up, so large payloads are not copied twice. Writes
- * pass through.
+ * part of an 8-byte step). Reads of {@link #STAGE_BYTES} or more go straight into the caller's
+ * buffer once what is staged is used up, so large payloads are not copied twice. Writes pass
+ * through.
  *
  * <p>Like a {@link SealedWire}, this wire may hold bytes the caller has not taken yet; its callers
  * read whenever they want more, not only when the selector reports the socket.
  */
 final class StagedReadWire implements Wire {
-  /** The staging buffer's size: a small frame and the headers of several that follow it. */
+  /**
+   * The staging buffer's size (a small frame and the headers of several that follow it), and from
+   * how many bytes wanted a read skips it.
+   */
   static final int STAGE_BYTES = 16 << 10;
-
-  /** From this many bytes wanted, a read skips the staging buffer. */
-  static final int DIRECT_FROM = STAGE_BYTES;
 
   private final Wire inner;
 
@@ -46,7 +46,7 @@ final class StagedReadWire implements Wire {
       return moved;
     }
     int n;
-    if (dst.remaining() >= DIRECT_FROM) {
+    if (dst.remaining() >= STAGE_BYTES) {
       n = inner.read(dst);
       if (n > 0) {
         moved += n;
