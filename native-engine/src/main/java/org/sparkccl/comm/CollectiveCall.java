@@ -1,6 +1,8 @@
 package org.sparkccl.comm;
 
 import java.nio.ByteBuffer;
+import java.util.function.LongFunction;
+import org.sparkccl.CclMismatchException;
 import org.sparkccl.DataType;
 import org.sparkccl.ReduceOp;
 
@@ -70,6 +72,51 @@ public record CollectiveCall(
     out.put(at + 18, (byte) (op == null ? -1 : op.ordinal()));
     out.put(at + 19, (byte) 0);
     out.putInt(at + 20, root);
+  }
+
+  /**
+   * Whether bytes {@code [at, at + BYTES)} of {@code in} are this call as {@link #encode} writes
+   * it; allocates nothing.
+   */
+  public boolean isEncodedAt(ByteBuffer in, int at) {
+    return in.getLong(at) == seq
+        && in.getLong(at + 8) == count
+        && in.get(at + 16) == (byte) kind.ordinal()
+        && in.get(at + 17) == (byte) dtype.ordinal()
+        && in.get(at + 18) == (byte) (op == null ? -1 : op.ordinal())
+        && in.getInt(at + 20) == root;
+  }
+
+  /**
+   * The error when rank {@code rank}, running {@code mine}, receives data that rank {@code peer}
+   * sent for {@code theirs}. When their numbers differ and this rank still knows its call of their
+   * number ({@code myCalls}), the error compares calls of the same number, which names the cause
+   * (rank 0's broadcast #2 against rank 3's allReduce #2) rather than its consequence.
+   */
+  public static CclMismatchException mismatch(
+      int rank,
+      CollectiveCall mine,
+      int peer,
+      CollectiveCall theirs,
+      LongFunction<CollectiveCall> myCalls) {
+    CollectiveCall compared = mine;
+    CollectiveCall sameNumber = theirs.seq() != mine.seq() ? myCalls.apply(theirs.seq()) : null;
+    if (sameNumber != null && !sameNumber.matches(theirs)) {
+      compared = sameNumber;
+    }
+    return new CclMismatchException(
+        "rank "
+            + rank
+            + " called "
+            + compared.signature()
+            + " as operation #"
+            + compared.seq()
+            + " but rank "
+            + peer
+            + " called "
+            + theirs.signature()
+            + " as operation #"
+            + theirs.seq());
   }
 
   // values() clones its array on every call, and a receiver decodes a call per message

@@ -200,21 +200,23 @@ public final class CollectiveLauncher {
   }
 
   /**
-   * Trees, recursive doubling and Rabenseifner run over point-to-point links, which are sockets; on
-   * a ring transport the tuner's cost model describes only up to a size ({@link
-   * RingTransport#tunedUpTo}: UCX), they run above it only when asked for explicitly ({@code
-   * algo=tree}, {@code algo=rd}, {@code algo=rh}). Their kernels run on the host only; elsewhere
-   * every collective is a ring.
+   * Trees, recursive doubling and Rabenseifner run over point-to-point links, which are sockets or
+   * shared memory; on a ring transport the tuner's cost model describes only up to a size ({@link
+   * RingTransport#tunedUpTo}: UCX), or up to the shared-memory edge limit where every two ranks
+   * share memory; they run above it only when asked for explicitly ({@code algo=tree}, {@code
+   * algo=rd}, {@code algo=rh}). Their kernels run on the host only; elsewhere every collective is a
+   * ring.
    */
   private Algorithm pick(CollectiveCall.Kind kind, long bytes) {
     if (ctx.nRanks == 1 || ctx.device != HostDevice.INSTANCE) {
       return Algorithm.RING;
     }
+    Links links = ctx.links();
     return choose(
         tuner.choose(kind, bytes, ctx.nRanks),
         ctx.config.algo(),
         bytes,
-        ctx.links().ring().tunedUpTo());
+        Math.max(links.ring().tunedUpTo(), links.peers().allSharedUpTo()));
   }
 
   /**
@@ -252,21 +254,20 @@ public final class CollectiveLauncher {
         new Tree(rank, ctx.nRanks, kind == CollectiveCall.Kind.ALL_REDUCE ? 0 : call.root());
     int stepSize = ctx.config.stepSize();
     long bytes = call.count() * call.dtype().size();
-    long slices = (bytes + stepSize - 1) / stepSize;
     // the texts are built only for an error: a launch builds no strings
     Supplier<String> where = () -> "rank " + rank + ": " + coll.what() + " (tree)";
     int parent = tree.parent();
-    PeerEdge toParent = up && parent >= 0 ? peerEdge(true, parent, slices, call) : null;
-    PeerEdge fromParent = down && parent >= 0 ? peerEdge(false, parent, slices, call) : null;
+    PeerEdge toParent = up && parent >= 0 ? peerEdge(true, parent, bytes, call) : null;
+    PeerEdge fromParent = down && parent >= 0 ? peerEdge(false, parent, bytes, call) : null;
     int[] children = tree.children();
     PeerEdge[] fromChildren = new PeerEdge[up ? children.length : 0];
     PeerEdge[] toChildren = new PeerEdge[down ? children.length : 0];
     for (int i = 0; i < children.length; i++) {
       if (up) {
-        fromChildren[i] = peerEdge(false, children[i], slices, call);
+        fromChildren[i] = peerEdge(false, children[i], bytes, call);
       }
       if (down) {
-        toChildren[i] = peerEdge(true, children[i], slices, call);
+        toChildren[i] = peerEdge(true, children[i], bytes, call);
       }
     }
     HostTreeKernel.Work work =
@@ -405,8 +406,8 @@ public final class CollectiveLauncher {
     long recvBytes = recvCount * size;
     return new HostDoublingKernel.Exchange(
         kind,
-        sendBytes > 0 ? peerEdge(true, peer, slices(sendBytes), call) : null,
-        recvBytes > 0 ? peerEdge(false, peer, slices(recvBytes), call) : null,
+        sendBytes > 0 ? peerEdge(true, peer, sendBytes, call) : null,
+        recvBytes > 0 ? peerEdge(false, peer, recvBytes, call) : null,
         peer < ctx.rank,
         sendFrom * size,
         sendBytes,
@@ -423,8 +424,15 @@ public final class CollectiveLauncher {
    * An edge over the point-to-point link to or from {@code peer}, with its proxy op, described by
    * the link's site only when asked.
    */
-  private PeerEdge peerEdge(boolean send, int peer, long slices, CollectiveCall call) {
+  private PeerEdge peerEdge(boolean send, int peer, long bytes, CollectiveCall call) {
+    long slices = slices(bytes);
     PeerLinks peers = ctx.links().peers();
+    PeerLinks.Link shared = peers.shared(send, peer, bytes);
+    if (shared != null) {
+      PeerEdge edge = new PeerEdge(shared.fifo, peer, shared.nextStep, shared.calls, call);
+      shared.nextStep += slices;
+      return edge;
+    }
     PeerLinks.Link link = send ? peers.sendTo(peer) : peers.recvFrom(peer);
     if (send) {
       enqueueSend(link.sendOps, link.send(), link.fifo, link.nextStep, slices, call, link.site);

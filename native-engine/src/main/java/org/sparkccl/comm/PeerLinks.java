@@ -7,12 +7,14 @@ import java.util.List;
 import java.util.Map;
 import org.sparkccl.fifo.Fifo;
 import org.sparkccl.kernel.KernelWaiter;
+import org.sparkccl.kernel.SlotCalls;
 import org.sparkccl.proxy.OpSite;
 import org.sparkccl.proxy.RecvProxyOp;
 import org.sparkccl.proxy.SendProxyOp;
 import org.sparkccl.transport.NetRequest;
 import org.sparkccl.transport.RecvConnection;
 import org.sparkccl.transport.SendConnection;
+import org.sparkccl.transport.shm.SharedPeerFifos;
 import org.sparkccl.transport.socket.PeerAcceptor;
 
 /**
@@ -37,10 +39,18 @@ final class PeerLinks {
 
     final OpRing<RecvProxyOp> recvOps = new OpRing<>();
 
+    /** The calls of a shared-memory link's slots ({@link SharedPeerFifos}); null on sockets. */
+    final SlotCalls calls;
+
     Link(int rank, int peer, Fifo fifo, Object connection) {
+      this(rank, peer, fifo, connection, null);
+    }
+
+    Link(int rank, int peer, Fifo fifo, Object connection, SlotCalls calls) {
       this.peer = peer;
       this.fifo = fifo;
       this.connection = connection;
+      this.calls = calls;
       String way =
           connection instanceof SendConnection ? "sending to rank " : "receiving from rank ";
       this.site = new OpSite(rank, way + peer + " (point-to-point)");
@@ -61,6 +71,9 @@ final class PeerLinks {
   }
 
   private final Map<Integer, Link> sends = new HashMap<>();
+  private final Link[] sharedSends;
+  private final Link[] sharedRecvs;
+  private final SharedPeerFifos shared;
   private final Map<Integer, Link> recvs = new HashMap<>();
   private final int rank;
   private final int stepSize;
@@ -75,8 +88,21 @@ final class PeerLinks {
       KernelWaiter waiter,
       Connector connector,
       PeerAcceptor acceptor,
-      java.util.function.BiConsumer<Integer, CollectiveCall> announcements) {
+      java.util.function.BiConsumer<Integer, CollectiveCall> announcements,
+      SharedPeerFifos shared,
+      int nRanks) {
     this.announcements = announcements;
+    this.shared = shared;
+    this.sharedSends = new Link[nRanks];
+    this.sharedRecvs = new Link[nRanks];
+    for (int p = 0; p < nRanks; p++) {
+      if (shared.sendFifo(p) != null) {
+        sharedSends[p] = new Link(rank, p, shared.sendFifo(p), null, shared.sendCalls(p));
+      }
+      if (shared.recvFifo(p) != null) {
+        sharedRecvs[p] = new Link(rank, p, shared.recvFifo(p), null, shared.recvCalls(p));
+      }
+    }
     this.rank = rank;
     this.stepSize = stepSize;
     this.waiter = waiter;
@@ -98,6 +124,23 @@ final class PeerLinks {
             throw e;
           }
         });
+  }
+
+  /**
+   * The shared-memory link to ({@code send}) or from {@code peer} for an edge of {@code bytes}, or
+   * null when that edge goes over a socket. Both ends of an edge decide alike.
+   */
+  Link shared(boolean send, int peer, long bytes) {
+    Link l = send ? sharedSends[peer] : sharedRecvs[peer];
+    return l != null && shared.carries(bytes) ? l : null;
+  }
+
+  /**
+   * Up to which size every point-to-point edge between any two ranks goes through shared memory (0
+   * where some do not): the same on every rank.
+   */
+  long allSharedUpTo() {
+    return shared.complete() ? shared.carriesUpTo() : 0;
   }
 
   Link recvFrom(int peer) {
@@ -147,6 +190,9 @@ final class PeerLinks {
       }
     }
     acceptor.close();
+    if (freeFifos) {
+      shared.close();
+    }
   }
 
   /** The receiving end from a peer, which exists once the peer has connected. */

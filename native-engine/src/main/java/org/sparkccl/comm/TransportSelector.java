@@ -6,14 +6,18 @@ import java.nio.charset.StandardCharsets;
 import java.security.SecureRandom;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.logging.log4j.Logger;
 import org.sparkccl.CclException;
 import org.sparkccl.auth.ChallengeResponse;
 import org.sparkccl.bootstrap.Bootstrap;
 import org.sparkccl.config.Transport;
+import org.sparkccl.device.HostDevice;
 import org.sparkccl.transport.p2p.DirectFifoKernel;
+import org.sparkccl.transport.shm.SharedPeerFifos;
 import org.sparkccl.transport.socket.ListenAddress;
 import org.sparkccl.transport.socket.SocketTransport;
 import org.sparkccl.util.EngineLog;
@@ -154,13 +158,19 @@ final class TransportSelector {
    * ranks named the same host as this one (for {@code idle=auto}).
    */
   private record Exchange(
-      long token, byte[] secret, String[] addresses, byte[][][] infos, int ranksOnHost) {}
+      long token,
+      byte[] secret,
+      String[] addresses,
+      byte[][][] infos,
+      int ranksOnHost,
+      String[] hosts,
+      boolean[] allowsShm) {}
 
   private Exchange exchange(SocketTransport sockets, List<RingTransport> candidates) {
     byte[] address = sockets.address().getBytes(StandardCharsets.UTF_8);
     byte[] secret = ctx.rank == 0 ? ChallengeResponse.newSecret() : new byte[0];
     byte[] host = HostIdentity.local().getBytes(StandardCharsets.UTF_8);
-    int size = 8 + 4 + secret.length + 4 + address.length + 4 + 4 + host.length + 1;
+    int size = 8 + 4 + secret.length + 4 + address.length + 4 + 4 + host.length + 2;
     byte[][] mine = new byte[candidates.size()][];
     for (int i = 0; i < mine.length; i++) {
       mine[i] = candidates.get(i).localInfo();
@@ -178,12 +188,15 @@ final class TransportSelector {
     }
     out.putInt(host.length).put(host);
     out.put((byte) (ctx.config.encrypt() ? 1 : 0));
+    out.put((byte) (allowsShm() ? 1 : 0));
     byte[][] all = bootstrap.allGather(out.array(), ctx.config.timeout());
     String[] addresses = new String[ctx.nRanks];
     byte[][][] infos = new byte[candidates.size()][ctx.nRanks][];
     long[] tokens = new long[ctx.nRanks];
     byte[][] secrets = new byte[ctx.nRanks][];
     int ranksOnHost = 0;
+    String[] hosts = new String[ctx.nRanks];
+    boolean[] allowsShm = new boolean[ctx.nRanks];
     for (int r = 0; r < ctx.nRanks; r++) {
       ByteBuffer in = ByteBuffer.wrap(all[r]);
       try {
@@ -193,6 +206,7 @@ final class TransportSelector {
         parse(in, r, candidates.size(), addresses, infos);
         byte[] h = new byte[checkedLength(in, r)];
         in.get(h);
+        hosts[r] = new String(h, StandardCharsets.UTF_8);
         if (Arrays.equals(h, host)) {
           ranksOnHost++;
         }
@@ -210,6 +224,7 @@ final class TransportSelector {
                   + theirs
                   + "; expected every rank to have the same encrypt setting");
         }
+        allowsShm[r] = in.get() != 0;
       } catch (BufferUnderflowException e) {
         throw new CclException(
             "rank "
@@ -230,10 +245,15 @@ final class TransportSelector {
               + " bytes; expected "
               + ChallengeResponse.SECRET_BYTES);
     }
-    return new Exchange(tokens[0], secrets[0], addresses, infos, ranksOnHost);
+    return new Exchange(tokens[0], secrets[0], addresses, infos, ranksOnHost, hosts, allowsShm);
   }
 
   /** Reads rank {@code r}'s addresses and transport infos. */
+  /** Whether this rank may share point-to-point FIFOs with ranks of its host at all. */
+  private boolean allowsShm() {
+    return ctx.config.shm() && ctx.device == HostDevice.INSTANCE && ctx.nRanks > 1;
+  }
+
   private void parse(ByteBuffer in, int r, int nCandidates, String[] addresses, byte[][][] infos) {
     {
       byte[] a = new byte[checkedLength(in, r)];
@@ -380,7 +400,57 @@ final class TransportSelector {
     return d.isEmpty() ? "" : "; " + d;
   }
 
+  /**
+   * The point-to-point FIFOs this rank shares with ranks of its host ({@link SharedPeerFifos}). The
+   * rounds run when some host has two ranks that allow it, which every rank sees alike in the
+   * exchange. A waiting rank polls shared memory (yielding, then parking briefly): on a 2-core VM
+   * that still beat loopback sockets with 8 ranks, so no count of cores limits it.
+   */
+  private SharedPeerFifos sharedFifos(Exchange ex) {
+    Map<String, Integer> allowingOnHost = new HashMap<>();
+    boolean anyPair = false;
+    for (int r = 0; r < ctx.nRanks; r++) {
+      if (ex.allowsShm[r]) {
+        anyPair |= allowingOnHost.merge(ex.hosts[r], 1, Integer::sum) > 1;
+      }
+    }
+    if (!anyPair) {
+      return SharedPeerFifos.none(ctx.nRanks);
+    }
+    boolean mine = ex.allowsShm[ctx.rank];
+    boolean[] peers = new boolean[ctx.nRanks];
+    for (int r = 0; r < ctx.nRanks; r++) {
+      peers[r] = mine && r != ctx.rank && ex.allowsShm[r] && ex.hosts[r].equals(ex.hosts[ctx.rank]);
+    }
+    SharedPeerFifos shared =
+        SharedPeerFifos.connect(
+            new SharedPeerFifos.Setup(
+                bootstrap,
+                ctx.config.timeout(),
+                ctx.rank,
+                ctx.nRanks,
+                ex.token,
+                ctx.config.stepSize(),
+                ctx.calls.checks(),
+                ctx.calls::launched),
+            peers);
+    if (shared.edges() > 0) {
+      LOG.info("rank {}: {} point-to-point edges through shared memory", ctx.rank, shared.edges());
+    }
+    return shared;
+  }
+
   private PeerLinks peerLinks(SocketTransport sockets, Exchange ex) {
+    SharedPeerFifos shared = sharedFifos(ex);
+    try {
+      return peerLinks(sockets, ex, shared);
+    } catch (RuntimeException e) {
+      shared.close();
+      throw e;
+    }
+  }
+
+  private PeerLinks peerLinks(SocketTransport sockets, Exchange ex, SharedPeerFifos shared) {
     PeerLinks peers =
         new PeerLinks(
             ctx.rank,
@@ -395,7 +465,9 @@ final class TransportSelector {
                     ctx.proxy::wake,
                     System.nanoTime() + ctx.timeoutNanos),
             sockets.acceptPeers(ctx.nRanks, ctx.proxy.selector(), ctx.proxy::wake),
-            ctx.calls::onAnnounce);
+            ctx.calls::onAnnounce,
+            shared,
+            ctx.nRanks);
     for (CommChannel ch : ctx.channels) {
       ch.send.onAnnounce(call -> ctx.calls.onAnnounce(ch.send.peer(), call));
     }

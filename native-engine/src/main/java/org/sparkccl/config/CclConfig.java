@@ -40,6 +40,7 @@ public final class CclConfig {
   private final DeviceSpec device;
   private final IdleMode idle;
   private final boolean p2p;
+  private final boolean shm;
   private final int idleYieldUs;
   private final int idleCpusPerRank;
   private final int cudaResidentUs;
@@ -70,6 +71,7 @@ public final class CclConfig {
     this.cudaResidentUs = b.cudaResidentUs;
     this.cudaBlocks = b.cudaBlocks;
     this.p2p = b.p2p;
+    this.shm = b.shm;
     this.hopLatencyUs = b.hopLatencyUs;
     this.linkGBps = b.linkGBps;
     this.treeHopLatencyUs = b.treeHopLatencyUs;
@@ -209,6 +211,13 @@ public final class CclConfig {
     return p2p;
   }
 
+  /**
+   * Whether ranks of one host pass point-to-point messages through shared memory (key {@code shm}).
+   */
+  public boolean shm() {
+    return shm;
+  }
+
   /** Microseconds a waiting thread yields before it blocks. */
   public int idleYieldUs() {
     return idleYieldUs;
@@ -258,6 +267,7 @@ public final class CclConfig {
       case TRANSPORT -> transport.toString();
       case ENCRYPT -> Boolean.toString(encrypt);
       case P2P -> p2p ? "auto" : "off";
+      case SHM -> shm ? "auto" : "off";
       case IB_QPS_PER_CONNECTION -> Integer.toString(qpsPerConnection);
       case TIMEOUT -> timeout.toMillis() + "ms";
       case ALGO -> algo.toString();
@@ -300,6 +310,7 @@ public final class CclConfig {
     private DeviceSpec device;
     private IdleMode idle;
     private boolean p2p;
+    private boolean shm;
     private int idleYieldUs;
     private int idleCpusPerRank;
     private int cudaResidentUs;
@@ -334,6 +345,7 @@ public final class CclConfig {
       device = c.device;
       idle = c.idle;
       p2p = c.p2p;
+      shm = c.shm;
       idleYieldUs = c.idleYieldUs;
       idleCpusPerRank = c.idleCpusPerRank;
       cudaResidentUs = c.cudaResidentUs;
@@ -360,7 +372,8 @@ public final class CclConfig {
         case SOCKET_IFNAME -> socketIfname(text.trim());
         case TRANSPORT -> transport(Values.choice(k, text, Transport.values()));
         case ENCRYPT -> encrypt(Values.bool(k, text));
-        case P2P -> p2p(Values.choice(k, text, P2pSetting.values()) == P2pSetting.AUTO);
+        case P2P -> p2p(Values.choice(k, text, AutoOff.values()) == AutoOff.AUTO);
+        case SHM -> shm(Values.choice(k, text, AutoOff.values()) == AutoOff.AUTO);
         case IB_QPS_PER_CONNECTION -> qpsPerConnection(Values.integer(k, text));
         case TIMEOUT -> timeout(Values.duration(k, text));
         case ALGO -> algo(Values.choice(k, text, Algorithm.values()));
@@ -476,6 +489,12 @@ public final class CclConfig {
       return this;
     }
 
+    /** {@code true}: {@code shm=auto}; {@code false}: {@code shm=off}. */
+    public Builder shm(boolean v) {
+      shm = v;
+      return this;
+    }
+
     public Builder idle(IdleMode v) {
       idle = v;
       return this;
@@ -583,8 +602,8 @@ public final class CclConfig {
     }
   }
 
-  /** The two values of {@code p2p}. */
-  private enum P2pSetting {
+  /** The two values of {@code p2p} and {@code shm}. */
+  private enum AutoOff {
     AUTO,
     OFF
   }

@@ -45,6 +45,12 @@ public enum Key {
    * like {@code NCCL_P2P_DISABLE=1}. Only with {@code transport=auto}.
    */
   P2P("p2p", "auto"),
+  /**
+   * Whether ranks of one host pass the messages of trees and recursive doubling through shared
+   * memory: {@code auto} (when the host's cores cover its ranks, since a waiting rank polls),
+   * {@code on} or {@code off} (loopback sockets). Host memory only; messages up to 64 KiB per edge.
+   */
+  SHM("shm", "auto"),
   /** UCX endpoints per ring connection, like {@code NCCL_IB_QPS_PER_CONNECTION}. */
   IB_QPS_PER_CONNECTION("ib.qpsPerConnection", "1"),
   /** Longest wait without progress before a collective fails; ms, s, m suffixes (plain: s). */

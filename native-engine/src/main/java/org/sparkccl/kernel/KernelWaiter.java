@@ -105,6 +105,11 @@ public final class KernelWaiter implements Runnable {
   public interface Check {
     /** Throws if the wait must end (abort, deadline); {@code waitedNanos} since the wait began. */
     void check(long waitedNanos);
+
+    /** The longest park between checks: a wait that nobody wakes polls at this period. */
+    default long parkNanos() {
+      return MAX_PARK_NANOS;
+    }
   }
 
   /** Waits until {@code ready} is true, calling {@code check} between parks. */
@@ -155,7 +160,7 @@ public final class KernelWaiter implements Runnable {
         }
         flushProxyWake();
         if (mayPark) {
-          LockSupport.parkNanos(this, MAX_PARK_NANOS);
+          LockSupport.parkNanos(this, check.parkNanos());
         } else {
           Thread.onSpinWait();
         }

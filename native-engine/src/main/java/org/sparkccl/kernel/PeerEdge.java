@@ -3,6 +3,7 @@ package org.sparkccl.kernel;
 import java.nio.ByteBuffer;
 import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
+import org.sparkccl.comm.CollectiveCall;
 import org.sparkccl.fifo.Fifo;
 
 /**
@@ -19,16 +20,33 @@ public final class PeerEdge implements BooleanSupplier, KernelWaiter.Check {
   final int peer;
   long step;
 
+  /** Where the edge stamps and checks its slots' call itself (shared memory); else null. */
+  private final SlotCalls calls;
+
+  private final CollectiveCall call;
+
   /** The wait in progress: for room to send (true) or for a filled slot (false). */
   private boolean forRoom;
 
   private KernelGuard guard;
   private Supplier<String> what;
 
+  /** An edge whose proxy operations move the slots and check their calls. */
   public PeerEdge(Fifo fifo, int peer, long firstStep) {
+    this(fifo, peer, firstStep, null, null);
+  }
+
+  /**
+   * An edge over a FIFO that both ranks' kernels touch (shared memory): no proxy, so the edge marks
+   * each slot it fills with {@code call} and checks the marks of the slots it reads ({@code
+   * calls}).
+   */
+  public PeerEdge(Fifo fifo, int peer, long firstStep, SlotCalls calls, CollectiveCall call) {
     this.fifo = fifo;
     this.peer = peer;
     this.step = firstStep;
+    this.calls = calls;
+    this.call = call;
   }
 
   /**
@@ -49,6 +67,9 @@ public final class PeerEdge implements BooleanSupplier, KernelWaiter.Check {
       int expected, KernelWaiter waiter, KernelGuard guard, Supplier<String> what) {
     arm(false, guard, what);
     waiter.await(this, this);
+    if (calls != null) {
+      calls.verify(step, call);
+    }
     int got = fifo.size(step);
     if (got != expected) {
       throw new IllegalStateException(
@@ -87,7 +108,21 @@ public final class PeerEdge implements BooleanSupplier, KernelWaiter.Check {
             : () -> w.get() + ": waiting for data from rank " + peer);
   }
 
+  /**
+   * Nobody wakes a wait on shared memory (the other rank may be another process): it polls, parking
+   * briefly between looks.
+   */
+  @Override
+  public long parkNanos() {
+    return calls != null ? SHARED_PARK_NANOS : KernelWaiter.Check.super.parkNanos();
+  }
+
+  static final long SHARED_PARK_NANOS = 20_000;
+
   void publish(int len) {
+    if (calls != null) {
+      calls.stamp(step, call);
+    }
     fifo.publish(step, len);
     step++;
   }

@@ -1,7 +1,6 @@
 package org.sparkccl.proxy;
 
 import java.util.function.LongFunction;
-import org.sparkccl.CclMismatchException;
 import org.sparkccl.comm.CollectiveCall;
 import org.sparkccl.fifo.Fifo;
 import org.sparkccl.transport.NetRequest;
@@ -101,24 +100,7 @@ public final class RecvProxyOp extends FifoProxyOp {
   protected void complete(long step, NetRequest request) {
     CollectiveCall got = request.call();
     if (checks && got != null && !got.matches(expected)) {
-      CollectiveCall mine = expected;
-      CollectiveCall sameNumber = got.seq() != expected.seq() ? myCalls.apply(got.seq()) : null;
-      if (sameNumber != null && !sameNumber.matches(got)) {
-        mine = sameNumber;
-      }
-      throw new CclMismatchException(
-          "rank "
-              + rank
-              + " called "
-              + mine.signature()
-              + " as operation #"
-              + mine.seq()
-              + " but rank "
-              + connection.peer()
-              + " called "
-              + got.signature()
-              + " as operation #"
-              + got.seq());
+      throw CollectiveCall.mismatch(rank, expected, connection.peer(), got, myCalls);
     }
     fifo.publish(step, request.size());
   }

@@ -6,18 +6,11 @@ import static jcuda.driver.JCudaDriver.cuMemHostGetDevicePointer;
 import static jcuda.driver.JCudaDriver.cuMemHostRegister;
 import static jcuda.driver.JCudaDriver.cuMemHostUnregister;
 
-import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
-import java.nio.MappedByteBuffer;
-import java.nio.channels.FileChannel;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import jcuda.Pointer;
 import jcuda.driver.CUdeviceptr;
-import org.sparkccl.memory.DirectMemory;
+import org.sparkccl.memory.SharedFile;
 
 /**
  * Host memory that several processes of one host share: a file in {@code /dev/shm} mapped by each
@@ -27,8 +20,7 @@ import org.sparkccl.memory.DirectMemory;
  */
 final class SharedHostMemory implements AutoCloseable {
   private final CudaDevice device;
-  private final Path path;
-  private final MappedByteBuffer mapped;
+  private final SharedFile file;
   private final ByteBuffer buffer;
   private final Pointer host;
   private final CUdeviceptr devicePointer = new CUdeviceptr();
@@ -36,35 +28,18 @@ final class SharedHostMemory implements AutoCloseable {
 
   private SharedHostMemory(CudaDevice device, Path path, long bytes, boolean create) {
     this.device = device;
-    this.path = path;
-    try (FileChannel ch =
-        create
-            ? FileChannel.open(
-                path,
-                StandardOpenOption.CREATE_NEW,
-                StandardOpenOption.READ,
-                StandardOpenOption.WRITE)
-            : FileChannel.open(path, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
-      if (create) {
-        ch.truncate(bytes); // a new file: truncate does not grow it
-        ch.write(ByteBuffer.allocate(1), bytes - 1);
-      } else if (ch.size() != bytes) {
-        throw new IllegalArgumentException(
-            path + " has " + ch.size() + " bytes; expected " + bytes + " (the FIFO's size)");
-      }
-      this.mapped = ch.map(FileChannel.MapMode.READ_WRITE, 0, bytes);
-    } catch (IOException e) {
-      throw new UncheckedIOException(
-          "cannot " + (create ? "create" : "open") + " shared memory " + path + ": " + e, e);
-    }
-    this.buffer = mapped.duplicate().order(ByteOrder.nativeOrder());
-    this.host = Pointer.to(mapped);
+    this.file = create ? SharedFile.create(path, bytes) : SharedFile.open(path, bytes);
+    this.buffer = file.buffer();
+    this.host = Pointer.to(file.mapped());
     device.makeCurrent();
     try {
       cuMemHostRegister(host, bytes, CU_MEMHOSTREGISTER_DEVICEMAP | CU_MEMHOSTREGISTER_PORTABLE);
       cuMemHostGetDevicePointer(devicePointer, host, 0);
     } catch (RuntimeException e) {
-      DirectMemory.unmap(mapped);
+      if (create) {
+        file.unlink();
+      }
+      file.close();
       throw e;
     }
   }
@@ -95,11 +70,7 @@ final class SharedHostMemory implements AutoCloseable {
 
   /** Removes the file's name; mappings stay valid. Idempotent. */
   void unlink() {
-    try {
-      Files.deleteIfExists(path);
-    } catch (IOException e) {
-      throw new UncheckedIOException("cannot remove " + path + ": " + e, e);
-    }
+    file.unlink();
   }
 
   /** Unregisters and unmaps; no kernel or thread may touch the memory afterwards. Idempotent. */
@@ -109,7 +80,7 @@ final class SharedHostMemory implements AutoCloseable {
       closed = true;
       device.makeCurrent();
       cuMemHostUnregister(host);
-      DirectMemory.unmap(mapped);
+      file.close();
     }
   }
 }

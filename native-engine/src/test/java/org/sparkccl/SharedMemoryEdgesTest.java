@@ -1,0 +1,132 @@
+package org.sparkccl;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+import org.sparkccl.config.CclConfig;
+import org.sparkccl.config.Key;
+import org.sparkccl.memory.SharedFile;
+
+/**
+ * Trees and recursive doubling between ranks of one host through shared memory ({@code shm=auto}):
+ * the edges of up to 64 KiB go through the files and larger ones through sockets, in one
+ * communicator, with results checked against the reference and bit-identical on every rank; the
+ * files lose their names once mapped and their mappings go at close.
+ */
+@DisplayName("point-to-point edges through shared memory")
+class SharedMemoryEdgesTest {
+  private static final Duration WAIT = Duration.ofSeconds(60);
+
+  /** Counts from one element to past the 64 KiB edge limit of float32 (16384 elements). */
+  private static final int[] COUNTS = {1, 2, 7, 1000, 16_384, 16_385, 70_001};
+
+  private static CclConfig config(String algo, boolean shm) {
+    return TestConfig.builder()
+        .shm(shm)
+        .timeout(Duration.ofSeconds(30))
+        .set(Key.ALGO, algo)
+        .build();
+  }
+
+  private static void assumeSharedMemory() {
+    Assumptions.assumeTrue(
+        Files.isDirectory(SharedFile.DIRECTORY),
+        "skipped: no " + SharedFile.DIRECTORY + " on this machine, so no shared-memory edges");
+  }
+
+  @Test
+  @DisplayName("rd, rh and tree over 3 and 5 ranks match the reference, shared and socket edges")
+  void collectivesMatchTheReference() {
+    assumeSharedMemory();
+    long[] seed = {0x5EED_0001L};
+    for (int n : new int[] {3, 5}) {
+      for (String algo : List.of("rd", "rh", "tree")) {
+        Communicator[] comms = RankHarness.createAll(n, config(algo, true), WAIT);
+        RankHarness.closingAfter(
+            comms,
+            WAIT,
+            () -> {
+              assertTrue(
+                  sharedMappings() > 0,
+                  n + " ranks, algo=" + algo + ": no shared-memory FIFO is mapped");
+              for (int count : COUNTS) {
+                for (DataType t : List.of(DataType.FLOAT32, DataType.INT32)) {
+                  String what = n + " ranks, algo=" + algo + ", " + count + " x " + t;
+                  assertNull(
+                      RankHarness.allReduceAndCheck(
+                          comms, count, t, ReduceOp.SUM, count % 2 == 0, seed[0]++, WAIT),
+                      what);
+                }
+              }
+            });
+      }
+    }
+  }
+
+  @Test
+  @DisplayName("the files lose their names at set-up and their mappings at close")
+  void nothingIsLeftBehind() {
+    assumeSharedMemory();
+    long before = sharedMappings();
+    Communicator[] comms = RankHarness.createAll(4, config("rd", true), WAIT);
+    RankHarness.closingAfter(
+        comms,
+        WAIT,
+        () -> {
+          // 4 ranks, 3 senders each: every rank maps its own file and 3 others
+          assertEquals(16, sharedMappings() - before, "mappings of shared FIFOs while open");
+          assertEquals(0, sharedNames(), "names in " + SharedFile.DIRECTORY + " after set-up");
+          assertNull(
+              RankHarness.allReduceAndCheck(
+                  comms, 999, DataType.FLOAT64, ReduceOp.MAX, false, 77, WAIT));
+        });
+    assertEquals(before, sharedMappings(), "mappings of shared FIFOs after close");
+  }
+
+  @Test
+  @DisplayName("shm=off maps nothing")
+  void offKeepsSockets() {
+    long before = sharedMappings();
+    Communicator[] comms = RankHarness.createAll(3, config("rd", false), WAIT);
+    RankHarness.closingAfter(
+        comms,
+        WAIT,
+        () -> {
+          assertEquals(before, sharedMappings(), "mappings of shared FIFOs with shm=off");
+          assertNull(
+              RankHarness.allReduceAndCheck(
+                  comms, 1000, DataType.FLOAT32, ReduceOp.SUM, true, 78, WAIT));
+        });
+  }
+
+  /** This process's mappings of point-to-point FIFO files (their names end in -p<rank>-<pid>). */
+  private static long sharedMappings() {
+    try (Stream<String> lines = Files.lines(Path.of("/proc/self/maps"))) {
+      return lines.filter(l -> l.matches(".*/dev/shm/sparkccl-[0-9a-f]{16}-p\\d+-\\d+.*")).count();
+    } catch (IOException e) {
+      throw new AssertionError("cannot read /proc/self/maps: " + e, e);
+    }
+  }
+
+  private static long sharedNames() {
+    String pid = Long.toString(ProcessHandle.current().pid());
+    try (Stream<Path> files = Files.list(SharedFile.DIRECTORY)) {
+      return files
+          .map(p -> p.getFileName().toString())
+          .filter(f -> f.matches("sparkccl-[0-9a-f]{16}-p\\d+-" + pid))
+          .count();
+    } catch (IOException e) {
+      throw new AssertionError("cannot list " + SharedFile.DIRECTORY + ": " + e, e);
+    }
+  }
+}
