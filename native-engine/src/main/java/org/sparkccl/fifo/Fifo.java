@@ -18,6 +18,31 @@ public final class Fifo implements AutoCloseable {
   private static final VarHandle INTS =
       MethodHandles.byteBufferViewVarHandle(int[].class, ByteOrder.nativeOrder());
 
+  /**
+   * The last head the producer read and the last tail the consumer read. Counters only grow, so a
+   * value read earlier is a lower bound: the producer reads the shared head again only when the one
+   * it knows leaves no room, the consumer the shared tail only when the one it knows does not cover
+   * its step. Where the other side runs on another core, each read of its counter moves a cache
+   * line across; a rank that sends several slices, or one slice per call, then reads the head once
+   * every {@link FifoLayout#STEPS} steps. Opaque access: atomic, and a stale value is only lower.
+   */
+  @SuppressWarnings("UnusedVariable") // read and written through KNOWN_HEAD
+  private long knownHead;
+
+  @SuppressWarnings("UnusedVariable") // read and written through KNOWN_TAIL
+  private long knownTail;
+
+  private static final VarHandle KNOWN_HEAD = field("knownHead");
+  private static final VarHandle KNOWN_TAIL = field("knownTail");
+
+  private static VarHandle field(String name) {
+    try {
+      return MethodHandles.lookup().findVarHandle(Fifo.class, name, long.class);
+    } catch (ReflectiveOperationException e) {
+      throw new ExceptionInInitializerError(e);
+    }
+  }
+
   private final ByteBuffer control;
   private final ByteBuffer data;
   private final ByteBuffer[] slots;
@@ -107,14 +132,24 @@ public final class Fifo implements AutoCloseable {
     return (long) LONGS.getVolatile(control, FifoLayout.TAIL_OFFSET);
   }
 
-  /** Whether the producer may fill {@code step}'s slot. */
+  /** Producer: whether it may fill {@code step}'s slot. */
   public boolean hasRoomFor(long step) {
-    return step - head() < FifoLayout.STEPS;
+    if (step - (long) KNOWN_HEAD.getOpaque(this) < FifoLayout.STEPS) {
+      return true;
+    }
+    long head = head();
+    KNOWN_HEAD.setOpaque(this, head);
+    return step - head < FifoLayout.STEPS;
   }
 
-  /** Whether the producer has published {@code step}. */
+  /** Consumer: whether the producer has published {@code step}. */
   public boolean isFilled(long step) {
-    return tail() > step;
+    if ((long) KNOWN_TAIL.getOpaque(this) > step) {
+      return true;
+    }
+    long tail = tail();
+    KNOWN_TAIL.setOpaque(this, tail);
+    return tail > step;
   }
 
   /** Bytes the producer put in {@code step}'s slot. */

@@ -260,8 +260,13 @@ final class PerfRank {
    */
   static final int JIT_WARMUP_CALLS = 20_000;
 
-  /** One warm-up call in this many moves the large size, so its loops get compiled too. */
-  private static final int LARGE_EVERY = 200;
+  /**
+   * One warm-up call in this many moves the large size, so that its code gets compiled too: the
+   * small calls of ranks on one host go through shared memory and no longer run the proxy and
+   * socket code a large call needs. With one in 200 (100 large calls), 1 MiB over sockets with 2
+   * ranks then took twice as long as after 3,000 large calls (a 2-core VM).
+   */
+  private static final int LARGE_EVERY = 10;
 
   /**
    * Runs the engine's code paths until the JIT has compiled them ({@link #JIT_WARMUP_CALLS}): the
