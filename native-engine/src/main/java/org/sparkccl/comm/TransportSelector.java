@@ -155,7 +155,8 @@ final class TransportSelector {
   /**
    * What every rank published: rank 0's token (names the communicator inside a JVM) and secret
    * (which every data connection proves), socket addresses, each candidate's info; and how many
-   * ranks named the same host as this one (for {@code idle=auto}).
+   * ranks named the same host as this one (for {@code idle=auto}); each rank's host and whether it
+   * allows shared-memory edges ({@link #sharedFifos}).
    */
   private record Exchange(
       long token,
@@ -248,12 +249,12 @@ final class TransportSelector {
     return new Exchange(tokens[0], secrets[0], addresses, infos, ranksOnHost, hosts, allowsShm);
   }
 
-  /** Reads rank {@code r}'s addresses and transport infos. */
   /** Whether this rank may share point-to-point FIFOs with ranks of its host at all. */
   private boolean allowsShm() {
     return ctx.config.shm() && ctx.device == HostDevice.INSTANCE && ctx.nRanks > 1;
   }
 
+  /** Reads rank {@code r}'s addresses and transport infos. */
   private void parse(ByteBuffer in, int r, int nCandidates, String[] addresses, byte[][][] infos) {
     {
       byte[] a = new byte[checkedLength(in, r)];
