@@ -5,16 +5,21 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.SplittableRandom;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
+import org.sparkccl.bootstrap.LocalBootstrap;
 import org.sparkccl.config.CclConfig;
 import org.sparkccl.config.Key;
+import org.sparkccl.device.DeviceBuffer;
 import org.sparkccl.memory.SharedFile;
 
 /**
@@ -91,6 +96,53 @@ class SharedMemoryEdgesTest {
                   comms, 999, DataType.FLOAT64, ReduceOp.MAX, false, 77, WAIT));
         });
     assertEquals(before, sharedMappings(), "mappings of shared FIFOs after close");
+  }
+
+  @Test
+  @DisplayName(
+      "a rank that sends at once after set-up never meets a FIFO its peer is still opening")
+  void sendingRightAfterSetUpIsSafe() {
+    assumeSharedMemory();
+    // The ranks leave the set-up rounds at different times: a rank that returns first may publish
+    // its first slice while its peer is still opening its end of the FIFO. Each rank calls at once
+    // after its own set-up, as barrier tasks do; int32, so the expected sums are exact.
+    int count = 16;
+    SplittableRandom rnd = new SplittableRandom(0x5EED_0002L);
+    for (int i = 0; i < 60; i++) {
+      int n = 2 + (i % 3);
+      int[][] inputs = new int[n][count];
+      long[] expected = new long[count];
+      for (int r = 0; r < n; r++) {
+        for (int k = 0; k < count; k++) {
+          inputs[r][k] = rnd.nextInt(-1_000_000, 1_000_000);
+          expected[k] += inputs[r][k];
+        }
+      }
+      LocalBootstrap.Group group = LocalBootstrap.group(n);
+      String round = "round " + i + ", " + n + " ranks";
+      RankHarness.assertNoErrors(
+          RankHarness.runCollect(
+              n,
+              WAIT,
+              r -> {
+                try (Communicator comm = Communicator.create(group.rank(r), config("rd", true));
+                    DeviceBuffer buf = comm.device().allocate(4L * count)) {
+                  ByteBuffer in = ByteBuffer.allocate(4 * count).order(ByteOrder.nativeOrder());
+                  in.asIntBuffer().put(inputs[r]);
+                  buf.copyFromHost(in, 0);
+                  comm.allReduce(buf, buf, count, DataType.INT32, ReduceOp.SUM);
+                  ByteBuffer out = ByteBuffer.allocate(4 * count).order(ByteOrder.nativeOrder());
+                  buf.copyToHost(0, out);
+                  for (int k = 0; k < count; k++) {
+                    assertEquals(
+                        (int) expected[k],
+                        out.getInt(4 * k),
+                        round + ", rank " + r + ", element " + k);
+                  }
+                }
+              }),
+          round);
+    }
   }
 
   @Test

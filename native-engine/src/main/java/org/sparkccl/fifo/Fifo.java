@@ -69,6 +69,28 @@ public final class Fifo implements AutoCloseable {
    * @param data {@code STEPS * stepSize} bytes
    */
   public Fifo(int stepSize, ByteBuffer control, ByteBuffer data, Runnable free) {
+    this(stepSize, control, data, free, true);
+  }
+
+  /**
+   * A FIFO over a control block and slots that another side may already be using (memory shared
+   * between processes): the control block is taken as it is, never reset; whoever made it set it up
+   * with {@link #initialize} before handing it out. Resetting it here once let a rank that opened
+   * its end late erase the size of a slice its peer had already published.
+   */
+  public static Fifo attach(int stepSize, ByteBuffer control, ByteBuffer data, Runnable free) {
+    return new Fifo(stepSize, control, data, free, false);
+  }
+
+  /** Sets up a fresh control block ({@link FifoLayout#CONTROL_BYTES}, zeroed): every slot empty. */
+  public static void initialize(ByteBuffer control) {
+    ByteBuffer c = control.duplicate().order(ByteOrder.nativeOrder());
+    for (int i = 0; i < FifoLayout.STEPS; i++) {
+      INTS.setRelease(c, FifoLayout.sizeOffset(i), FifoLayout.EMPTY);
+    }
+  }
+
+  private Fifo(int stepSize, ByteBuffer control, ByteBuffer data, Runnable free, boolean init) {
     if (control.capacity() < FifoLayout.CONTROL_BYTES
         || data.capacity() < (long) FifoLayout.STEPS * stepSize) {
       throw new IllegalArgumentException(
@@ -93,7 +115,9 @@ public final class Fifo implements AutoCloseable {
     this.slots = new ByteBuffer[FifoLayout.STEPS];
     for (int i = 0; i < FifoLayout.STEPS; i++) {
       slots[i] = data.slice(i * stepSize, stepSize).order(ByteOrder.nativeOrder());
-      INTS.setRelease(control, FifoLayout.sizeOffset(i), FifoLayout.EMPTY);
+    }
+    if (init) {
+      initialize(this.control);
     }
   }
 

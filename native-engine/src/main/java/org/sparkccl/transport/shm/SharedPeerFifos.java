@@ -115,6 +115,9 @@ public final class SharedPeerFifos implements AutoCloseable {
       try {
         inbound = SharedFile.create(path, regionBytes(slot) * senders.size());
         files.add(inbound);
+        for (int i = 0; i < senders.size(); i++) {
+          Fifo.initialize(region(inbound, slot, i).slice(0, FifoLayout.CONTROL_BYTES));
+        }
         published = describe(path, slot, senders);
       } catch (UncheckedIOException e) {
         LOG.warn("rank {}: point-to-point messages stay on sockets: {}", s.rank(), e.getMessage());
@@ -223,12 +226,15 @@ public final class SharedPeerFifos implements AutoCloseable {
     return region.slice(FifoLayout.CONTROL_BYTES, SharedSlotCalls.BYTES);
   }
 
-  /** A FIFO over a region; the file, not the FIFO, owns the memory. */
+  /**
+   * A FIFO over a region, as it is: the receiver set it up before it published the file, and its
+   * peer may already be using it. The file, not the FIFO, owns the memory.
+   */
   private static Fifo fifo(ByteBuffer region, int slot) {
     ByteBuffer control = region.slice(0, FifoLayout.CONTROL_BYTES);
     ByteBuffer data =
         region.slice(FifoLayout.CONTROL_BYTES + SharedSlotCalls.BYTES, FifoLayout.STEPS * slot);
-    return new Fifo(slot, control, data, () -> {});
+    return Fifo.attach(slot, control, data, () -> {});
   }
 
   /**
