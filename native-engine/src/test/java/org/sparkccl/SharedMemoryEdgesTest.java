@@ -146,6 +146,49 @@ class SharedMemoryEdgesTest {
   }
 
   @Test
+  @DisplayName("a mismatch reaches every rank at once on the in-memory ring, too")
+  void aMismatchReachesEveryRankOnTheInMemoryRing() {
+    assumeSharedMemory();
+    // Spark's local mode: thread ranks on the in-memory ring, small calls on shared edges. Ranks 0
+    // and 1 meet the mismatch; 2 and 3 wait on them, with no operation of their own on the ring,
+    // and must hear of it from the ring's failure notices rather than at their timeout.
+    int n = 4;
+    CclConfig config =
+        CclConfig.builder()
+            .transport(org.sparkccl.config.Transport.LOCAL)
+            .timeout(Duration.ofSeconds(30))
+            .set(Key.ALGO, "rd")
+            .build();
+    Communicator[] comms = RankHarness.createAll(n, config, WAIT);
+    Throwable[] errors = new Throwable[n];
+    long[] millis = new long[n];
+    try {
+      RankHarness.runCollect(
+          n,
+          WAIT,
+          r -> {
+            int count = r == 0 ? 10 : 20;
+            long t0 = System.nanoTime();
+            try (DeviceBuffer buf = comms[r].device().allocate(4L * count)) {
+              comms[r].allReduce(buf, buf, count, DataType.FLOAT32, ReduceOp.SUM);
+            } catch (RuntimeException e) {
+              errors[r] = e;
+            } finally {
+              millis[r] = (System.nanoTime() - t0) / 1_000_000;
+            }
+          });
+    } finally {
+      RankHarness.closeQuietly(comms);
+    }
+    for (int r = 0; r < n; r++) {
+      assertTrue(errors[r] instanceof CclException, "rank " + r + ": " + errors[r]);
+      String m = errors[r].getMessage();
+      assertTrue(m.contains("called allReduce(count="), "rank " + r + " names the calls: " + m);
+      assertTrue(millis[r] < 5_000, "rank " + r + " failed after " + millis[r] + " ms: " + m);
+    }
+  }
+
+  @Test
   @DisplayName("shm=off maps nothing")
   void offKeepsSockets() {
     long before = sharedMappings();

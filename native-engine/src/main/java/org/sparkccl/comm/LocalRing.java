@@ -4,7 +4,9 @@ import java.nio.ByteBuffer;
 import java.security.SecureRandom;
 import java.util.Arrays;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Consumer;
 import org.sparkccl.CclException;
+import org.sparkccl.CclRemoteException;
 import org.sparkccl.bootstrap.Bootstrap;
 import org.sparkccl.transport.local.LocalPipe;
 
@@ -71,11 +73,19 @@ final class LocalRing implements RingTransport {
       CommContext ctx, Bootstrap bootstrap, long token, int next, int prev, byte[][] infos) {
     int rank = ctx.rank;
     boolean shared = ctx.channels[0].kernel.readsSenderSlots();
+    // a neighbour's failure fails this rank at once, through the proxy's error path, which passes
+    // it on around the ring
+    Consumer<String> failed =
+        message ->
+            ctx.proxy.execute(
+                () -> {
+                  throw new CclRemoteException(message);
+                });
     for (CommChannel ch : ctx.channels) {
-      ch.send = LocalPipe.sender(token, rank, next, ch.id, ctx.proxy::wake);
+      ch.send = LocalPipe.sender(token, rank, next, ch.id, ctx.proxy::wake, failed);
       ch.recv =
           LocalPipe.receiver(
-              token, prev, rank, ch.id, ctx.proxy::wake, shared ? ch.recvFifo : null);
+              token, prev, rank, ch.id, ctx.proxy::wake, failed, shared ? ch.recvFifo : null);
       CHANNELS.put(new ChannelId(token, rank, ch.id), ch);
     }
     try {

@@ -3,6 +3,7 @@ package org.sparkccl.transport.local;
 import java.nio.ByteBuffer;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Consumer;
 import org.sparkccl.CclRemoteException;
 import org.sparkccl.comm.CollectiveCall;
 import org.sparkccl.fifo.Fifo;
@@ -38,6 +39,15 @@ public final class LocalPipe {
 
   private volatile Runnable wakeSender = () -> {};
   private volatile Runnable wakeReceiver = () -> {};
+
+  /**
+   * Told, with its message, when the other end reports a failure. A rank learns of it at once, not
+   * only when an operation of its own next touches this pipe: a rank waiting on a shared-memory
+   * edge has none on its ring, and would otherwise wait for its timeout.
+   */
+  private volatile Consumer<String> senderFailed = m -> {};
+
+  private volatile Consumer<String> receiverFailed = m -> {};
   private String failure;
   private int open = 2;
 
@@ -51,11 +61,16 @@ public final class LocalPipe {
     return PIPES.computeIfAbsent(new Key(token, from, to, channel), LocalPipe::new);
   }
 
-  /** The sending end, rank {@code from} to {@code to}; {@code wake} wakes its proxy. */
-  public static SendConnection sender(long token, int from, int to, int channel, Runnable wake) {
+  /**
+   * The sending end, rank {@code from} to {@code to}; {@code wake} wakes its proxy, {@code failed}
+   * hears the receiver's failure.
+   */
+  public static SendConnection sender(
+      long token, int from, int to, int channel, Runnable wake, Consumer<String> failed) {
     LocalPipe p = of(token, from, to, channel);
     synchronized (p) {
       p.wakeSender = Objects.requireNonNull(wake);
+      p.senderFailed = Objects.requireNonNull(failed);
     }
     return p.new SendEnd();
   }
@@ -68,10 +83,17 @@ public final class LocalPipe {
    * each slot into the one the receiver posted.
    */
   public static RecvConnection receiver(
-      long token, int from, int to, int channel, Runnable wake, Fifo sharedSlots) {
+      long token,
+      int from,
+      int to,
+      int channel,
+      Runnable wake,
+      Consumer<String> failed,
+      Fifo sharedSlots) {
     LocalPipe p = of(token, from, to, channel);
     synchronized (p) {
       p.wakeReceiver = Objects.requireNonNull(wake);
+      p.receiverFailed = Objects.requireNonNull(failed);
       p.sharedBy = sharedSlots;
     }
     return p.new RecvEnd();
@@ -83,15 +105,18 @@ public final class LocalPipe {
     }
   }
 
-  private synchronized void fail(String message) {
+  /** Records the pipe's first failure; returns whether this was it. */
+  private synchronized boolean fail(String message) {
     if (failure == null) {
       failure = message;
+      return true;
     }
+    return false;
   }
 
   private void closeEnd(String who) {
     synchronized (this) {
-      fail("rank " + who + " has closed its communicator");
+      boolean unused = fail("rank " + who + " has closed its communicator"); // only if first
       if (--open == 0) {
         PIPES.remove(key, this);
       }
@@ -108,8 +133,11 @@ public final class LocalPipe {
 
     @Override
     public void notifyFailure(String message) {
-      fail(message);
+      boolean first = fail(message);
       wakeReceiver.run();
+      if (first) {
+        receiverFailed.accept(message);
+      }
     }
 
     @Override
@@ -229,8 +257,11 @@ public final class LocalPipe {
     @Override
     public void notifyPeer(boolean failed, String message) {
       if (failed) {
-        fail(message);
+        boolean first = fail(message);
         wakeSender.run();
+        if (first) {
+          senderFailed.accept(message);
+        }
       }
     }
 
