@@ -3,10 +3,14 @@
 # arrays) against the Java in-task communicator in the same application, at 8 B and 64 MiB, ROUNDS
 # rounds alternating; then the Python peer, mpi4py over OpenMPI (4 processes, shared memory), as
 # many rounds. Prints medians and the ratios docs/benchmarks.md quotes. Needs the jars
-# (mvn -o package -pl examples -am -DskipTests), OpenMPI and mpi4py.
+# (mvn -o package -pl examples -am -DskipTests); installs OpenMPI (apt-get) and mpi4py (pip)
+# where they are missing.
 #   bench/run-python-bench.sh [ROUNDS=3]
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
+# shellcheck source=bench/common.sh
+source bench/common.sh
+ensure_deps
 rounds="${1:-3}"
 if ! python3 -c 'import mpi4py' 2>/dev/null; then
   python3 -m pip install -q mpi4py >&2 || python3 -m pip install -q --break-system-packages mpi4py >&2
