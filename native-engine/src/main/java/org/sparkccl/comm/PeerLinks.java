@@ -74,6 +74,10 @@ final class PeerLinks {
   private final Link[] sharedSends;
   private final Link[] sharedRecvs;
   private final SharedPeerFifos shared;
+
+  /** Fixed once the links exist; read by every launch. */
+  private final long allSharedUpTo;
+
   private final Map<Integer, Link> recvs = new HashMap<>();
   private final int rank;
   private final int stepSize;
@@ -93,6 +97,7 @@ final class PeerLinks {
       int nRanks) {
     this.announcements = announcements;
     this.shared = shared;
+    this.allSharedUpTo = shared.complete() ? shared.carriesUpTo() : 0;
     this.sharedSends = new Link[nRanks];
     this.sharedRecvs = new Link[nRanks];
     for (int p = 0; p < nRanks; p++) {
@@ -140,7 +145,7 @@ final class PeerLinks {
    * where some do not): the same on every rank.
    */
   long allSharedUpTo() {
-    return shared.complete() ? shared.carriesUpTo() : 0;
+    return allSharedUpTo;
   }
 
   Link recvFrom(int peer) {

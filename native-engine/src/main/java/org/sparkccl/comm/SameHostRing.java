@@ -4,11 +4,11 @@ import java.io.IOException;
 import java.nio.BufferUnderflowException;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import org.sparkccl.CclException;
 import org.sparkccl.bootstrap.Bootstrap;
+import org.sparkccl.memory.SharedFile;
 import org.sparkccl.transport.p2p.ChannelHandles;
 import org.sparkccl.transport.p2p.DirectFifoKernel;
 import org.sparkccl.transport.p2p.EdgeKind;
@@ -42,7 +42,7 @@ final class SameHostRing implements RingTransport {
   SameHostRing(RingTransport network, CommContext ctx, DirectFifoKernel[] kernels) {
     this.network = network;
     this.kernels = kernels.clone();
-    boolean shm = Files.isDirectory(Path.of("/dev/shm"));
+    boolean shm = Files.isDirectory(SharedFile.DIRECTORY);
     this.local =
         new SameHostInfo(
             HostIdentity.local() + SHM_IDENTITY,
@@ -59,7 +59,7 @@ final class SameHostRing implements RingTransport {
 
   private static String shmIdentity() {
     try {
-      return "/shm:" + Files.getAttribute(Path.of("/dev/shm"), "unix:dev");
+      return "/shm:" + Files.getAttribute(SharedFile.DIRECTORY, "unix:dev");
     } catch (IOException | UnsupportedOperationException | IllegalArgumentException e) {
       // no /dev/shm, or a file system without the unix view: ranks with the same boot id then
       // count as one host; if they are not, opening the receiver's shared-memory file fails and

@@ -16,6 +16,9 @@ import org.sparkccl.fifo.Fifo;
  * doubling over 4 ranks made eight of them.
  */
 public final class PeerEdge implements BooleanSupplier, KernelWaiter.Check {
+  /** How long a wait on a shared-memory edge parks between looks. */
+  static final long SHARED_PARK_NANOS = 20_000;
+
   final Fifo fifo;
   final int peer;
   long step;
@@ -116,8 +119,6 @@ public final class PeerEdge implements BooleanSupplier, KernelWaiter.Check {
   public long parkNanos() {
     return calls != null ? SHARED_PARK_NANOS : KernelWaiter.Check.super.parkNanos();
   }
-
-  static final long SHARED_PARK_NANOS = 20_000;
 
   void publish(int len) {
     if (calls != null) {

@@ -16,6 +16,7 @@ import jcuda.driver.CUdeviceptr;
 import jcuda.driver.CUipcMemHandle;
 import jcuda.driver.CUipcMem_flags;
 import org.sparkccl.fifo.FifoLayout;
+import org.sparkccl.memory.SharedFile;
 import org.sparkccl.transport.p2p.EdgeKind;
 import org.sparkccl.transport.p2p.FifoHandle;
 
@@ -27,9 +28,6 @@ import org.sparkccl.transport.p2p.FifoHandle;
  * ({@link EdgeKind#SHM}).
  */
 final class DirectFifos implements AutoCloseable {
-  /** Where the files live: shared memory on Linux. */
-  static final Path DIRECTORY = Path.of("/dev/shm");
-
   /** Slots exported by ranks of this process, by file name: threads cannot open their own IPC. */
   private static final ConcurrentHashMap<String, CUdeviceptr> IN_PROCESS =
       new ConcurrentHashMap<>();
@@ -63,7 +61,7 @@ final class DirectFifos implements AutoCloseable {
     if (exportedFile != null) {
       throw new IllegalStateException("this channel already exported its receive FIFO");
     }
-    Path path = DIRECTORY.resolve(name);
+    Path path = SharedFile.DIRECTORY.resolve(name);
     exportedFile = SharedHostMemory.create(device, path, fileBytes(kind));
     ByteBuffer control = exportedFile.buffer().slice(0, FifoLayout.CONTROL_BYTES);
     control.order(ByteOrder.nativeOrder());

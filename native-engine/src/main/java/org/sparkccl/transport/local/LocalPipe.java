@@ -116,7 +116,7 @@ public final class LocalPipe {
 
   private void closeEnd(String who) {
     synchronized (this) {
-      boolean unused = fail("rank " + who + " has closed its communicator"); // only if first
+      boolean unused = fail("rank " + who + " has closed its communicator"); // a close is no news
       if (--open == 0) {
         PIPES.remove(key, this);
       }
