@@ -185,25 +185,34 @@ abstract class UcxConnection {
   }
 
   /**
-   * Releases the endpoints and remote keys. Runs on the closing thread after the proxy thread has
-   * stopped (or during start-up, before it ran).
+   * Releases the remote keys and hands over the endpoints, which {@link
+   * UcxTransport#closeEndpoints} closes together with every other connection's. Runs on the closing
+   * thread after the proxy thread has stopped (or during start-up, before it ran).
+   *
+   * @return the endpoints still open; empty once released
    */
-  public void close() {
+  List<UcpEndpoint> release() {
     if (closed) {
-      return;
+      return List.of();
     }
     closed = true;
+    List<UcpEndpoint> open = new ArrayList<>();
     for (int i = 0; i < endpoints.length; i++) {
       transport.release(peerSide[i]);
       peerSide[i] = null;
+      if (endpoints[i] != null) {
+        open.add(endpoints[i]);
+        endpoints[i] = null;
+      }
     }
     releaseKeys();
-    boolean responsive = true;
-    for (int i = 0; i < endpoints.length; i++) {
-      responsive = transport.closeEndpoint(endpoints[i], responsive);
-      endpoints[i] = null;
-    }
     noticesInFlight.clear();
+    return open;
+  }
+
+  /** Releases this connection alone (a set-up that failed half-way, or a channel's own close). */
+  public void close() {
+    transport.closeEndpoints(release(), true);
   }
 
   /** Releases remote keys a subclass holds. */

@@ -22,10 +22,16 @@ final class UcxRecvConnection extends UcxConnection implements RecvConnection {
       String description,
       int peer,
       int channel,
+      int qps,
       UcxRankInfo peerInfo,
       UcpMemory slots,
       int stepSize) {
-    super(transport, description, peer, channel, 1, peerInfo, slots, false);
+    // As many endpoints to the sender as it opens to this rank, though only the first carries
+    // anything from here: UCX pairs the two sides' endpoints by creation order, and a sender's
+    // endpoint left without a partner gets one UCX creates here, out of this rank's reach. The
+    // acknowledgements of puts that UCX emulates over shared memory travel on it, cannot be
+    // flushed at close, and UCX 1.13 crashed destroying the worker with them pending.
+    super(transport, description, peer, channel, qps, peerInfo, slots, false);
     this.stepSize = stepSize;
     ReceiveFlush.check(slots, description);
   }

@@ -51,6 +51,18 @@ public final class UcxTransport implements AutoCloseable {
           + " transport=socket";
 
   private static final long CLOSE_WAIT_NANOS = 1_000_000_000L;
+
+  /**
+   * Entries of UCX's shared-memory FIFO (UCX's default: 64). Between ranks of one host UCX 1.13 has
+   * no transport for one-sided puts into registered memory and emulates each put of up to 8 KiB as
+   * a message that the target acknowledges with another; a FIFO that is full holds those
+   * acknowledgements back in UCX's pending queue. When a rank closes after a failure while its peer
+   * has stopped reading, they are still pending, and destroying the worker with them crashed the
+   * process in UCX's clean-up. 256 entries cost about 50 KB more shared memory per rank and
+   * communicator (512 would cost 8 MB); {@code docs/reliability.md} has the runs behind the number.
+   */
+  static final String MM_FIFO_SIZE = "256";
+
   private static final AtomicLong LIVE = new AtomicLong();
   private static volatile String unavailable;
 
@@ -151,7 +163,8 @@ public final class UcxTransport implements AutoCloseable {
     try {
       UcpContext c =
           new UcpContext(
-              new UcpParams().requestRmaFeature().requestTagFeature().requestWakeupFeature());
+              withFifoSize(
+                  new UcpParams().requestRmaFeature().requestTagFeature().requestWakeupFeature()));
       LIVE.incrementAndGet();
       return c;
     } catch (LinkageError | RuntimeException e) {
@@ -159,6 +172,19 @@ public final class UcxTransport implements AutoCloseable {
       unavailable = "UCX native libraries did not load (" + e + ")";
       throw new UcxUnavailableException(unavailable);
     }
+  }
+
+  /**
+   * UCX's shared-memory FIFO gets {@link #MM_FIFO_SIZE} entries unless the environment sets its
+   * length ({@code UCX_MM_FIFO_SIZE}, {@code UCX_POSIX_FIFO_SIZE} or {@code UCX_SYSV_FIFO_SIZE}).
+   */
+  private static UcpParams withFifoSize(UcpParams params) {
+    for (String v : List.of("UCX_MM_FIFO_SIZE", "UCX_POSIX_FIFO_SIZE", "UCX_SYSV_FIFO_SIZE")) {
+      if (System.getenv(v) != null) {
+        return params;
+      }
+    }
+    return params.setConfig("MM_FIFO_SIZE", MM_FIFO_SIZE);
   }
 
   /** UCX objects (contexts, workers, endpoints, registrations, remote keys) not yet released. */
@@ -286,7 +312,7 @@ public final class UcxTransport implements AutoCloseable {
     UcxRankInfo info = UcxRankInfo.decode(peerInfo, peer);
     String what = "rank " + rank + " <- rank " + peer + " (channel " + channel + ", ucx)";
     UcxRecvConnection c =
-        new UcxRecvConnection(this, what, peer, channel, info, recvSlots[channel], stepSize);
+        new UcxRecvConnection(this, what, peer, channel, qps, info, recvSlots[channel], stepSize);
     add(c, ControlInbox.route(peer, channel, false));
     return c;
   }
@@ -403,42 +429,75 @@ public final class UcxTransport implements AutoCloseable {
   }
 
   /**
-   * Closes an endpoint: flush first (bounded) so that no operation is still pending when the worker
-   * goes (UCX 1.13 crashed destroying a worker with pending puts), then close it with a flush (18
-   * of 18 test runs closed cleanly so). When the flush does not complete (a peer that is gone) the
-   * endpoint is not closed here: it used to be closed by force, which UCX documents as needing its
-   * peer error handling mode on the endpoints (ours have none), and the surviving executor of the
-   * killed-executor test aborted in 2 of 9 runs. The worker's destruction in {@link
-   * #close(boolean)} releases it instead (3 of 3 runs clean).
+   * Closes endpoints, all at once under one deadline. Each is flushed, so that nothing is pending
+   * on it when the worker goes: UCX 1.13 can crash destroying a worker with operations pending, and
+   * acknowledgements of emulated puts travel on these endpoints too. Waiting for all of them
+   * together bounds the wait for dead peers by {@link #CLOSE_WAIT_NANOS}, whatever their number,
+   * and gives every endpoint of a live peer that whole time.
    *
-   * @param flush false to skip the flush (the peer already proved unresponsive)
-   * @return whether the endpoint flushed
+   * <p>Without a failure, endpoints that flushed are then closed with a flush. After a failure none
+   * is: a close with a flush that does not finish in time (a peer that stopped reading, or puts
+   * still arriving) stays outstanding, and UCX 1.13 aborts the process when the worker is destroyed
+   * with one ({@code ucp_ep.c:382 Assertion 'req->flags & UCP_REQUEST_FLAG_RELEASED'}); the
+   * worker's destruction releases those endpoints, and those whose flush failed or did not finish
+   * (a force close would need UCX's peer error handling mode, which slowed puts here).
+   *
+   * @param afterFailure leave every endpoint to the worker's destruction once flushed
    */
-  boolean closeEndpoint(UcpEndpoint ep, boolean flush) {
-    if (ep == null) {
-      return true;
-    }
-    boolean flushed = false;
-    try {
-      flushed = flush && progressUntil(ep.flushNonBlocking(new Completion()));
-      if (flushed) {
-        progressUntil(ep.closeNonBlockingFlush());
+  void closeEndpoints(List<UcpEndpoint> endpoints, boolean afterFailure) {
+    int n = endpoints.size();
+    UcpRequest[] requests = new UcpRequest[n];
+    Completion[] flushes = new Completion[n];
+    boolean[] failed = new boolean[n];
+    for (int i = 0; i < n; i++) {
+      flushes[i] = new Completion();
+      try {
+        requests[i] = endpoints.get(i).flushNonBlocking(flushes[i]);
+      } catch (RuntimeException e) {
+        failed[i] = true;
+        LOG.debug("rank {}: flushing a UCX endpoint: {}", rank, e.toString());
       }
-    } catch (Exception e) {
-      LOG.debug("rank {}: closing a UCX endpoint: {}", rank, e.toString());
     }
-    LIVE.decrementAndGet();
-    abandoned |= !flushed;
-    return flushed;
+    progressUntilAll(requests);
+    for (int i = 0; i < n; i++) {
+      // A flush that ended in an error did not flush: a close with a flush would never finish
+      // after it, and destroying the worker with that close outstanding aborts the process.
+      boolean flushed = !failed[i] && flushes[i].isDone(requests[i]) && flushes[i].error() == null;
+      requests[i] = null;
+      if (flushed && !afterFailure) {
+        try {
+          requests[i] = endpoints.get(i).closeNonBlockingFlush();
+        } catch (RuntimeException e) {
+          LOG.debug("rank {}: closing a UCX endpoint: {}", rank, e.toString());
+        }
+      }
+      abandoned |= !flushed;
+    }
+    abandoned |= !progressUntilAll(requests);
+    LIVE.addAndGet(-n);
   }
 
-  /** Progresses the worker until {@code r} completes, at most {@link #CLOSE_WAIT_NANOS}. */
-  private boolean progressUntil(UcpRequest r) throws Exception {
+  /** Progresses the worker until every request completes, at most {@link #CLOSE_WAIT_NANOS}. */
+  private boolean progressUntilAll(UcpRequest[] requests) {
     long end = System.nanoTime() + CLOSE_WAIT_NANOS;
-    while (r != null && !r.isCompleted() && System.nanoTime() < end) {
-      worker.progress();
+    try {
+      while (true) {
+        boolean all = true;
+        for (UcpRequest r : requests) {
+          all &= r == null || r.isCompleted();
+        }
+        if (all) {
+          return true;
+        }
+        if (System.nanoTime() > end) {
+          return false;
+        }
+        worker.progress();
+      }
+    } catch (Exception e) {
+      LOG.debug("rank {}: progress at close: {}", rank, e.toString());
+      return false;
     }
-    return r == null || r.isCompleted();
   }
 
   /**
@@ -514,9 +573,11 @@ public final class UcxTransport implements AutoCloseable {
     if (afterFailure) {
       awaitSendersStopped();
     }
+    List<UcpEndpoint> endpoints = new ArrayList<>();
     for (UcxConnection c : connections) {
-      c.close();
+      endpoints.addAll(c.release());
     }
+    closeEndpoints(endpoints, afterFailure);
     drainNotices();
     inbox.close();
     try {
@@ -532,8 +593,8 @@ public final class UcxTransport implements AutoCloseable {
     // The worker goes first: the registrations outlive everything that could still use them.
     if (abandoned) {
       LOG.warn(
-          "rank {}: a UCX peer did not answer at close (did its process die?): its endpoint was"
-              + " not closed by force; the worker's destruction releases it",
+          "rank {}: a UCX peer did not answer at close within 1 s (did its process die or close"
+              + " first?): the worker's destruction releases its endpoints",
           rank);
     }
     worker.close();
@@ -554,7 +615,7 @@ public final class UcxTransport implements AutoCloseable {
     LIVE.decrementAndGet();
   }
 
-  /** {@link #close(boolean)} after a failure: nothing is flushed. */
+  /** {@link #close(boolean)} as after a failure: endpoints are flushed, not closed. */
   @Override
   public void close() {
     close(true);
