@@ -61,7 +61,7 @@ public final class UcxTransport implements AutoCloseable {
    * process in UCX's clean-up. 256 entries cost about 50 KB more shared memory per rank and
    * communicator (512 would cost 8 MB); {@code docs/reliability.md} has the runs behind the number.
    */
-  static final String MM_FIFO_SIZE = "256";
+  private static final String MM_FIFO_SIZE = "256";
 
   private static final AtomicLong LIVE = new AtomicLong();
   private static volatile String unavailable;
@@ -446,15 +446,17 @@ public final class UcxTransport implements AutoCloseable {
    */
   void closeEndpoints(List<UcpEndpoint> endpoints, boolean afterFailure) {
     int n = endpoints.size();
+    if (n == 0) {
+      return;
+    }
     UcpRequest[] requests = new UcpRequest[n];
     Completion[] flushes = new Completion[n];
-    boolean[] failed = new boolean[n];
     for (int i = 0; i < n; i++) {
       flushes[i] = new Completion();
       try {
         requests[i] = endpoints.get(i).flushNonBlocking(flushes[i]);
       } catch (RuntimeException e) {
-        failed[i] = true;
+        // no request and a completion never done: counted as not flushed below
         LOG.debug("rank {}: flushing a UCX endpoint: {}", rank, e.toString());
       }
     }
@@ -462,7 +464,7 @@ public final class UcxTransport implements AutoCloseable {
     for (int i = 0; i < n; i++) {
       // A flush that ended in an error did not flush: a close with a flush would never finish
       // after it, and destroying the worker with that close outstanding aborts the process.
-      boolean flushed = !failed[i] && flushes[i].isDone(requests[i]) && flushes[i].error() == null;
+      boolean flushed = flushes[i].isDone(requests[i]) && flushes[i].error() == null;
       requests[i] = null;
       if (flushed && !afterFailure) {
         try {
