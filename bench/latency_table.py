@@ -3,10 +3,11 @@
 
   latency_table.py OUT [HEADER_LINE...]      reads OUT/run-*.json and OUT/floor.txt, writes
                                             OUT/summary.json, prints the table (markdown)
-  latency_table.py --mpi-json FILE N SETUP   converts bench/mpi_coll's rows to the perf tool's JSON
+  latency_table.py --mpi-json FILE N SETUP [OP]
+                                            converts bench/mpi_coll's rows to the perf tool's JSON
 
-Run files are named run-SETUP-nRANKS-pPASS.json; SETUP is socket-auto, socket-rd, ucx-auto, ucx-rd,
-mpi-shm or mpi-tcp.
+Run files are named run-SETUP-nRANKS-pPASS.json; SETUP is TRANSPORT-ALGO for SparkCCL (socket-auto,
+ucx-rd, auto-auto, ...), mpi-shm or mpi-tcp.
 """
 import glob
 import json
@@ -17,6 +18,7 @@ import statistics
 import sys
 
 LABELS = {
+    "auto-auto": "SparkCCL auto (shared memory)",
     "socket-auto": "SparkCCL socket auto",
     "socket-rd": "SparkCCL socket rd",
     "ucx-auto": "SparkCCL ucx auto",
@@ -27,7 +29,7 @@ LABELS = {
 ORDER = list(LABELS)
 
 
-def mpi_json(path, ranks, setup):
+def mpi_json(path, ranks, setup, op="allreduce"):
     rows = []
     with open(path) as f:
         for line in f:
@@ -39,7 +41,7 @@ def mpi_json(path, ranks, setup):
                     "busbw_GBps": float(w[7]),
                     "wrong": 0 if w[8] in ("0", "N/A") else int(w[8]),
                 })
-    json.dump({"operation": "allreduce", "ranks": int(ranks), "transport": setup,
+    json.dump({"operation": op, "ranks": int(ranks), "transport": setup,
                "algo": "-", "rows": rows}, sys.stdout, indent=1)
 
 
@@ -99,9 +101,11 @@ def main(out, header):
     by = {(s["setup"], s["ranks"]): dict(zip(s["sizes"], zip(s["time_us"], s["busbw_GBps"])))
           for s in series}
     setups = [s for s in ORDER if any(k[0] == s for k in by)]
+    setups += sorted({k[0] for k in by if k[0] not in ORDER})
     ranks = sorted({k[1] for k in by})
     sizes = sorted({sz for v in by.values() for sz in v})
-    cols = [LABELS[s] for s in setups] + ["best socket / MPI TCP", "best ucx / MPI shm"]
+    cols = [LABELS.get(s, "SparkCCL " + s.replace("-", " ")) for s in setups]
+    cols += ["best socket / MPI TCP", "best ucx / MPI shm", "best auto / MPI shm"]
     print("time per call, us (median of the passes); from 32 KiB on, busbw in GB/s in brackets\n")
     print("| ranks | size | " + " | ".join(cols) + " |")
     print("|---:|---:|" + "---:|" * len(cols))
@@ -122,12 +126,13 @@ def main(out, header):
                 ts = [by[(s, n)][sz][0] for s in setups if s.startswith(prefix) and sz in by.get((s, n), {})]
                 return min(ts) if ts else None
 
-            sock, ucx = pick("socket"), pick("ucx")
+            sock, ucx, auto = pick("socket"), pick("ucx"), pick("auto")
             tcp = by.get(("mpi-tcp", n), {}).get(sz)
             shm = by.get(("mpi-shm", n), {}).get(sz)
             best[(n, sz)] = (sock, ucx, tcp and tcp[0], shm and shm[0])
             cells.append(f"{sock / tcp[0]:.2f}" if sock and tcp else "-")
             cells.append(f"{ucx / shm[0]:.2f}" if ucx and shm else "-")
+            cells.append(f"{auto / shm[0]:.2f}" if auto and shm else "-")
             print(f"| {n} | {size_text(sz)} | " + " | ".join(cells) + " |")
     print()
     small = min(sizes) if sizes else None
@@ -157,6 +162,6 @@ def main(out, header):
 
 if __name__ == "__main__":
     if len(sys.argv) >= 2 and sys.argv[1] == "--mpi-json":
-        mpi_json(sys.argv[2], sys.argv[3], sys.argv[4])
+        mpi_json(*sys.argv[2:6])
     else:
         main(sys.argv[1], sys.argv[2:])

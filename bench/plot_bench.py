@@ -2,7 +2,8 @@
 """PNG plots of time per call and busbw against size, SparkCCL beside its peers.
 
   plot_bench.py SUMMARY.json OUTDIR [PREFIX]   a summary of bench/latency_table.py: one PNG per
-                                              rank count, OUTDIR/PREFIXlatency-nN.png
+                                              rank count, OUTDIR/PREFIXlatency-nN.png (allReduce)
+                                              or OUTDIR/PREFIXOP-nN.png
   plot_bench.py --perf OUT.png TITLE A.json [B.json ...]
                                               files the perf tool wrote with --json (or
                                               latency_table.py --mpi-json): one line each
@@ -19,6 +20,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 STYLE = {
+    "auto-auto": ("tab:purple", "-", "D"),
     "socket-auto": ("tab:blue", "-", "o"),
     "socket-rd": ("tab:blue", "--", "s"),
     "ucx-auto": ("tab:green", "-", "o"),
@@ -70,8 +72,10 @@ def from_summary(path, outdir, prefix=""):
     idle = next((h.split(": ", 1)[1].split(",")[0] for h in doc.get("header", []) if h.startswith("SparkCCL:")), "")
     for n in sorted({s["ranks"] for s in doc["series"]}):
         series = [s for s in doc["series"] if s["ranks"] == n]
-        title = f"allReduce float32, {n} rank processes ({idle}); {machine}"
-        draw(series, title, f"{outdir}/{prefix}latency-n{n}.png", doc.get("floor_round_trip_us"))
+        op = next((h.split(": ", 1)[1].split()[0] for h in doc.get("header", []) if h.startswith("Operation:")), "allreduce")
+        title = f"{op} float32, {n} rank processes ({idle}); {machine}"
+        name = "latency" if op == "allreduce" else op
+        draw(series, title, f"{outdir}/{prefix}{name}-n{n}.png", doc.get("floor_round_trip_us"))
 
 
 def from_perf(out, title, files):

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Latency benchmark: allReduce float32 sum from 8 B to 16 MiB, SparkCCL (socket and ucx
-# transports, algo auto and rd) beside OpenMPI (shared memory, and TCP with
+# Latency benchmark: allReduce (or OP) float32 sum from 8 B to 16 MiB, SparkCCL (socket and ucx
+# transports, algo auto and rd; transport auto, which passes everything through shared memory between
+# ranks of one host) beside OpenMPI (shared memory, and TCP with
 # --mca btl tcp,self --mca pml ob1) at 4 and 8 rank processes on this machine, all in one run; a
 # Jucx put ping-pong between two processes gives the floor under the ucx transport. Every setup
 # runs REPEATS times, interleaved so that the machine's load falls on all of them alike; the table
@@ -15,7 +16,9 @@
 #   JIT_WARMUP [20000]: untimed calls before the first size, so that SparkCCL's small-call path
 #   runs compiled by C2 as in a long training loop (500 measured the JIT: 3x the time at 8 B)
 #   IDLE [auto]: SPARKCCL_IDLE for every SparkCCL rank (auto spins when the cores allow it)
-#   SETUPS ["socket-auto socket-rd ucx-auto ucx-rd mpi-shm mpi-tcp"]
+#   OP [allreduce]: broadcast, reduce, allgather or reducescatter instead (root 0)
+#   SETUPS ["socket-auto socket-rd ucx-auto ucx-rd mpi-shm mpi-tcp"]; TRANSPORT-ALGO for SparkCCL
+#   (transport socket, ucx or auto; algo auto, ring, tree, rd or rh), mpi-shm or mpi-tcp
 #   FLOOR [1]: 0 skips the Jucx put ping-pong
 #   RUN_TIMEOUT [900]: seconds one setup's run may take (its rank processes too); a run past it
 #   is logged as FAILED and the others go on
@@ -37,6 +40,7 @@ ITERS="${ITERS:-50}"
 JIT_WARMUP="${JIT_WARMUP:-20000}"
 IDLE="${IDLE:-auto}"
 SETUPS="${SETUPS:-socket-auto socket-rd ucx-auto ucx-rd mpi-shm mpi-tcp}"
+OP="${OP:-allreduce}"
 FLOOR="${FLOOR:-1}"
 RUN_TIMEOUT="${RUN_TIMEOUT:-900}"
 OUT="${OUT:-$BUILD/latency}"
@@ -52,8 +56,8 @@ run_setup() { # setup ranks pass
   local setup=$1 n=$2 pass=$3 file="$OUT/run-$1-n$2-p$3"
   local sizes=(-b "$MIN" -e "$MAX" -f "$FACTOR" -w "$WARMUP" -i "$ITERS")
   case "$setup" in
-    socket-* | ucx-*)
-      local cmd=("${PERF[@]}" --device host -n "$n" -t "${setup%-*}" -a "${setup#*-}" -o allreduce -d float32 -r sum
+    socket-* | ucx-* | auto-*)
+      local cmd=("${PERF[@]}" --device host -n "$n" -t "${setup%-*}" -a "${setup#*-}" -o "$OP" -d float32 -r sum
         "${sizes[@]}" -c 1 --jit-warmup "$JIT_WARMUP" --timeout "$RUN_TIMEOUT" --json "$file.json")
       log "pass $pass: SPARKCCL_IDLE=$IDLE $(quote "${cmd[@]}")"
       SPARKCCL_IDLE="$IDLE" timeout "$RUN_TIMEOUT" "${cmd[@]}" >"$file.txt" 2>"$file.err" ||
@@ -62,10 +66,10 @@ run_setup() { # setup ranks pass
     mpi-shm | mpi-tcp)
       local cmd=("${MPIRUN[@]}")
       [[ $setup == mpi-tcp ]] && cmd+=("${MPI_TCP_ARGS[@]}")
-      cmd+=(-np "$n" "$MPI_BIN" -o allreduce -d float32 "${sizes[@]}" -a 0)
+      cmd+=(-np "$n" "$MPI_BIN" -o "$OP" -d float32 "${sizes[@]}" -a 0)
       log "pass $pass: $(quote "${cmd[@]}")"
       timeout "$RUN_TIMEOUT" "${cmd[@]}" >"$file.txt" 2>"$file.err" || log "FAILED: see $file.err"
-      python3 bench/latency_table.py --mpi-json "$file.txt" "$n" "$setup" >"$file.json"
+      python3 bench/latency_table.py --mpi-json "$file.txt" "$n" "$setup" "$OP" >"$file.json"
       ;;
     *) log "unknown setup $setup"; exit 2 ;;
   esac
@@ -96,7 +100,8 @@ python3 bench/latency_table.py "$OUT" \
   "Machine: $(uname -srm), $(nproc) cores; $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)" \
   "SparkCCL: idle=$IDLE, defaults otherwise; UCX: libucx0 $UCX_VERSION, Jucx 1.12.1, UCX_TLS=${UCX_TLS:-unset}" \
   "OpenMPI: $(mpirun --version 2>&1 | head -1)" \
-  "Command: bench/run-latency-bench.sh (RANKS_LIST='$RANKS_LIST' REPEATS=$REPEATS MIN=$MIN MAX=$MAX FACTOR=$FACTOR WARMUP=$WARMUP ITERS=$ITERS JIT_WARMUP=$JIT_WARMUP IDLE=$IDLE)" \
+  "Operation: $OP float32" \
+  "Command: bench/run-latency-bench.sh (OP=$OP RANKS_LIST='$RANKS_LIST' REPEATS=$REPEATS MIN=$MIN MAX=$MAX FACTOR=$FACTOR WARMUP=$WARMUP ITERS=$ITERS JIT_WARMUP=$JIT_WARMUP IDLE=$IDLE)" \
   | tee "$OUT/table.md"
 if python3 -c 'import matplotlib' 2>/dev/null; then
   python3 bench/plot_bench.py "$OUT/summary.json" "$OUT"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The GPU suite and the benchmark of the CUDA backend, on a machine with a GPU and no Java:
 # bench/gpu/pack.sh packs DIR on a build machine; copy DIR to the GPU machine and run there
-#   bash DIR/run.sh DIR [smoke|suite|soak|bench|tune|local|tune-local|peer|blocks|compare|check|all|ab|ab-small|gpu-ab|resident|latency|lb]
+#   bash DIR/run.sh DIR [smoke|suite|soak|bench|tune|local|tune-local|peer|blocks|compare|check|all|ab|ab-small|gpu-ab|resident|latency|collectives|lb]
 # Logs go to $OUT (default /tmp/sparkccl-gpu-out) and summaries to stdout.
 set -uo pipefail
 DIR="$(realpath "${1:-.device-cuda}")"
@@ -65,16 +65,21 @@ resident_8b() { # 8 B allReduce, 2 ranks as threads on the GPU: a launch per col
   done
 }
 
-latency() { # bench/run-latency-bench.sh with this bundle's runtime: SparkCCL and OpenMPI, host memory
-  echo "== bench/run-latency-bench.sh"
+latency() { # bench/run-latency-bench.sh with this bundle's runtime: SparkCCL and OpenMPI, host memory;
+  # $1: the operation (default allreduce)
+  local op="${1:-allreduce}" name=latency
+  [ "$op" = allreduce ] || name="latency-$op"
+  echo "== bench/run-latency-bench.sh OP=$op"
   (cd "$DIR" && SPARKCCL_PERF="$DIR/jre/bin/java -Xmx1g -Dorg.apache.logging.log4j.level=WARN -cp $DIR/lib/* org.sparkccl.perf.PerfTool" \
-    JAVA_CMD="$DIR/jre/bin/java -cp $DIR/lib/*:$DIR/micro-classes" MICRO_CLASSES=1 OUT="$OUT/latency" \
-    bash bench/run-latency-bench.sh) 2>&1 | tee "$OUT/latency.log" | grep -v '^==> pass'
+    JAVA_CMD="$DIR/jre/bin/java -cp $DIR/lib/*:$DIR/micro-classes" MICRO_CLASSES=1 OUT="$OUT/$name" OP="$op" \
+    bash bench/run-latency-bench.sh) 2>&1 | tee "$OUT/$name.log" | grep -v '^==> pass'
   [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
   # few files come back from a remote run: the table, the summary and the plots as they are,
   # every run's files in one archive
-  cp "$OUT"/latency/{table.md,summary.json} "$OUT"/latency/*.png "$OUT/" 2>/dev/null
-  tar czf "$OUT/latency-runs.tgz" -C "$OUT" latency && rm -rf "$OUT/latency"
+  cp "$OUT/$name/table.md" "$OUT/$name-table.md" 2>/dev/null
+  cp "$OUT/$name/summary.json" "$OUT/$name-summary.json" 2>/dev/null
+  cp "$OUT/$name"/*.png "$OUT/" 2>/dev/null
+  tar czf "$OUT/$name-runs.tgz" -C "$OUT" "$name" && rm -rf "$OUT/$name"
 }
 
 info | tee "$OUT/machine.txt"
@@ -219,6 +224,20 @@ case "$MODE" in
     resident_8b
     ;;
   latency) latency ;;
+  collectives)
+    # busbw of every collective beside OpenMPI, host memory, rank processes: the latency bench for
+    # each of OPS at mid and large sizes (MIN, MAX, FACTOR, SETUPS, RANKS_LIST, REPEATS as there)
+    export MIN="${MIN:-16K}" MAX="${MAX:-16M}" FACTOR="${FACTOR:-4}" FLOOR=0
+    export JIT_WARMUP="${JIT_WARMUP:-2000}" WARMUP="${WARMUP:-5}" ITERS="${ITERS:-20}"
+    export SETUPS="${SETUPS:-auto-auto ucx-auto mpi-shm socket-auto mpi-tcp}"
+    for op in ${OPS:-allreduce broadcast reduce allgather reducescatter}; do
+      latency "$op"
+    done
+    # few files come back from a remote run: every table in one file, the rest in one archive
+    (cd "$OUT" && cat latency*-table.md >collectives.md &&
+      tar czf collectives.tgz latency*-table.md latency*-summary.json latency*.log latency*-runs.tgz ./*.png &&
+      rm -f latency*-table.md latency*-summary.json latency*.log latency*-runs.tgz ./*.png)
+    ;;
   lb)
     suite 1,2,4,8 0
     SPARKCCL_CUDA_RESIDENTUS=0 suite 2,4 0

@@ -13,11 +13,14 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.function.IntFunction;
 import java.util.regex.Pattern;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.sparkccl.bootstrap.TcpBootstrapRoot;
+import org.sparkccl.memory.SharedFile;
 
 /** Ranks as separate JVMs meeting through a TCP bootstrap root, like the perf tool's ranks. */
 @DisplayName("allReduce with ranks as separate processes")
@@ -69,19 +72,28 @@ class ProcessAllReduceTest {
     }
   }
 
+  /**
+   * The transport keys under which ranks of one host pass the ring's slots through shared memory:
+   * {@code transport=auto} with {@code shm=auto}, whatever this test run's transport.
+   */
+  private static final String[] SHARED_RING = {"-Dsparkccl.transport=auto", "-Dsparkccl.shm=auto"};
+
   /** Starts {@code N} rank processes in {@code mode}; each must exit 0 having printed OK. */
-  private void runToOk(String mode) throws Exception {
+  private void runToOk(String mode, String... keys) throws Exception {
+    runToOk(mode, r -> List.of(keys));
+  }
+
+  /** As above, rank {@code r} with the keys {@code keysOf(r)}. */
+  private void runToOk(String mode, IntFunction<List<String>> keysOf) throws Exception {
     List<Process> ps = new ArrayList<>();
     try (TcpBootstrapRoot root = TcpBootstrapRoot.start("127.0.0.1", N)) {
       for (int r = 0; r < N; r++) {
-        ps.add(
-            start(
-                root.address(),
-                r,
-                mode,
-                "-Dsparkccl.timeout=30s",
-                "-Dsparkccl.buffSize=64K",
-                "-Dsparkccl.nChannels=2"));
+        List<String> props =
+            new ArrayList<>(
+                List.of(
+                    "-Dsparkccl.timeout=30s", "-Dsparkccl.buffSize=64K", "-Dsparkccl.nChannels=2"));
+        props.addAll(keysOf.apply(r));
+        ps.add(start(root.address(), r, mode, props.toArray(new String[0])));
       }
       for (int r = 0; r < N; r++) {
         boolean exited = ps.get(r).waitFor(120, TimeUnit.SECONDS);
@@ -107,12 +119,105 @@ class ProcessAllReduceTest {
   }
 
   @Test
-  @DisplayName("killing one rank process mid-run makes the others exit with an error, not hang")
-  void killedRankMakesTheOthersFailWithinTheTimeout() throws Exception {
+  @DisplayName("3 rank processes of one host ring through shared memory, correctly and unmapped")
+  void threeProcessesRingThroughSharedMemory() throws Exception {
+    assumeSharedMemory();
+    runToOk("check", SHARED_RING);
+    assertSharedRing();
+    runToOk("collectives", SHARED_RING);
+    assertSharedRing();
+  }
+
+  @Test
+  @DisplayName("a ring mixing shared-memory and network edges is correct on every rank")
+  void ringMixingSharedAndNetworkEdges() throws Exception {
+    assumeSharedMemory();
+    // ranks 0 and 1 count as one host, rank 2 as another: 0 -> 1 is shared, 1 -> 2 and 2 -> 0 not
+    IntFunction<List<String>> keys =
+        r -> {
+          List<String> k = new ArrayList<>(List.of(SHARED_RING));
+          k.add("-Dsparkccl.hostIdentity=" + (r < 2 ? "first" : "second"));
+          return k;
+        };
+    runToOk("check", keys);
+    assertTrue(
+        Pattern.compile("RING shm\\+\\w+ MAPPED [1-9]").matcher(output(0)).find(),
+        "rank 0 should send through shared memory and receive over the network:\n" + output(0));
+    assertTrue(
+        Pattern.compile("RING \\w+\\+shm MAPPED [1-9]").matcher(output(1)).find(),
+        "rank 1 should receive through shared memory and send over the network:\n" + output(1));
+    assertTrue(
+        Pattern.compile("RING (ucx|socket) MAPPED").matcher(output(2)).find(),
+        "rank 2 should use the network only:\n" + output(2));
+    runToOk("collectives", keys);
+  }
+
+  private void assumeSharedMemory() {
+    Assumptions.assumeTrue(
+        Files.isDirectory(SharedFile.DIRECTORY),
+        "skipped: no " + SharedFile.DIRECTORY + " on this machine, so no shared-memory ring");
+  }
+
+  /** Every rank's ring took shared memory on both edges and mapped its FIFOs while open. */
+  private void assertSharedRing() {
+    for (int r = 0; r < N; r++) {
+      String out = output(r);
+      assertTrue(
+          Pattern.compile("RING shm MAPPED [1-9]").matcher(out).find(),
+          "rank " + r + " did not ring through shared memory:\n" + tail(out));
+    }
+  }
+
+  @Test
+  @DisplayName("a mismatched call on the shared-memory ring fails every rank with its reason")
+  void mismatchOnTheSharedRingFailsEveryRank() throws Exception {
+    assumeSharedMemory();
     List<Process> ps = new ArrayList<>();
     try (TcpBootstrapRoot root = TcpBootstrapRoot.start("127.0.0.1", N)) {
       for (int r = 0; r < N; r++) {
-        ps.add(start(root.address(), r, "loop", "-Dsparkccl.timeout=10s"));
+        List<String> props = new ArrayList<>(List.of("-Dsparkccl.timeout=20s"));
+        props.addAll(List.of(SHARED_RING));
+        ps.add(start(root.address(), r, "mismatch", props.toArray(new String[0])));
+      }
+      for (int r = 0; r < N; r++) {
+        boolean exited = ps.get(r).waitFor(60, TimeUnit.SECONDS);
+        String out = output(r);
+        assertTrue(exited, "rank " + r + " still running 60 s after the mismatch:\n" + tail(out));
+        assertEquals(1, ps.get(r).exitValue(), "rank " + r + ":\n" + tail(out));
+        assertTrue(out.contains("RING shm"), "rank " + r + " off the shared ring:\n" + tail(out));
+      }
+      // rank 1 reads a sum's slots, rank 2 a max's: both see the other call in the slots
+      for (int r : new int[] {1, 2}) {
+        String out = output(r);
+        assertTrue(
+            out.contains("CclMismatchException") && out.contains("max") && out.contains("sum"),
+            "rank " + r + " should name both calls in a mismatch:\n" + tail(out));
+      }
+    } finally {
+      destroyAll(ps);
+    }
+  }
+
+  @Test
+  @DisplayName("killing one rank process mid-run makes the others exit with an error, not hang")
+  void killedRankMakesTheOthersFailWithinTheTimeout() throws Exception {
+    killOneRank();
+  }
+
+  @Test
+  @DisplayName("killing a rank on the shared-memory ring makes the others fail in time, not hang")
+  void killedRankOnTheSharedRingMakesTheOthersFail() throws Exception {
+    assumeSharedMemory();
+    killOneRank(SHARED_RING);
+  }
+
+  private void killOneRank(String... keys) throws Exception {
+    List<Process> ps = new ArrayList<>();
+    try (TcpBootstrapRoot root = TcpBootstrapRoot.start("127.0.0.1", N)) {
+      for (int r = 0; r < N; r++) {
+        List<String> props = new ArrayList<>(List.of("-Dsparkccl.timeout=10s"));
+        props.addAll(List.of(keys));
+        ps.add(start(root.address(), r, "loop", props.toArray(new String[0])));
       }
       // wait until every rank has finished at least one large allReduce
       long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(90);

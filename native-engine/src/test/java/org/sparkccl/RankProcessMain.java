@@ -1,7 +1,11 @@
 package org.sparkccl;
 
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.SplittableRandom;
 import org.sparkccl.bootstrap.TcpBootstrap;
@@ -22,11 +26,14 @@ import org.sparkccl.device.HostDevice;
  *   <li>{@code collectives}: broadcast, reduce, allGather and reduceScatter through the blocking
  *       API, in place and out of place, each checked on this rank with {@link CollectiveCase};
  *       prints {@code OK} and exits 0.
+ *   <li>{@code mismatch}: one allReduce where rank 1 asks for another operator; must fail.
  *   <li>{@code loop}: allReduces of 4M floats until one fails (a peer dies) or 90 s pass; prints
  *       {@code ITER <i>} after each one. Exits 3 when the time runs out.
  * </ul>
  *
- * Any failure prints {@code FAILED: <message>} and exits 1.
+ * Every mode first prints {@code RING <transport> MAPPED <k>} (shared-memory FIFOs mapped), and a
+ * rank that still maps one after close fails. Any failure prints {@code FAILED: <message>} and
+ * exits 1.
  */
 public final class RankProcessMain {
   private RankProcessMain() {}
@@ -53,16 +60,51 @@ public final class RankProcessMain {
       }
     }
     CclConfig config = CclConfig.fromEnvironment();
+    int code;
     try (TcpBootstrap boot = TcpBootstrap.connect(root, rank, n, Duration.ofSeconds(60));
         Communicator comm = Communicator.create(boot, config)) {
+      System.out.println("RING " + comm.ringTransport() + " MAPPED " + sharedMappings());
       // every rank connected before any starts sending (a separate test covers early senders)
       boot.allGather(new byte[0], Duration.ofSeconds(60));
-      return switch (mode) {
-        case "loop" -> loop(comm);
-        case "collectives" -> collectives(comm, rank, n);
-        default -> check(comm, rank, n);
-      };
+      code =
+          switch (mode) {
+            case "loop" -> loop(comm);
+            case "collectives" -> collectives(comm, rank, n);
+            case "mismatch" -> mismatch(comm, rank);
+            default -> check(comm, rank, n);
+          };
     }
+    long left = sharedMappings();
+    if (code == 0 && left > 0) {
+      System.out.println("FAILED: " + left + " shared-memory FIFOs still mapped after close");
+      return 1;
+    }
+    return code;
+  }
+
+  /** Mappings of the engine's shared-memory files in this process (0 where there is no /proc). */
+  private static long sharedMappings() {
+    try (var lines = Files.lines(Path.of("/proc/self/maps"))) {
+      return lines.filter(l -> l.contains("/dev/shm/sparkccl-")).count();
+    } catch (IOException | UncheckedIOException e) {
+      return 0;
+    }
+  }
+
+  /**
+   * Rank 1 asks for a max where the others ask for a sum, over 300,001 floats (the ring): prints
+   * {@code FAILED} with the error, which must come within the timeout on every rank.
+   */
+  private static int mismatch(Communicator comm, int rank) {
+    int count = 300_001;
+    try (DeviceBuffer buf = HostDevice.INSTANCE.allocate(4L * count)) {
+      ByteBuffer in = Reference.heap(4 * count);
+      Reference.fill(in, count, DataType.FLOAT32, new SplittableRandom(rank), false);
+      buf.copyFromHost(in.order(ByteOrder.nativeOrder()), 0);
+      comm.allReduce(buf, buf, count, DataType.FLOAT32, rank == 1 ? ReduceOp.MAX : ReduceOp.SUM);
+    }
+    System.out.println("FAILED: the mismatched allReduce returned without an error");
+    return 3;
   }
 
   private static int check(Communicator comm, int rank, int n) {

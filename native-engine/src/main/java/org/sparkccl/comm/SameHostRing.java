@@ -17,10 +17,11 @@ import org.sparkccl.transport.p2p.SameHostInfo;
 
 /**
  * The ring with NCCL's per-peer choice of transport: each edge between two ranks of one host whose
- * GPU kernels can share FIFOs is direct ({@link EdgeKind#PEER} where the sender's GPU reaches the
- * receiver's and {@code p2p=auto}, else {@link EdgeKind#SHM}), every other edge uses the network
- * transport it wraps. The network transport is connected on every edge all the same: failure and
- * close notices and announced calls travel over it, so the proxy's control paths do not change.
+ * kernels can share FIFOs is direct ({@link EdgeKind#PEER} where the sender's GPU reaches the
+ * receiver's and {@code p2p=auto}, else {@link EdgeKind#SHM}: shared host memory, for GPU kernels
+ * and host-memory kernels alike), every other edge uses the network transport it wraps. The network
+ * transport is connected on every edge all the same: failure and close notices and announced calls
+ * travel over it, so the proxy's control paths do not change.
  *
  * <p>It works below the bootstrap interface: any bootstrap (threads, processes, Spark's barrier
  * tasks) gets the same decision. The ranks agree in three bootstrap rounds: whether each sender's

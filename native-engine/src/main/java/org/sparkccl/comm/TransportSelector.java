@@ -16,8 +16,11 @@ import org.sparkccl.auth.ChallengeResponse;
 import org.sparkccl.bootstrap.Bootstrap;
 import org.sparkccl.config.Transport;
 import org.sparkccl.device.HostDevice;
+import org.sparkccl.kernel.ChannelKernel;
+import org.sparkccl.kernel.HostChannelKernel;
 import org.sparkccl.transport.p2p.DirectFifoKernel;
 import org.sparkccl.transport.shm.SharedPeerFifos;
+import org.sparkccl.transport.shm.SharedRingFifos;
 import org.sparkccl.transport.socket.ListenAddress;
 import org.sparkccl.transport.socket.SocketTransport;
 import org.sparkccl.util.EngineLog;
@@ -139,17 +142,39 @@ final class TransportSelector {
    */
   private List<RingTransport> sameHost(List<RingTransport> network) {
     DirectFifoKernel[] kernels = new DirectFifoKernel[ctx.channels.length];
+    boolean hostMemory = false;
     for (int c = 0; c < kernels.length; c++) {
-      if (!(ctx.channels[c].kernel instanceof DirectFifoKernel k)) {
+      ChannelKernel kernel = ctx.channels[c].kernel;
+      if (kernel instanceof HostChannelKernel h && allowsShm()) {
+        kernels[c] = sharedRing(h);
+        hostMemory = true;
+      } else if (kernel instanceof DirectFifoKernel k) {
+        kernels[c] = k;
+      } else {
         return network;
       }
-      kernels[c] = k;
     }
     List<RingTransport> out = new ArrayList<>();
     for (RingTransport t : network) {
       out.add(new SameHostRing(t, ctx, kernels));
     }
+    if (hostMemory) {
+      // a full /dev/shm fails the shared candidates on every rank alike: the plain network
+      // transports follow, so the communicator still forms
+      out.addAll(network);
+    }
     return out;
+  }
+
+  /** A host-memory channel's direct ring edges through shared memory ({@code shm=auto}). */
+  private SharedRingFifos sharedRing(HostChannelKernel kernel) {
+    return new SharedRingFifos(
+        kernel,
+        ctx.config.stepSize(),
+        ctx.rank,
+        ctx.nRanks,
+        ctx.calls.checks(),
+        ctx.calls::launched);
   }
 
   /**

@@ -3,8 +3,18 @@ package org.sparkccl.kernel;
 import org.sparkccl.DataType;
 import org.sparkccl.ReduceOp;
 import org.sparkccl.algorithm.ChannelPlan;
+import org.sparkccl.comm.CollectiveCall;
 import org.sparkccl.device.DeviceBuffer;
 
-/** One collective's work for one channel: the plan and the buffers it reads and writes. */
+/**
+ * One collective's work for one channel: the plan, the buffers it reads and writes, and the call it
+ * serves (a kernel that writes into another rank's slots itself stamps them with it).
+ */
 public record ChannelWork(
-    ChannelPlan plan, DeviceBuffer src, DeviceBuffer dst, DataType type, ReduceOp op, int nRanks) {}
+    ChannelPlan plan,
+    DeviceBuffer src,
+    DeviceBuffer dst,
+    DataType type,
+    ReduceOp op,
+    int nRanks,
+    CollectiveCall call) {}

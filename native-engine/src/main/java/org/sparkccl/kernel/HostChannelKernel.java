@@ -1,41 +1,90 @@
 package org.sparkccl.kernel;
 
 import java.nio.ByteBuffer;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.function.BooleanSupplier;
 import org.sparkccl.DataType;
 import org.sparkccl.ReduceOp;
 import org.sparkccl.algorithm.PrimitiveCall;
+import org.sparkccl.comm.CollectiveCall;
 import org.sparkccl.device.HostBuffer;
 import org.sparkccl.fifo.Fifo;
+import org.sparkccl.memory.SharedFile;
 
 /**
  * The "kernel" of one channel on host memory: runs a channel plan's primitives slice by slice over
  * the channel's send FIFO (to the next rank) and receive FIFO (from the previous rank), exactly as
  * a GPU block would. Only the channel's kernel thread calls {@link #run}; the step counters are
  * that thread's own.
+ *
+ * <p>Either side may instead be a direct edge to a rank of the same host ({@link #sendDirect},
+ * {@link #recvDirect}): the kernel then writes into the next rank's receive FIFO in shared memory,
+ * or reads its own from there, with no proxy in between. Nobody wakes a wait on such a FIFO (the
+ * other kernel runs in another process), so it polls, and since no proxy carries the call beside
+ * the data, the slots carry it ({@link SlotCalls}).
  */
 public final class HostChannelKernel implements ChannelKernel {
-  private final Fifo sendFifo;
-  private final Fifo recvFifo;
+  private final Fifo ownSend;
+  private final Fifo ownRecv;
   private final KernelWaiter waiter;
   private final int stepSize;
   private final KernelGuard guard;
   private long sendStep;
   private long recvStep;
 
+  // Set before the first collective (the ring's set-up); the task hand-off to the kernel thread
+  // publishes them. Calls are null on the kernel's own FIFOs, whose proxy checks the calls.
+  private Fifo sendFifo;
+  private Fifo recvFifo;
+  private SlotCalls sendCalls;
+  private SlotCalls recvCalls;
+  private final List<SharedFile> sharedMemory = new ArrayList<>();
+
   // made once: a lambda over the step's local would be a new object on every wait of every slice
   private final BooleanSupplier sendRoom = this::sendRoom;
   private final BooleanSupplier recvFilled = this::recvFilled;
-  private final KernelWaiter.Check sendCheck = this::checkSend;
-  private final KernelWaiter.Check recvCheck = this::checkRecv;
+  private final KernelWaiter.Check sendCheck = new SideCheck(true);
+  private final KernelWaiter.Check recvCheck = new SideCheck(false);
 
   public HostChannelKernel(Fifo sendFifo, Fifo recvFifo, KernelWaiter waiter, KernelGuard guard) {
+    this.ownSend = sendFifo;
+    this.ownRecv = recvFifo;
     this.sendFifo = sendFifo;
     this.recvFifo = recvFifo;
     this.waiter = waiter;
     this.stepSize = sendFifo.stepSize();
     this.guard = guard;
+  }
+
+  /**
+   * Sends into {@code fifo}, the next rank's receive FIFO in shared memory, stamping each slot with
+   * its call in {@code calls}; {@code null} for both: back to this kernel's own send FIFO. Only
+   * before the first collective.
+   */
+  public void sendDirect(Fifo fifo, SlotCalls calls) {
+    checkStepSize(fifo);
+    sendFifo = fifo == null ? ownSend : fifo;
+    sendCalls = fifo == null ? null : calls;
+  }
+
+  /** As {@link #sendDirect}, for the receive side: reads the slots the previous rank writes. */
+  public void recvDirect(Fifo fifo, SlotCalls calls) {
+    checkStepSize(fifo);
+    recvFifo = fifo == null ? ownRecv : fifo;
+    recvCalls = fifo == null ? null : calls;
+  }
+
+  private void checkStepSize(Fifo fifo) {
+    if (fifo != null && fifo.stepSize() != stepSize) {
+      throw new IllegalArgumentException(
+          "a direct FIFO of stepSize " + fifo.stepSize() + "; this kernel's is " + stepSize);
+    }
+  }
+
+  /** Unmaps {@code memory} (what direct FIFOs lie in) when the kernel closes, not before. */
+  public void closeWith(SharedFile memory) {
+    sharedMemory.add(memory);
   }
 
   /**
@@ -48,6 +97,7 @@ public final class HostChannelKernel implements ChannelKernel {
     private DataType type;
     private ReduceOp op;
     private int nRanks;
+    private CollectiveCall call;
 
     ByteBuffer src() {
       return src;
@@ -72,14 +122,15 @@ public final class HostChannelKernel implements ChannelKernel {
 
   private final Work work = new Work();
 
+  /** This kernel's own send FIFO, which the proxy reads; a direct edge bypasses it. */
   @Override
   public Fifo sendFifo() {
-    return sendFifo;
+    return ownSend;
   }
 
   @Override
   public Fifo recvFifo() {
-    return recvFifo;
+    return ownRecv;
   }
 
   @Override
@@ -90,6 +141,7 @@ public final class HostChannelKernel implements ChannelKernel {
     w.type = cw.type();
     w.op = cw.op();
     w.nRanks = cw.nRanks();
+    w.call = cw.call();
     List<PrimitiveCall> calls = cw.plan().calls();
     // indexed, not for-each: no iterator per collective
     for (int i = 0; i < calls.size(); i++) {
@@ -108,56 +160,58 @@ public final class HostChannelKernel implements ChannelKernel {
     switch (call.kind()) {
       case SEND -> {
         awaitSendSlot().put(0, w.src(), src, len);
-        publish(len);
+        publish(w, len);
       }
       case COPY_SEND -> {
         if (w.src() != w.dst() || src != dst) {
           w.dst().put(dst, w.src(), src, len);
         }
         awaitSendSlot().put(0, w.src(), src, len);
-        publish(len);
+        publish(w, len);
       }
       case RECV -> {
-        w.dst().put(dst, awaitRecvSlot(len), 0, len);
+        w.dst().put(dst, awaitRecvSlot(w, len), 0, len);
         releaseRecv();
       }
       case RECV_REDUCE_SEND -> {
-        ByteBuffer in = awaitRecvSlot(len);
+        ByteBuffer in = awaitRecvSlot(w, len);
         ByteBuffer out = awaitSendSlot();
         Reducer.reduce(w.type(), w.op(), in, 0, w.src(), src, out, 0, elems);
-        publish(len);
+        publish(w, len);
         releaseRecv();
       }
       case RECV_REDUCE_COPY -> {
-        reduceFinal(w, awaitRecvSlot(len), src, dst, elems);
+        reduceFinal(w, awaitRecvSlot(w, len), src, w.dst(), dst, elems);
         releaseRecv();
       }
       case RECV_REDUCE_COPY_SEND -> {
-        ByteBuffer in = awaitRecvSlot(len);
+        ByteBuffer in = awaitRecvSlot(w, len);
         ByteBuffer out = awaitSendSlot();
-        reduceFinal(w, in, src, dst, elems);
+        reduceFinal(w, in, src, w.dst(), dst, elems);
         out.put(0, w.dst(), dst, len);
-        publish(len);
+        publish(w, len);
         releaseRecv();
       }
       case RECV_COPY_SEND -> {
-        ByteBuffer in = awaitRecvSlot(len);
+        ByteBuffer in = awaitRecvSlot(w, len);
         ByteBuffer out = awaitSendSlot();
         w.dst().put(dst, in, 0, len);
         out.put(0, in, 0, len);
-        publish(len);
+        publish(w, len);
         releaseRecv();
       }
     }
   }
 
-  /** {@code dst = in op src}, then the division of {@code avg}: the result is complete here. */
-  private static void reduceFinal(Work w, ByteBuffer in, int src, int dst, int elems) {
-    Reducer.reduce(w.type(), w.op(), in, 0, w.src(), src, w.dst(), dst, elems);
+  /** {@code out = in op src}, then the division of {@code avg}: the result is complete here. */
+  private static void reduceFinal(
+      Work w, ByteBuffer in, int src, ByteBuffer out, int outOffset, int elems) {
+    Reducer.reduce(w.type(), w.op(), in, 0, w.src(), src, out, outOffset, elems);
     if (w.op() == ReduceOp.AVG) {
-      Reducer.divide(w.type(), w.dst(), dst, elems, w.nRanks());
+      Reducer.divide(w.type(), out, outOffset, elems, w.nRanks());
     }
   }
+
 
   private boolean sendRoom() {
     return sendFifo.hasRoomFor(sendStep);
@@ -167,12 +221,24 @@ public final class HostChannelKernel implements ChannelKernel {
     return recvFifo.isFilled(recvStep);
   }
 
-  private void checkSend(long waited) {
-    check(waited, true);
-  }
+  /** The deadline and abort of a wait on one side; a direct side polls at the shared period. */
+  private final class SideCheck implements KernelWaiter.Check {
+    private final boolean sending;
 
-  private void checkRecv(long waited) {
-    check(waited, false);
+    SideCheck(boolean sending) {
+      this.sending = sending;
+    }
+
+    @Override
+    public void check(long waitedNanos) {
+      guard.checkWait(waitedNanos, guard.describe(sending));
+    }
+
+    @Override
+    public long parkNanos() {
+      SlotCalls direct = sending ? sendCalls : recvCalls;
+      return direct != null ? PeerEdge.SHARED_PARK_NANOS : KernelWaiter.Check.super.parkNanos();
+    }
   }
 
   private ByteBuffer awaitSendSlot() {
@@ -180,14 +246,20 @@ public final class HostChannelKernel implements ChannelKernel {
     return sendFifo.slot(sendStep);
   }
 
-  private void publish(int len) {
+  private void publish(Work w, int len) {
+    if (sendCalls != null) {
+      sendCalls.stamp(sendStep, w.call);
+    }
     sendFifo.publish(sendStep, len);
     sendStep++;
   }
 
-  private ByteBuffer awaitRecvSlot(int expected) {
+  private ByteBuffer awaitRecvSlot(Work w, int expected) {
     long step = recvStep;
     waiter.await(recvFilled, recvCheck);
+    if (recvCalls != null) {
+      recvCalls.verify(step, w.call);
+    }
     int got = recvFifo.size(step);
     if (got != expected) {
       throw new IllegalStateException(
@@ -209,7 +281,10 @@ public final class HostChannelKernel implements ChannelKernel {
     recvStep++;
   }
 
-  private void check(long waitedNanos, boolean sending) {
-    guard.checkWait(waitedNanos, guard.describe(sending));
+  /** Unmaps the shared memory of direct edges; the kernel thread has stopped. */
+  @Override
+  public void close() {
+    sharedMemory.forEach(SharedFile::close);
+    sharedMemory.clear();
   }
 }

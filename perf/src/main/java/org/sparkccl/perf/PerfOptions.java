@@ -104,6 +104,15 @@ final class PerfOptions {
   @Option(names = "-w", description = "warm-up iterations (default ${DEFAULT-VALUE})")
   int warmup = 5;
 
+  @Option(
+      names = "--warmup-ms",
+      description =
+          "after the -w warm-up iterations of a size, more of them until about this many"
+              + " milliseconds have passed (at most 20000 calls; the ranks agree on the count), so"
+              + " that a small size's own code path is compiled before it is timed"
+              + " (default ${DEFAULT-VALUE}; 0: -w only)")
+  int warmupMs = 200;
+
   @Option(names = "-i", description = "timed iterations (default ${DEFAULT-VALUE})")
   int iters = 20;
 
@@ -143,7 +152,8 @@ final class PerfOptions {
         List.of("-n", "" + ranks, "-b", "" + minBytes, "-e", "" + maxBytes, "-f", "" + factor));
     a.addAll(List.of("-o", operation, "-d", dtype, "-r", redop, "-t", transport));
     a.addAll(List.of("--root", "" + root, "-a", algo));
-    a.addAll(List.of("-w", "" + warmup, "-i", "" + iters, "-c", "" + check));
+    a.addAll(List.of("-w", "" + warmup, "--warmup-ms", "" + warmupMs));
+    a.addAll(List.of("-i", "" + iters, "-c", "" + check));
     a.addAll(List.of("--jit-warmup", "" + jitWarmup, "--device", deviceOf(r)));
     if (json != null) {
       a.addAll(List.of("--json", json));

@@ -90,9 +90,10 @@ final class PerfRank {
         || o.factor < 2
         || o.iters < 1
         || o.warmup < 0
+        || o.warmupMs < 0
         || (o.check != 0 && o.check != 1)) {
       throw new IllegalArgumentException(
-          "expected -n >= 1, 1 <= -b <= -e, -f >= 2, -i >= 1, -w >= 0, -c 0|1");
+          "expected -n >= 1, 1 <= -b <= -e, -f >= 2, -i >= 1, -w >= 0, --warmup-ms >= 0, -c 0|1");
     }
     if (o.root < 0 || o.root >= o.ranks) {
       throw new IllegalArgumentException(
@@ -220,9 +221,7 @@ final class PerfRank {
     }
     long bytes = perfOp.bytes(perRank, n, c.type());
     c.buffers().fillSend(perfOp.sendCount(perRank, n), c.type(), 1, c.o().rank);
-    for (int i = 0; i < c.o().warmup; i++) {
-      perfOp.run(c.comm(), c.send(), c.recv(), perRank, c.type(), c.op(), c.o().root);
-    }
+    warmUp(c, perfOp, perRank);
     barrier(c);
     long t0 = System.nanoTime();
     for (int i = 0; i < c.o().iters; i++) {
@@ -231,6 +230,33 @@ final class PerfRank {
     double timeUs = maxOver(c, (System.nanoTime() - t0) / 1e3 / c.o().iters);
     long wrong = c.o().check == 1 ? check(c, perfOp, perRank, size) : 0;
     return row(c, perfOp, c.o().algo, bytes, timeUs, wrong);
+  }
+
+  /** The most warm-up calls {@code --warmup-ms} adds to a size. */
+  static final int MAX_TIMED_WARMUP_CALLS = 20_000;
+
+  /**
+   * Untimed calls of one size: {@code -w} of them, then, with {@code --warmup-ms}, as many more as
+   * fill that time at the rate the slowest rank saw. The tuner gives a size its own algorithm (16
+   * KiB: Rabenseifner, 1 MiB: the ring), whose code the JIT has not compiled yet after the small
+   * and large warm-up calls; its first size timed 2x slower than the next with 200 warm-up calls (2
+   * ranks, a 2-core VM). Every rank makes the same number of calls: they agree on the slowest rate.
+   */
+  static void warmUp(Context c, PerfOp perfOp, long perRank) {
+    boolean timed = c.o().warmupMs > 0;
+    int w = timed ? Math.max(1, c.o().warmup) : c.o().warmup;
+    long t0 = System.nanoTime();
+    for (int i = 0; i < w; i++) {
+      perfOp.run(c.comm(), c.send(), c.recv(), perRank, c.type(), c.op(), c.o().root);
+    }
+    if (!timed) {
+      return;
+    }
+    double perCallMs = maxOver(c, (System.nanoTime() - t0) / 1e6 / w);
+    long more = Math.min(MAX_TIMED_WARMUP_CALLS, (long) Math.ceil(c.o().warmupMs / perCallMs) - w);
+    for (long i = 0; i < more; i++) {
+      perfOp.run(c.comm(), c.send(), c.recv(), perRank, c.type(), c.op(), c.o().root);
+    }
   }
 
   /** A row from a measured time. */

@@ -3,10 +3,13 @@ package org.sparkccl.transport.p2p;
 /**
  * A channel kernel that can talk to the next rank's kernel on the same host without the proxy: its
  * send side can write into a receive FIFO another rank exported ({@link EdgeKind}). The CUDA kernel
- * is one; the host kernel is not.
+ * is one; a host-memory channel kernel becomes one through {@code transport.shm.SharedRingFifos}.
  */
 public interface DirectFifoKernel {
-  /** The GPU's PCI bus id: one name for the device in every process of the host. */
+  /**
+   * The GPU's PCI bus id: one name for the device in every process of the host; {@link
+   * SameHostInfo#HOST_MEMORY} for a host-memory kernel.
+   */
   String deviceId();
 
   /** Whether this kernel's GPU can write into the GPU named {@code deviceId} (or is it). */

@@ -22,8 +22,8 @@ public enum EdgeKind {
 
   /**
    * The kind of the edge from {@code sender} to {@code receiver}: direct when both run on one host
-   * with GPU kernels that can share FIFOs, peer when the sender can also write into the receiver's
-   * GPU and both allow it ({@code p2p=auto}).
+   * with kernels that can share FIFOs (both GPU kernels, or both host-memory kernels), peer when
+   * the sender can also write into the receiver's GPU and both allow it ({@code p2p=auto}).
    *
    * @param senderReachesReceiver whether the sender's GPU can write into the receiver's (the same
    *     GPU, or {@code cuDeviceCanAccessPeer}), as the sender found
@@ -32,7 +32,10 @@ public enum EdgeKind {
       SameHostInfo sender, SameHostInfo receiver, boolean senderReachesReceiver) {
     if (sender.deviceId().isEmpty()
         || receiver.deviceId().isEmpty()
-        || !sender.host().equals(receiver.host())) {
+        || !sender.host().equals(receiver.host())
+        || sender.hostMemory() != receiver.hostMemory()) {
+      // a host-memory FIFO and a GPU kernel's FIFO differ in layout: such an edge stays on the
+      // network
       return NET;
     }
     return sender.p2p() && receiver.p2p() && senderReachesReceiver ? PEER : SHM;

@@ -15,6 +15,14 @@ import java.nio.charset.StandardCharsets;
  * }</pre>
  */
 public record SameHostInfo(String host, long pid, String deviceId, boolean p2p) {
+  /** The device id of a host-memory kernel, whose FIFOs lie in shared host memory. */
+  public static final String HOST_MEMORY = "host";
+
+  /** Whether this rank's kernel runs on host memory rather than a GPU. */
+  public boolean hostMemory() {
+    return HOST_MEMORY.equals(deviceId);
+  }
+
   /** The bytes that travel through the bootstrap. */
   public byte[] encode() {
     byte[] h = host.getBytes(StandardCharsets.UTF_8);
