@@ -19,11 +19,11 @@ def main() -> None:
                 sizes.append(size)
     rounds = len(times[(sizes[0], "old")])
     print(f"{description}, median time_us of {rounds} rounds: {old} (old) vs {new} (new)")
-    print(f"{'size':>6} {'old_us':>10} {'new_us':>10} {'new/old':>8}")
+    print(f"{'size':>18} {'old_us':>10} {'new_us':>10} {'new/old':>8}")
     for size in sizes:
         o = statistics.median(times[(size, "old")])
         n = statistics.median(times[(size, "new")])
-        print(f"{size:>6} {o:>10.1f} {n:>10.1f} {n / o:>8.3f}")
+        print(f"{size:>18} {o:>10.1f} {n:>10.1f} {n / o:>8.3f}")
 
 
 if __name__ == "__main__":

@@ -137,24 +137,31 @@ case "$MODE" in
     ;;
   ab)
     # this build against the one pack.sh put in baseline-lib (BASELINE=<rev>), host memory,
-    # 4 rank processes, alternating, ROUNDS rounds (default 5) of ITERS timed iterations (default
-    # 50); medians and ratio at 8 B, 1 MiB, 64 MiB
+    # RANKS rank processes (default 4), alternating, ROUNDS rounds (default 5) of ITERS timed
+    # iterations (default 50); medians and ratio for each of OPS (default allreduce) at SIZES
+    # (default 8 1M 64M)
     [ -d "$DIR/baseline-lib" ] || { echo "no $DIR/baseline-lib: pack with BASELINE=<rev>"; exit 2; }
     : >"$OUT/ab.txt"
     for ((round = 1; round <= ${ROUNDS:-5}; round++)); do
-      for size in 8 1M 64M; do
-        for side in old new; do
-          lib="$DIR/lib"
-          [ "$side" = old ] && lib="$DIR/baseline-lib"
-          "${JAVA[@]}" -cp "$lib/*" org.sparkccl.perf.PerfTool --device host -n 4 -o allreduce \
-            -d float32 -b "$size" -e "$size" -w 10 -i "${ITERS:-50}" -c 0 2>>"$OUT/ab.err" |
-            awk -v side="$side" -v size="$size" '$1 ~ /^[0-9]+$/ && NF >= 9 { print side, size, $6 }' \
-            >>"$OUT/ab.txt"
+      for n in ${RANKS:-4}; do
+        for op in ${OPS:-allreduce}; do
+          for size in ${SIZES:-8 1M 64M}; do
+            sides=(old new)
+            ((round % 2)) || sides=(new old)
+            for side in "${sides[@]}"; do
+              lib="$DIR/lib"
+              [ "$side" = old ] && lib="$DIR/baseline-lib"
+              timeout 120 "${JAVA[@]}" -cp "$lib/*" org.sparkccl.perf.PerfTool --device host -n "$n" -o "$op" \
+                -d float32 -b "$size" -e "$size" -w 10 -i "${ITERS:-50}" -c 0 2>>"$OUT/ab.err" |
+                awk -v side="$side" -v key="$n/$op/$size" '$1 ~ /^[0-9]+$/ && NF >= 9 { print side, key, $6 }' \
+                >>"$OUT/ab.txt"
+            done
+          done
         done
       done
       echo "round $round done"
     done
-    python3 "$DIR/ab_summary.py" "$OUT/ab.txt" baseline this "allReduce float32, 4 rank processes, host memory"
+    python3 "$DIR/ab_summary.py" "$OUT/ab.txt" baseline this "float32, host memory, rows: ranks/operation/size"
     ;;
   ab-small)
     # this build against the one in baseline-lib (BASELINE=<rev>) for small collectives of host
