@@ -184,23 +184,20 @@ public final class HostChannelKernel implements ChannelKernel {
         reduceFinal(w, awaitRecvSlot(w, len), src, w.dst(), dst, elems);
         releaseRecv();
       }
-      // Both below fill the next rank's slot first and publish it before the local copy: the
-      // next rank starts on the slice while this one copies (the receiver only reads the slot,
-      // so reading it back after publishing is safe).
       case RECV_REDUCE_COPY_SEND -> {
         ByteBuffer in = awaitRecvSlot(w, len);
         ByteBuffer out = awaitSendSlot();
-        reduceFinal(w, in, src, out, elems);
+        reduceFinal(w, in, src, w.dst(), dst, elems);
+        out.put(0, w.dst(), dst, len);
         publish(w, len);
-        w.dst().put(dst, out, 0, len);
         releaseRecv();
       }
       case RECV_COPY_SEND -> {
         ByteBuffer in = awaitRecvSlot(w, len);
         ByteBuffer out = awaitSendSlot();
+        w.dst().put(dst, in, 0, len);
         out.put(0, in, 0, len);
         publish(w, len);
-        w.dst().put(dst, in, 0, len);
         releaseRecv();
       }
     }
@@ -215,9 +212,6 @@ public final class HostChannelKernel implements ChannelKernel {
     }
   }
 
-  private static void reduceFinal(Work w, ByteBuffer in, int src, ByteBuffer out, int elems) {
-    reduceFinal(w, in, src, out, 0, elems);
-  }
 
   private boolean sendRoom() {
     return sendFifo.hasRoomFor(sendStep);
