@@ -5,9 +5,11 @@
 # Prints each run's summary. The fuzzer (10,000 frames), the two-host, relay and local-cluster
 # tests already run at full size in bin/run-tests. SOAK=0 skips the soaks; KILL_RUNS (default 1)
 # repeats the kill -9 runs, KILL_TIMEOUT (default 20s) is the engine's timeout there, TRANSPORTS
-# (default "socket ucx") which transports they use. A survivor that exits above 128 crashed.
+# (default "socket ucx") which transports they use (auto: the ring through shared memory, the
+# ranks being on one host). A survivor that exits above 128 crashed.
 #   bench/faults.sh
 #   SOAK=0 KILL_RUNS=15 KILL_TIMEOUT=3s TRANSPORTS=ucx bench/faults.sh
+#   SOAK=0 KILL_RUNS=5 KILL_TIMEOUT=3s TRANSPORTS=auto bench/faults.sh
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 nice -n 10 mvn -o -q -B test-compile -pl native-engine

@@ -212,7 +212,6 @@ public final class HostChannelKernel implements ChannelKernel {
     }
   }
 
-
   private boolean sendRoom() {
     return sendFifo.hasRoomFor(sendStep);
   }

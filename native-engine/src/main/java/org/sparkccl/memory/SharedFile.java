@@ -66,6 +66,21 @@ public final class SharedFile implements AutoCloseable {
     return new SharedFile(path, bytes, false);
   }
 
+  /**
+   * As {@link #open}, for a path another rank published: only an engine file ({@code
+   * /dev/shm/sparkccl-*}), so that a peer cannot make this process map any file its user can write.
+   *
+   * @throws IllegalArgumentException for another path
+   */
+  public static SharedFile openPublished(Path path, long bytes) {
+    if (!DIRECTORY.equals(path.getParent())
+        || !path.getFileName().toString().startsWith("sparkccl-")) {
+      throw new IllegalArgumentException(
+          "a file outside " + DIRECTORY + " or not named sparkccl-*: " + path);
+    }
+    return open(path, bytes);
+  }
+
   private static FileChannel createFile(Path path) throws IOException {
     Set<OpenOption> options =
         Set.of(StandardOpenOption.CREATE_NEW, StandardOpenOption.READ, StandardOpenOption.WRITE);

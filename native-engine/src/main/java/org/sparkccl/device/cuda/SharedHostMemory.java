@@ -28,7 +28,7 @@ final class SharedHostMemory implements AutoCloseable {
 
   private SharedHostMemory(CudaDevice device, Path path, long bytes, boolean create) {
     this.device = device;
-    this.file = create ? SharedFile.create(path, bytes) : SharedFile.open(path, bytes);
+    this.file = create ? SharedFile.create(path, bytes) : SharedFile.openPublished(path, bytes);
     this.buffer = file.buffer();
     this.host = Pointer.to(file.mapped());
     device.makeCurrent();

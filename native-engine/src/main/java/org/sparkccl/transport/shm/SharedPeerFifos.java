@@ -197,11 +197,7 @@ public final class SharedPeerFifos implements AutoCloseable {
       byte[] name = new byte[in.remaining()];
       in.get(name);
       Path path = Path.of(new String(name, StandardCharsets.UTF_8));
-      if (!SharedFile.DIRECTORY.equals(path.getParent())
-          || !path.getFileName().toString().startsWith("sparkccl-")) {
-        throw new IllegalArgumentException("a file outside " + SharedFile.DIRECTORY + ": " + path);
-      }
-      SharedFile f = SharedFile.open(path, regionBytes(slot) * k);
+      SharedFile f = SharedFile.openPublished(path, regionBytes(slot) * k);
       files.add(f);
       ByteBuffer region = region(f, slot, index);
       sends[to] = fifo(region, slot);

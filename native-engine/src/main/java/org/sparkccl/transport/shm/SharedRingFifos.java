@@ -113,12 +113,7 @@ public final class SharedRingFifos implements DirectFifoKernel {
               + "; expected SHM with this rank's stepSize "
               + stepSize);
     }
-    Path path = Path.of(handle.file());
-    if (!SharedFile.DIRECTORY.equals(path.getParent())
-        || !path.getFileName().toString().startsWith("sparkccl-")) {
-      throw new IllegalArgumentException("a FIFO outside " + SharedFile.DIRECTORY + ": " + path);
-    }
-    SharedFile f = SharedFile.open(path, fileBytes());
+    SharedFile f = SharedFile.openPublished(Path.of(handle.file()), fileBytes());
     imported = f;
     kernel.closeWith(f);
     ByteBuffer all = f.buffer();
