@@ -16,7 +16,10 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.sparkccl.bootstrap.TcpBootstrapRoot;
 
-/** Where UCX does not load: {@code ucx} says how to install it, {@code auto} falls back. */
+/**
+ * Where UCX does not load: {@code ucx} says how to install it, {@code auto} falls back (the ring
+ * between processes of one host then wraps sockets instead of UCX).
+ */
 class UcxUnavailableTest {
   /** Far above the few seconds the child needs; its communicators time out after 20 s. */
   private static final long CHILD_SECONDS = 90;
@@ -26,7 +29,7 @@ class UcxUnavailableTest {
   @Test
   @DisplayName(
       "without UCX, transport=ucx fails on every rank with how to install it, and auto uses the"
-          + " in-memory ring between threads and sockets between processes")
+          + " in-memory ring between threads and shared memory between processes of one host")
   void withoutUcxAskingForItFailsAndAutoFallsBack() throws Exception {
     String threads = runChildren(List.of());
     for (int r = 0; r < 2; r++) {
@@ -38,7 +41,8 @@ class UcxUnavailableTest {
     try (TcpBootstrapRoot root = TcpBootstrapRoot.start("127.0.0.1", 2)) {
       String processes = runChildren(List.of(root.address()));
       for (int r = 0; r < 2; r++) {
-        assertEquals("RING socket", line(processes, "transport=auto process rank " + r + ": "));
+        // the ring's edges go through shared memory; its notices, and trees, over sockets
+        assertEquals("RING shm", line(processes, "transport=auto process rank " + r + ": "));
       }
     }
   }
