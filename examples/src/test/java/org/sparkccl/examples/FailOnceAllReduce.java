@@ -20,8 +20,9 @@ import scala.runtime.AbstractFunction1;
 /**
  * A barrier task that all-reduces its partition's array through the in-task communicator, except
  * that on the stage's first attempt partition {@code failing} starts the collective and then throws
- * in the middle of it: the other ranks are left waiting on it, so the failure has to reach them
- * (and Spark has to retry the whole stage) for the job to finish.
+ * in the middle of it, while the other ranks go on to a second allReduce that it never joins: they
+ * are left waiting on it, so the failure has to reach them (and Spark has to retry the whole stage)
+ * for the job to finish.
  *
  * <p>Each task writes {@code attempt-A-partition-P} into {@code records} (the executors run on the
  * test's machine) as it completes: {@code aborted=<whether its communicator was aborted or had
@@ -58,6 +59,12 @@ final class FailOnceAllReduce
       }
       try {
         comm.allReduce(buf, buf, data.length, DataType.FLOAT32, ReduceOp.SUM);
+        if (context.stageAttemptNumber() == 0) {
+          // The failing task never makes this call, so every other rank is inside a collective
+          // when it fails. The first call alone may complete everywhere before the failing task
+          // throws: its own share is in flight, and over shared memory the ring can finish first.
+          comm.allReduce(buf, buf, data.length, DataType.FLOAT32, ReduceOp.SUM);
+        }
       } catch (RuntimeException e) {
         error[0] = e.toString().replace('\n', ' ');
         throw e;
