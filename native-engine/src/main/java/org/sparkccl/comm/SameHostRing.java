@@ -199,6 +199,7 @@ final class SameHostRing implements RingTransport {
     int onDevice = ranksOnDevice(hosts);
     for (DirectFifoKernel k : kernels) {
       k.fitGrid(onDevice, kernels.length);
+      k.watchPeers(recv.direct() ? hosts[prev].pid() : -1, send.direct() ? hosts[next].pid() : -1);
     }
     for (CommChannel ch : ctx.channels) {
       ch.directSend = send.direct();

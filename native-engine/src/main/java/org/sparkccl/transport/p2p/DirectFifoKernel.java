@@ -40,6 +40,13 @@ public interface DirectFifoKernel {
   void unlinkExported();
 
   /**
+   * The processes of the previous and the next rank on this channel's direct edges ({@code -1}
+   * where the edge is not direct), once the ring is set up: a wait on a direct edge can then notice
+   * that the other process died instead of waiting for the timeout. Nothing by default.
+   */
+  default void watchPeers(long prevPid, long nextPid) {}
+
+  /**
    * Frees what {@link #exportRecv} and {@link #importSend} made and points the kernel at its own
    * FIFOs again, for a ring that fell back to another transport before any collective ran.
    */

@@ -133,6 +133,23 @@ public final class SharedRingFifos implements DirectFifoKernel {
         file.slice(FifoLayout.CONTROL_BYTES, SharedSlotCalls.BYTES), rank, peer, checks, myCalls);
   }
 
+  @Override
+  public void watchPeers(long prevPid, long nextPid) {
+    kernel.watchPeers(process(prevPid), process(nextPid));
+  }
+
+  /**
+   * The process {@code pid} as this one sees it now, or null for none, this process, or one it
+   * cannot see (another PID namespace sharing {@code /dev/shm}): only a process seen alive here may
+   * later count as dead. A handle remembers the process's start, so a reused PID is not it.
+   */
+  private static ProcessHandle process(long pid) {
+    if (pid <= 0 || pid == ProcessHandle.current().pid()) {
+      return null;
+    }
+    return ProcessHandle.of(pid).orElse(null);
+  }
+
   /** Nothing to size: the host kernel is one thread. */
   @Override
   public void fitGrid(int ranksOnDevice, int channels) {}
