@@ -78,6 +78,24 @@ class ProcessAllReduceTest {
    */
   private static final String[] SHARED_RING = {"-Dsparkccl.transport=auto", "-Dsparkccl.shm=auto"};
 
+  /**
+   * Starts rank {@code r} of {@code N} in {@code mode} with the options {@code common} and then
+   * {@code keysOf(r)}, adding each process to {@code ps} as it starts (the caller destroys them).
+   */
+  private void startRanks(
+      String root,
+      String mode,
+      List<String> common,
+      IntFunction<List<String>> keysOf,
+      List<Process> ps)
+      throws IOException {
+    for (int r = 0; r < N; r++) {
+      List<String> props = new ArrayList<>(common);
+      props.addAll(keysOf.apply(r));
+      ps.add(start(root, r, mode, props.toArray(new String[0])));
+    }
+  }
+
   /** Starts {@code N} rank processes in {@code mode}; each must exit 0 having printed OK. */
   private void runToOk(String mode, String... keys) throws Exception {
     runToOk(mode, r -> List.of(keys));
@@ -87,14 +105,9 @@ class ProcessAllReduceTest {
   private void runToOk(String mode, IntFunction<List<String>> keysOf) throws Exception {
     List<Process> ps = new ArrayList<>();
     try (TcpBootstrapRoot root = TcpBootstrapRoot.start("127.0.0.1", N)) {
-      for (int r = 0; r < N; r++) {
-        List<String> props =
-            new ArrayList<>(
-                List.of(
-                    "-Dsparkccl.timeout=30s", "-Dsparkccl.buffSize=64K", "-Dsparkccl.nChannels=2"));
-        props.addAll(keysOf.apply(r));
-        ps.add(start(root.address(), r, mode, props.toArray(new String[0])));
-      }
+      List<String> common =
+          List.of("-Dsparkccl.timeout=30s", "-Dsparkccl.buffSize=64K", "-Dsparkccl.nChannels=2");
+      startRanks(root.address(), mode, common, keysOf, ps);
       for (int r = 0; r < N; r++) {
         boolean exited = ps.get(r).waitFor(120, TimeUnit.SECONDS);
         assertTrue(exited, "rank " + r + " still running after 120 s:\n" + output(r));
@@ -174,11 +187,8 @@ class ProcessAllReduceTest {
     assumeSharedMemory();
     List<Process> ps = new ArrayList<>();
     try (TcpBootstrapRoot root = TcpBootstrapRoot.start("127.0.0.1", N)) {
-      for (int r = 0; r < N; r++) {
-        List<String> props = new ArrayList<>(List.of("-Dsparkccl.timeout=20s"));
-        props.addAll(List.of(SHARED_RING));
-        ps.add(start(root.address(), r, "mismatch", props.toArray(new String[0])));
-      }
+      List<String> timeout = List.of("-Dsparkccl.timeout=20s");
+      startRanks(root.address(), "mismatch", timeout, r -> List.of(SHARED_RING), ps);
       for (int r = 0; r < N; r++) {
         boolean exited = ps.get(r).waitFor(60, TimeUnit.SECONDS);
         String out = output(r);
@@ -228,11 +238,8 @@ class ProcessAllReduceTest {
     List<String> errors = new ArrayList<>();
     List<Process> ps = new ArrayList<>();
     try (TcpBootstrapRoot root = TcpBootstrapRoot.start("127.0.0.1", N)) {
-      for (int r = 0; r < N; r++) {
-        List<String> props = new ArrayList<>(List.of("-Dsparkccl.timeout=10s"));
-        props.addAll(List.of(keys));
-        ps.add(start(root.address(), r, "loop", props.toArray(new String[0])));
-      }
+      List<String> timeout = List.of("-Dsparkccl.timeout=10s");
+      startRanks(root.address(), "loop", timeout, r -> List.of(keys), ps);
       // wait until every rank has finished at least one large allReduce
       long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(90);
       for (int r = 0; r < N; r++) {

@@ -521,7 +521,7 @@ public final class CollectiveLauncher {
       }
       ch.sendBase += plan.sendSteps();
       ch.recvBase += plan.recvSteps();
-      ChannelWork work = new ChannelWork(plan, src, dst, call.dtype(), call.op(), ctx.nRanks, call);
+      ChannelWork work = new ChannelWork(plan, src, dst, ctx.nRanks, call);
       if (group != null) {
         group[c] = work;
         continue;

@@ -30,15 +30,14 @@ import org.sparkccl.util.EngineLog;
  * round the files lose their names; the memory goes when the last side unmaps it.
  *
  * <p>The file of a rank with {@code k} senders holds {@code k} regions, each a FIFO's control block
- * ({@link FifoLayout}), its slots' calls ({@link SharedSlotCalls}) and {@code STEPS} slots.
+ * ({@link FifoLayout}), its slots' calls ({@link SharedSlotCalls}) and {@code STEPS} slots: a
+ * {@link SharedFifoRegion}.
  */
 public final class SharedPeerFifos implements AutoCloseable {
   private static final Logger LOG = EngineLog.logger(SharedPeerFifos.class);
 
   /** The largest slot: every page is written at creation, so the files stay small. */
   public static final int MAX_SLOT_BYTES = 64 << 10;
-
-  private static final int PAGE = 4096;
 
   private final int slotBytes;
   private final int stepSize;
@@ -82,12 +81,6 @@ public final class SharedPeerFifos implements AutoCloseable {
     return Math.min(stepSize, MAX_SLOT_BYTES);
   }
 
-  private static long regionBytes(int slotBytes) {
-    long raw =
-        FifoLayout.CONTROL_BYTES + SharedSlotCalls.BYTES + (long) FifoLayout.STEPS * slotBytes;
-    return (raw + PAGE - 1) / PAGE * PAGE;
-  }
-
   /**
    * Joins the two rounds. Every rank of the communicator calls it at the same point.
    *
@@ -113,10 +106,10 @@ public final class SharedPeerFifos implements AutoCloseable {
               String.format(
                   "sparkccl-%016x-p%d-%d", s.token(), s.rank(), ProcessHandle.current().pid()));
       try {
-        inbound = SharedFile.create(path, regionBytes(slot) * senders.size());
+        inbound = SharedFile.create(path, SharedFifoRegion.bytes(slot) * senders.size());
         files.add(inbound);
         for (int i = 0; i < senders.size(); i++) {
-          Fifo.initialize(region(inbound, slot, i).slice(0, FifoLayout.CONTROL_BYTES));
+          SharedFifoRegion.initialize(SharedFifoRegion.of(inbound, slot, i));
         }
         published = describe(path, slot, senders);
       } catch (UncheckedIOException e) {
@@ -138,10 +131,11 @@ public final class SharedPeerFifos implements AutoCloseable {
         for (int i = 0; i < senders.size(); i++) {
           int from = senders.get(i);
           if (maps[from].length == s.nRanks() && maps[from][s.rank()] == 1) {
-            ByteBuffer region = region(inbound, slot, i);
-            out.recvs[from] = fifo(region, slot);
+            ByteBuffer region = SharedFifoRegion.of(inbound, slot, i);
+            out.recvs[from] = SharedFifoRegion.fifo(region, slot);
             out.recvCalls[from] =
-                new SharedSlotCalls(calls(region), s.rank(), from, s.checks(), s.myCalls());
+                new SharedSlotCalls(
+                    SharedFifoRegion.calls(region), s.rank(), from, s.checks(), s.myCalls());
           }
         }
       }
@@ -197,11 +191,13 @@ public final class SharedPeerFifos implements AutoCloseable {
       byte[] name = new byte[in.remaining()];
       in.get(name);
       Path path = Path.of(new String(name, StandardCharsets.UTF_8));
-      SharedFile f = SharedFile.openPublished(path, regionBytes(slot) * k);
+      SharedFile f = SharedFile.openPublished(path, SharedFifoRegion.bytes(slot) * k);
       files.add(f);
-      ByteBuffer region = region(f, slot, index);
-      sends[to] = fifo(region, slot);
-      sendCalls[to] = new SharedSlotCalls(calls(region), s.rank(), to, s.checks(), s.myCalls());
+      ByteBuffer region = SharedFifoRegion.of(f, slot, index);
+      sends[to] = SharedFifoRegion.fifo(region, slot);
+      sendCalls[to] =
+          new SharedSlotCalls(
+              SharedFifoRegion.calls(region), s.rank(), to, s.checks(), s.myCalls());
       return true;
     } catch (UncheckedIOException | IllegalArgumentException | BufferUnderflowException e) {
       LOG.warn(
@@ -211,26 +207,6 @@ public final class SharedPeerFifos implements AutoCloseable {
           e.getMessage());
       return false;
     }
-  }
-
-  private static ByteBuffer region(SharedFile f, int slot, int index) {
-    long bytes = regionBytes(slot);
-    return f.buffer().slice((int) (bytes * index), (int) bytes);
-  }
-
-  private static ByteBuffer calls(ByteBuffer region) {
-    return region.slice(FifoLayout.CONTROL_BYTES, SharedSlotCalls.BYTES);
-  }
-
-  /**
-   * A FIFO over a region, as it is: the receiver set it up before it published the file, and its
-   * peer may already be using it. The file, not the FIFO, owns the memory.
-   */
-  private static Fifo fifo(ByteBuffer region, int slot) {
-    ByteBuffer control = region.slice(0, FifoLayout.CONTROL_BYTES);
-    ByteBuffer data =
-        region.slice(FifoLayout.CONTROL_BYTES + SharedSlotCalls.BYTES, FifoLayout.STEPS * slot);
-    return Fifo.attach(slot, control, data, () -> {});
   }
 
   /**

@@ -4,8 +4,6 @@ import java.nio.ByteBuffer;
 import java.nio.file.Path;
 import java.util.function.LongFunction;
 import org.sparkccl.comm.CollectiveCall;
-import org.sparkccl.fifo.Fifo;
-import org.sparkccl.fifo.FifoLayout;
 import org.sparkccl.kernel.HostChannelKernel;
 import org.sparkccl.memory.SharedFile;
 import org.sparkccl.transport.p2p.DirectFifoKernel;
@@ -20,9 +18,9 @@ import org.sparkccl.transport.p2p.SameHostInfo;
  * one host a ring step is then one copy into shared memory and one read out of it, where UCX or a
  * loopback socket add the proxy's hand-over, a transport copy and an acknowledgement per fragment.
  *
- * <p>A file holds the FIFO's control block ({@link FifoLayout}), the call of each slot ({@link
- * SharedSlotCalls}: no proxy checks the calls on this edge) and the slots. The kernel owns the
- * mappings once made and unmaps them when it closes, after its thread stopped.
+ * <p>A file holds one {@link SharedFifoRegion}: the FIFO's control block, the call of each slot
+ * ({@link SharedSlotCalls}: no proxy checks the calls on this edge) and the slots. The kernel owns
+ * the mappings once made and unmaps them when it closes, after its thread stopped.
  *
  * <pre>{@code
  * // in TransportSelector, for each channel of a host-memory communicator on one host:
@@ -60,10 +58,6 @@ public final class SharedRingFifos implements DirectFifoKernel {
     this.myCalls = myCalls;
   }
 
-  private long fileBytes() {
-    return FifoLayout.CONTROL_BYTES + SharedSlotCalls.BYTES + (long) FifoLayout.STEPS * stepSize;
-  }
-
   @Override
   public String deviceId() {
     return SameHostInfo.HOST_MEMORY;
@@ -84,12 +78,13 @@ public final class SharedRingFifos implements DirectFifoKernel {
       throw new IllegalStateException("this channel already exported its receive FIFO");
     }
     Path path = SharedFile.DIRECTORY.resolve(name);
-    SharedFile f = SharedFile.create(path, fileBytes());
+    SharedFile f = SharedFile.create(path, SharedFifoRegion.bytes(stepSize));
     ByteBuffer all = f.buffer();
-    Fifo.initialize(all.slice(0, FifoLayout.CONTROL_BYTES));
+    SharedFifoRegion.initialize(all);
     exported = f;
     kernel.closeWith(f);
-    kernel.recvDirect(fifo(all), calls(all, (rank - 1 + nRanks) % nRanks));
+    kernel.recvDirect(
+        SharedFifoRegion.fifo(all, stepSize), calls(all, (rank - 1 + nRanks) % nRanks));
     return new FifoHandle(
         EdgeKind.SHM,
         ProcessHandle.current().pid(),
@@ -113,24 +108,16 @@ public final class SharedRingFifos implements DirectFifoKernel {
               + "; expected SHM with this rank's stepSize "
               + stepSize);
     }
-    SharedFile f = SharedFile.openPublished(Path.of(handle.file()), fileBytes());
+    SharedFile f =
+        SharedFile.openPublished(Path.of(handle.file()), SharedFifoRegion.bytes(stepSize));
     imported = f;
     kernel.closeWith(f);
     ByteBuffer all = f.buffer();
-    kernel.sendDirect(fifo(all), calls(all, (rank + 1) % nRanks));
+    kernel.sendDirect(SharedFifoRegion.fifo(all, stepSize), calls(all, (rank + 1) % nRanks));
   }
 
-  /** The FIFO over a file as it is: its creator set up the control block before publishing it. */
-  private Fifo fifo(ByteBuffer file) {
-    ByteBuffer control = file.slice(0, FifoLayout.CONTROL_BYTES);
-    ByteBuffer data =
-        file.slice(FifoLayout.CONTROL_BYTES + SharedSlotCalls.BYTES, FifoLayout.STEPS * stepSize);
-    return Fifo.attach(stepSize, control, data, () -> {});
-  }
-
-  private SharedSlotCalls calls(ByteBuffer file, int peer) {
-    return new SharedSlotCalls(
-        file.slice(FifoLayout.CONTROL_BYTES, SharedSlotCalls.BYTES), rank, peer, checks, myCalls);
+  private SharedSlotCalls calls(ByteBuffer region, int peer) {
+    return new SharedSlotCalls(SharedFifoRegion.calls(region), rank, peer, checks, myCalls);
   }
 
   @Override
