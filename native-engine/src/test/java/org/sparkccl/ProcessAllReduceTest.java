@@ -19,6 +19,8 @@ import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 import org.sparkccl.bootstrap.TcpBootstrapRoot;
 import org.sparkccl.memory.SharedFile;
 
@@ -203,6 +205,32 @@ class ProcessAllReduceTest {
             out.contains("CclMismatchException") && out.contains("max") && out.contains("sum"),
             "rank " + r + " should name both calls in a mismatch:\n" + tail(out));
       }
+    } finally {
+      destroyAll(ps);
+    }
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @ValueSource(strings = {"mismatch-roots", "mismatch-kinds"})
+  @DisplayName("a small mismatched last call between processes sharing memory fails every rank")
+  void smallMismatchedLastCallOnSharedEdgesFailsEveryRank(String mode) throws Exception {
+    assumeSharedMemory();
+    List<Process> ps = new ArrayList<>();
+    try (TcpBootstrapRoot root = TcpBootstrapRoot.start("127.0.0.1", N)) {
+      // the timeout is far off: a rank that failed by it, not by the mismatch, fails the test
+      List<String> timeout = List.of("-Dsparkccl.timeout=40s");
+      startRanks(root.address(), mode, timeout, r -> List.of(SHARED_RING), ps);
+      boolean named = false;
+      for (int r = 0; r < N; r++) {
+        boolean exited = ps.get(r).waitFor(30, TimeUnit.SECONDS);
+        String out = output(r);
+        assertTrue(exited, "rank " + r + " still running 30 s after the mismatch:\n" + tail(out));
+        assertEquals(1, ps.get(r).exitValue(), "rank " + r + ":\n" + tail(out));
+        assertTrue(out.contains("RING shm"), "rank " + r + " off the shared ring:\n" + tail(out));
+        assertFalse(out.contains("CclTimeoutException"), "rank " + r + ":\n" + tail(out));
+        named |= out.contains("CclMismatchException") && out.contains("as operation #1 but rank");
+      }
+      assertTrue(named, "no rank reported the mismatch of call #1:\n" + tail(output(1)));
     } finally {
       destroyAll(ps);
     }

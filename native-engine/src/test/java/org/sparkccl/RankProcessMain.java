@@ -8,6 +8,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.SplittableRandom;
+import java.util.concurrent.locks.LockSupport;
 import org.sparkccl.bootstrap.TcpBootstrap;
 import org.sparkccl.bootstrap.TcpBootstrapRoot;
 import org.sparkccl.config.CclConfig;
@@ -27,6 +28,10 @@ import org.sparkccl.device.HostDevice;
  *       API, in place and out of place, each checked on this rank with {@link CollectiveCase};
  *       prints {@code OK} and exits 0.
  *   <li>{@code mismatch}: one allReduce where rank 1 asks for another operator; must fail.
+ *   <li>{@code mismatch-roots}: a small broadcast where rank 1 names itself the root and the others
+ *       rank 0 (two ranks that only send); must fail.
+ *   <li>{@code mismatch-kinds}: a small allReduce on rank 1 against a small broadcast from rank 0
+ *       on the others; must fail.
  *   <li>{@code loop}: allReduces of 4M floats until one fails (a peer dies) or 90 s pass; prints
  *       {@code ITER <i>} after each one. Exits 3 when the time runs out.
  * </ul>
@@ -71,6 +76,7 @@ public final class RankProcessMain {
             case "loop" -> loop(comm);
             case "collectives" -> collectives(comm, rank, n);
             case "mismatch" -> mismatch(comm, rank);
+            case "mismatch-roots", "mismatch-kinds" -> mismatchLast(comm, rank, mode);
             default -> check(comm, rank, n);
           };
     }
@@ -104,6 +110,39 @@ public final class RankProcessMain {
       comm.allReduce(buf, buf, count, DataType.FLOAT32, rank == 1 ? ReduceOp.MAX : ReduceOp.SUM);
     }
     System.out.println("FAILED: the mismatched allReduce returned without an error");
+    return 3;
+  }
+
+  /**
+   * A broadcast of 16 random floats from rank 0, where rank 1 broadcasts from itself ({@code
+   * mismatch-roots}) or all-reduces ({@code mismatch-kinds}), as the last call: small calls run on
+   * point-to-point edges, where ranks that only send finish without waiting, and no later call's
+   * data can reveal the mismatch. Prints {@code FAILED} with the error when the call fails, or
+   * {@code ABORTED} when the communicator fails within 10 s after the call returned.
+   */
+  private static int mismatchLast(Communicator comm, int rank, String mode) {
+    int count = 16;
+    try (DeviceBuffer buf = HostDevice.INSTANCE.allocate(4L * count)) {
+      ByteBuffer in = Reference.heap(4 * count);
+      Reference.fill(in, count, DataType.FLOAT32, new SplittableRandom(rank), false);
+      buf.copyFromHost(in.order(ByteOrder.nativeOrder()), 0);
+      if (rank != 1) {
+        comm.broadcast(buf, buf, count, DataType.FLOAT32, 0);
+      } else if (mode.equals("mismatch-roots")) {
+        comm.broadcast(buf, buf, count, DataType.FLOAT32, 1);
+      } else {
+        comm.allReduce(buf, buf, count, DataType.FLOAT32, ReduceOp.SUM);
+      }
+    }
+    long deadline = System.nanoTime() + 10_000_000_000L;
+    while (!comm.isAborted() && System.nanoTime() < deadline) {
+      LockSupport.parkNanos(1_000_000);
+    }
+    if (comm.isAborted()) {
+      System.out.println("ABORTED after the call returned");
+      return 1;
+    }
+    System.out.println("FAILED: the mismatched call returned and nothing failed in 10 s");
     return 3;
   }
 

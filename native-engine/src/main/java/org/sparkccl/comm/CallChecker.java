@@ -61,7 +61,7 @@ final class CallChecker {
       }
     }
     if (!mine.matches(theirs)) {
-      throw mismatch(peer, theirs, mine);
+      throw mismatch(peer, theirs, rank, mine);
     }
   }
 
@@ -81,7 +81,7 @@ final class CallChecker {
       if (a.call().seq() <= call.seq()) {
         it.remove();
         if (a.call().seq() == call.seq() && !call.matches(a.call()) && found == null) {
-          found = mismatch(a.peer(), a.call(), call);
+          found = mismatch(a.peer(), a.call(), rank, call);
         }
       }
     }
@@ -114,7 +114,9 @@ final class CallChecker {
     return false;
   }
 
-  private CclMismatchException mismatch(int peer, CollectiveCall theirs, CollectiveCall mine) {
+  /** Rank {@code peer}'s call against rank {@code rank}'s of the same number. */
+  static CclMismatchException mismatch(
+      int peer, CollectiveCall theirs, int rank, CollectiveCall mine) {
     return new CclMismatchException(
         "rank "
             + peer

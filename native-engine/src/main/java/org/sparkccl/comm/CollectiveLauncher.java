@@ -107,6 +107,10 @@ public final class CollectiveLauncher {
         lifecycle.fail(announcedMismatch);
         ctx.failure.checkUsable();
       }
+      NeighbourCalls neighbours = ctx.nRanks > 1 ? ctx.neighbours : null;
+      if (neighbours != null) {
+        neighbours.post(call);
+      }
       if (count == 0) {
         return CompletableFuture.completedFuture(null);
       }
@@ -132,7 +136,14 @@ public final class CollectiveLauncher {
         // a proxy. GPU ranks all announce: a direct edge has no proxy to check headers, and a GPU
         // kernel's wait does not announce.
         ctx.calls.claimAnnouncement(call.seq());
-        ctx.channels[0].recv.announce(call);
+        if (neighbours == null || !neighbours.coversPrev()) {
+          ctx.channels[0].recv.announce(call);
+        }
+        CclMismatchException posted = neighbours == null ? null : neighbours.compare(call);
+        if (posted != null) {
+          lifecycle.fail(posted);
+          ctx.failure.checkUsable();
+        }
       }
       int used =
           ctx.nRanks == 1 || peerToPeer
@@ -558,13 +569,28 @@ public final class CollectiveLauncher {
   }
 
   /**
-   * A kernel of {@code ch} has waited past the fast phase: if its collective is one that needs it,
-   * tell the ring predecessor what this rank called (once per collective). Matching calls rarely
-   * stall that long, so the normal path pays nothing.
+   * A kernel of {@code ch} has waited past the fast phase: compare the call with the neighbours'
+   * posted calls where they share memory, and if the collective is one that needs it, tell the ring
+   * predecessor what this rank called (once per collective) where they do not. Matching calls
+   * rarely stall that long, so the normal path pays nothing.
    */
   void announceStalled(CommChannel ch) {
     Collective coll = ch.current;
-    if (coll == null || !coll.announceOnStall || ctx.channels[0].recv == null) {
+    if (coll == null || coll.call == null) {
+      return; // nothing, or a group of sends and receives
+    }
+    NeighbourCalls neighbours = ctx.neighbours;
+    if (neighbours != null) {
+      // any collective: the neighbour that compared at its launch may not have seen this call yet
+      CclMismatchException posted = neighbours.compare(coll.call);
+      if (posted != null) {
+        lifecycle.fail(posted); // wakes this wait, which then fails
+        return;
+      }
+    }
+    if (!coll.announceOnStall
+        || ctx.channels[0].recv == null
+        || (neighbours != null && neighbours.coversPrev())) {
       return;
     }
     if (ctx.calls.claimAnnouncement(coll.call.seq())) {

@@ -34,6 +34,12 @@ final class CommContext {
   /** Orders launches: collectives and groups start in call order on every channel. */
   final Object launchLock = new Object();
 
+  /**
+   * The calls posted between this rank and its ring neighbours in shared memory, where the ring's
+   * edges are direct between processes of one host (null elsewhere: calls are announced).
+   */
+  volatile NeighbourCalls neighbours;
+
   /** Set once the ranks are connected (null with one rank or while connecting). */
   private volatile Links links;
 

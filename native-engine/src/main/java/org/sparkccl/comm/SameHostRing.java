@@ -9,6 +9,7 @@ import java.util.List;
 import org.sparkccl.CclException;
 import org.sparkccl.bootstrap.Bootstrap;
 import org.sparkccl.memory.SharedFile;
+import org.sparkccl.transport.p2p.CallBoard;
 import org.sparkccl.transport.p2p.ChannelHandles;
 import org.sparkccl.transport.p2p.DirectFifoKernel;
 import org.sparkccl.transport.p2p.EdgeKind;
@@ -21,7 +22,9 @@ import org.sparkccl.transport.p2p.SameHostInfo;
  * receiver's and {@code p2p=auto}, else {@link EdgeKind#SHM}: shared host memory, for GPU kernels
  * and host-memory kernels alike), every other edge uses the network transport it wraps. The network
  * transport is connected on every edge all the same: failure and close notices and announced calls
- * travel over it, so the proxy's control paths do not change.
+ * travel over it, so the proxy's control paths do not change. Where a kernel offers a {@link
+ * CallBoard} on its direct edges (host memory), neighbours post their calls there instead of
+ * announcing them ({@link NeighbourCalls}).
  *
  * <p>It works below the bootstrap interface: any bootstrap (threads, processes, Spark's barrier
  * tasks) gets the same decision. The ranks agree in three bootstrap rounds: whether each sender's
@@ -36,6 +39,7 @@ final class SameHostRing implements RingTransport {
   private EdgeKind recvKind = EdgeKind.NET;
   private boolean started;
   private CommChannel[] channels = new CommChannel[0];
+  private CommContext connected;
 
   /**
    * @param kernels the channels' kernels, in channel order
@@ -128,6 +132,7 @@ final class SameHostRing implements RingTransport {
       CommContext ctx, Bootstrap bootstrap, long token, int next, int prev, byte[][] infos) {
     int n = infos.length;
     channels = ctx.channels;
+    connected = ctx;
     byte[][] netInfos = new byte[n][];
     SameHostInfo[] hosts = new SameHostInfo[n];
     for (int r = 0; r < n; r++) {
@@ -205,6 +210,11 @@ final class SameHostRing implements RingTransport {
       ch.directSend = send.direct();
       ch.directRecv = recv.direct();
     }
+    CallBoard prevBoard = recv.direct() ? kernels[0].recvBoard() : null;
+    CallBoard nextBoard = send.direct() ? kernels[0].sendBoard() : null;
+    if (ctx.calls.checks() && (prevBoard != null || nextBoard != null)) {
+      ctx.neighbours = new NeighbourCalls(ctx.rank, prevBoard, nextBoard);
+    }
   }
 
   /** Ranks of the communicator, this one included, whose kernels run on this rank's GPU. */
@@ -254,6 +264,9 @@ final class SameHostRing implements RingTransport {
       }
       sendKind = EdgeKind.NET;
       recvKind = EdgeKind.NET;
+      if (connected != null) {
+        connected.neighbours = null;
+      }
       for (CommChannel ch : channels) {
         ch.directSend = false;
         ch.directRecv = false;

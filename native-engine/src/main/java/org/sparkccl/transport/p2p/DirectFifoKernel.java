@@ -47,6 +47,20 @@ public interface DirectFifoKernel {
   default void watchPeers(long prevPid, long nextPid) {}
 
   /**
+   * The calls this rank and the previous one post for each other in the exported FIFO's file
+   * ({@link CallBoard}), or null where the edge has none (the default: a GPU kernel's calls are
+   * announced over the network).
+   */
+  default CallBoard recvBoard() {
+    return null;
+  }
+
+  /** The same for the next rank's FIFO, once {@link #importSend} opened it. */
+  default CallBoard sendBoard() {
+    return null;
+  }
+
+  /**
    * Frees what {@link #exportRecv} and {@link #importSend} made and points the kernel at its own
    * FIFOs again, for a ring that fell back to another transport before any collective ran.
    */

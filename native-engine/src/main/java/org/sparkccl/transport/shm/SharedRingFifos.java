@@ -6,6 +6,7 @@ import java.util.function.LongFunction;
 import org.sparkccl.comm.CollectiveCall;
 import org.sparkccl.kernel.HostChannelKernel;
 import org.sparkccl.memory.SharedFile;
+import org.sparkccl.transport.p2p.CallBoard;
 import org.sparkccl.transport.p2p.DirectFifoKernel;
 import org.sparkccl.transport.p2p.EdgeKind;
 import org.sparkccl.transport.p2p.FifoHandle;
@@ -36,6 +37,8 @@ public final class SharedRingFifos implements DirectFifoKernel {
   private final LongFunction<CollectiveCall> myCalls;
   private SharedFile exported;
   private SharedFile imported;
+  private CallBoard recvBoard;
+  private CallBoard sendBoard;
 
   /**
    * @param kernel the channel's host kernel
@@ -78,10 +81,11 @@ public final class SharedRingFifos implements DirectFifoKernel {
       throw new IllegalStateException("this channel already exported its receive FIFO");
     }
     Path path = SharedFile.DIRECTORY.resolve(name);
-    SharedFile f = SharedFile.create(path, SharedFifoRegion.bytes(stepSize));
+    SharedFile f = SharedFile.create(path, fileBytes());
     ByteBuffer all = f.buffer();
     SharedFifoRegion.initialize(all);
     exported = f;
+    recvBoard = CallBoard.over(board(all), true, (rank - 1 + nRanks) % nRanks);
     kernel.closeWith(f);
     kernel.recvDirect(
         SharedFifoRegion.fifo(all, stepSize), calls(all, (rank - 1 + nRanks) % nRanks));
@@ -108,12 +112,31 @@ public final class SharedRingFifos implements DirectFifoKernel {
               + "; expected SHM with this rank's stepSize "
               + stepSize);
     }
-    SharedFile f =
-        SharedFile.openPublished(Path.of(handle.file()), SharedFifoRegion.bytes(stepSize));
+    SharedFile f = SharedFile.openPublished(Path.of(handle.file()), fileBytes());
     imported = f;
     kernel.closeWith(f);
     ByteBuffer all = f.buffer();
+    sendBoard = CallBoard.over(board(all), false, (rank + 1) % nRanks);
     kernel.sendDirect(SharedFifoRegion.fifo(all, stepSize), calls(all, (rank + 1) % nRanks));
+  }
+
+  /** The FIFO's region, then the {@link CallBoard} of the edge's two ranks. */
+  private long fileBytes() {
+    return SharedFifoRegion.bytes(stepSize) + CallBoard.BYTES;
+  }
+
+  private ByteBuffer board(ByteBuffer file) {
+    return file.slice((int) SharedFifoRegion.bytes(stepSize), CallBoard.BYTES);
+  }
+
+  @Override
+  public synchronized CallBoard recvBoard() {
+    return recvBoard;
+  }
+
+  @Override
+  public synchronized CallBoard sendBoard() {
+    return sendBoard;
   }
 
   private SharedSlotCalls calls(ByteBuffer region, int peer) {
@@ -157,6 +180,8 @@ public final class SharedRingFifos implements DirectFifoKernel {
   public synchronized void dropDirect() {
     kernel.sendDirect(null, null);
     kernel.recvDirect(null, null);
+    recvBoard = null;
+    sendBoard = null;
     if (exported != null) {
       exported.unlink();
       exported.close();
