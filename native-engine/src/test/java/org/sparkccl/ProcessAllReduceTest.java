@@ -239,7 +239,7 @@ class ProcessAllReduceTest {
   @Test
   @DisplayName("killing one rank process mid-run makes the others exit with an error, not hang")
   void killedRankMakesTheOthersFailWithinTheTimeout() throws Exception {
-    killOneRank();
+    killOneRank("loop");
   }
 
   @Test
@@ -248,7 +248,19 @@ class ProcessAllReduceTest {
           + " on a direct edge sees that the process exited")
   void killedRankOnTheSharedRingMakesTheOthersFail() throws Exception {
     assumeSharedMemory();
-    List<String> errors = killOneRank(SHARED_RING);
+    assertSurvivorsSawTheExit(killOneRank("loop", SHARED_RING));
+  }
+
+  @Test
+  @DisplayName(
+      "killing a rank amid small allReduces on shared point-to-point edges makes the others fail"
+          + " before the timeout")
+  void killedRankOnSharedPointToPointEdgesMakesTheOthersFail() throws Exception {
+    assumeSharedMemory();
+    assertSurvivorsSawTheExit(killOneRank("loop-small", SHARED_RING));
+  }
+
+  private static void assertSurvivorsSawTheExit(List<String> errors) {
     for (String e : errors) {
       long ms = Long.parseLong(e.substring(0, e.indexOf(' ')));
       assertTrue(ms < 8_000, "a survivor waited for most of the 10 s timeout: " + e);
@@ -259,16 +271,16 @@ class ProcessAllReduceTest {
   }
 
   /**
-   * Kills rank 1 of {@code N} looping rank processes (timeout 10 s) and checks that the others
-   * fail, not hang; returns each survivor's {@code "<ms after the kill> <error>"}.
+   * Kills rank 1 of {@code N} rank processes looping in {@code mode} (timeout 10 s) and checks that
+   * the others fail, not hang; returns each survivor's {@code "<ms after the kill> <error>"}.
    */
-  private List<String> killOneRank(String... keys) throws Exception {
+  private List<String> killOneRank(String mode, String... keys) throws Exception {
     List<String> errors = new ArrayList<>();
     List<Process> ps = new ArrayList<>();
     try (TcpBootstrapRoot root = TcpBootstrapRoot.start("127.0.0.1", N)) {
       List<String> timeout = List.of("-Dsparkccl.timeout=10s");
-      startRanks(root.address(), "loop", timeout, r -> List.of(keys), ps);
-      // wait until every rank has finished at least one large allReduce
+      startRanks(root.address(), mode, timeout, r -> List.of(keys), ps);
+      // wait until every rank has finished at least one allReduce
       long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(90);
       for (int r = 0; r < N; r++) {
         while (!output(r).contains("ITER 1")) {

@@ -33,7 +33,8 @@ import org.sparkccl.device.HostDevice;
  *   <li>{@code mismatch-kinds}: a small allReduce on rank 1 against a small broadcast from rank 0
  *       on the others; must fail.
  *   <li>{@code loop}: allReduces of 4M floats until one fails (a peer dies) or 90 s pass; prints
- *       {@code ITER <i>} after each one. Exits 3 when the time runs out.
+ *       {@code ITER <i>} after each one. Exits 3 when the time runs out. {@code loop-small}: the
+ *       same with 16 floats (point-to-point edges), printing every 1000th.
  * </ul>
  *
  * Every mode first prints {@code RING <transport> MAPPED <k>} (shared-memory FIFOs mapped), and a
@@ -73,7 +74,7 @@ public final class RankProcessMain {
       boot.allGather(new byte[0], Duration.ofSeconds(60));
       code =
           switch (mode) {
-            case "loop" -> loop(comm);
+            case "loop", "loop-small" -> loop(comm, mode.equals("loop-small"));
             case "collectives" -> collectives(comm, rank, n);
             case "mismatch" -> mismatch(comm, rank);
             case "mismatch-roots", "mismatch-kinds" -> mismatchLast(comm, rank, mode);
@@ -223,14 +224,22 @@ public final class RankProcessMain {
     return 0;
   }
 
-  private static int loop(Communicator comm) {
-    int count = 4 << 20;
+  /**
+   * allReduces of 4M floats ({@code loop}: the ring) or of 16 ({@code loop-small}: point-to-point
+   * edges) until one fails or 90 s pass; prints {@code ITER 1}, then every large call's number (or
+   * every 1000th small one's).
+   */
+  private static int loop(Communicator comm, boolean small) {
+    int count = small ? 16 : 4 << 20;
+    int every = small ? 1000 : 1;
     long end = System.nanoTime() + 90_000_000_000L;
     try (DeviceBuffer buf = HostDevice.INSTANCE.allocate(4L * count)) {
       for (int i = 1; System.nanoTime() < end; i++) {
         comm.allReduce(buf, buf, count, DataType.FLOAT32, ReduceOp.MAX);
-        System.out.println("ITER " + i);
-        System.out.flush();
+        if (i == 1 || i % every == 0) {
+          System.out.println("ITER " + i);
+          System.out.flush();
+        }
       }
     }
     System.out.println("FAILED: the loop ran 90 s without an error");

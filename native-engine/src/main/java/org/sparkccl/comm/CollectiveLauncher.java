@@ -440,7 +440,8 @@ public final class CollectiveLauncher {
     PeerLinks peers = ctx.links().peers();
     PeerLinks.Link shared = peers.shared(send, peer, bytes);
     if (shared != null) {
-      PeerEdge edge = new PeerEdge(shared.fifo, peer, shared.nextStep, shared.calls, call);
+      PeerEdge edge =
+          new PeerEdge(shared.fifo, peer, shared.nextStep, shared.calls, call, shared.liveness);
       shared.nextStep += slices;
       return edge;
     }

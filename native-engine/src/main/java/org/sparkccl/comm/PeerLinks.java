@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.Map;
 import org.sparkccl.fifo.Fifo;
 import org.sparkccl.kernel.KernelWaiter;
+import org.sparkccl.kernel.PeerLiveness;
 import org.sparkccl.kernel.SlotCalls;
 import org.sparkccl.proxy.OpSite;
 import org.sparkccl.proxy.RecvProxyOp;
@@ -42,15 +43,19 @@ final class PeerLinks {
     /** The calls of a shared-memory link's slots ({@link SharedPeerFifos}); null on sockets. */
     final SlotCalls calls;
 
+    /** The peer's process on a shared-memory link, where this rank can see it; else null. */
+    final PeerLiveness liveness;
+
     Link(int rank, int peer, Fifo fifo, Object connection) {
-      this(rank, peer, fifo, connection, null);
+      this(rank, peer, fifo, connection, null, null);
     }
 
-    Link(int rank, int peer, Fifo fifo, Object connection, SlotCalls calls) {
+    Link(int rank, int peer, Fifo fifo, Object connection, SlotCalls calls, PeerLiveness liveness) {
       this.peer = peer;
       this.fifo = fifo;
       this.connection = connection;
       this.calls = calls;
+      this.liveness = liveness;
       String way =
           connection instanceof SendConnection ? "sending to rank " : "receiving from rank ";
       this.site = new OpSite(rank, way + peer + " (point-to-point)");
@@ -102,10 +107,12 @@ final class PeerLinks {
     this.sharedRecvs = new Link[nRanks];
     for (int p = 0; p < nRanks; p++) {
       if (shared.sendFifo(p) != null) {
-        sharedSends[p] = new Link(rank, p, shared.sendFifo(p), null, shared.sendCalls(p));
+        sharedSends[p] =
+            new Link(rank, p, shared.sendFifo(p), null, shared.sendCalls(p), shared.process(p));
       }
       if (shared.recvFifo(p) != null) {
-        sharedRecvs[p] = new Link(rank, p, shared.recvFifo(p), null, shared.recvCalls(p));
+        sharedRecvs[p] =
+            new Link(rank, p, shared.recvFifo(p), null, shared.recvCalls(p), shared.process(p));
       }
     }
     this.rank = rank;

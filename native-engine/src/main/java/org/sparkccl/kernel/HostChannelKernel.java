@@ -4,7 +4,6 @@ import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.BooleanSupplier;
-import org.sparkccl.CclException;
 import org.sparkccl.DataType;
 import org.sparkccl.ReduceOp;
 import org.sparkccl.algorithm.PrimitiveCall;
@@ -41,16 +40,8 @@ public final class HostChannelKernel implements ChannelKernel {
   private SlotCalls sendCalls;
   private SlotCalls recvCalls;
   private final List<SharedFile> sharedMemory = new ArrayList<>();
-  private ProcessHandle prevProcess;
-  private ProcessHandle nextProcess;
-  private long nextLivenessCheck;
-
-  /**
-   * How long a wait on a direct edge lasts before it asks whether the other rank's process still
-   * runs, and how often it asks after that: a killed peer fails this rank within a fraction of a
-   * second, not at the timeout, and a healthy wait costs one look at /proc every 50 ms.
-   */
-  static final long LIVENESS_NANOS = 50_000_000;
+  private PeerLiveness prevProcess;
+  private PeerLiveness nextProcess;
 
   // made once: a lambda over the step's local would be a new object on every wait of every slice
   private final BooleanSupplier sendRoom = this::sendRoom;
@@ -97,7 +88,7 @@ public final class HostChannelKernel implements ChannelKernel {
    * The processes of the previous and next rank on direct edges, or null (not direct, or not
    * visible from here); only before the first collective.
    */
-  public void watchPeers(ProcessHandle prev, ProcessHandle next) {
+  public void watchPeers(PeerLiveness prev, PeerLiveness next) {
     prevProcess = prev;
     nextProcess = next;
   }
@@ -303,23 +294,9 @@ public final class HostChannelKernel implements ChannelKernel {
 
   /** Throws when the process on the other end of a direct edge this wait is on has exited. */
   private void checkPeerAlive(boolean sending, long waitedNanos) {
-    ProcessHandle peer = sending ? nextProcess : prevProcess;
-    if (peer == null || waitedNanos < LIVENESS_NANOS) {
-      return;
-    }
-    long now = System.nanoTime();
-    if (now - nextLivenessCheck < 0) {
-      return;
-    }
-    nextLivenessCheck = now + LIVENESS_NANOS;
-    if (!peer.isAlive()) {
-      throw new CclException(
-          guard.describe(sending)
-              + ": its process "
-              + peer.pid()
-              + " has exited (found after "
-              + waitedNanos / 1_000_000
-              + " ms of waiting)");
+    PeerLiveness peer = sending ? nextProcess : prevProcess;
+    if (peer != null && peer.hasExited(waitedNanos)) {
+      throw peer.exited(guard.describe(sending), waitedNanos);
     }
   }
 

@@ -28,6 +28,9 @@ public final class PeerEdge implements BooleanSupplier, KernelWaiter.Check {
 
   private final CollectiveCall call;
 
+  /** The other rank's process on a shared-memory edge, where this one can see it; else null. */
+  private final PeerLiveness liveness;
+
   /** The wait in progress: for room to send (true) or for a filled slot (false). */
   private boolean forRoom;
 
@@ -36,20 +39,28 @@ public final class PeerEdge implements BooleanSupplier, KernelWaiter.Check {
 
   /** An edge whose proxy operations move the slots and check their calls. */
   public PeerEdge(Fifo fifo, int peer, long firstStep) {
-    this(fifo, peer, firstStep, null, null);
+    this(fifo, peer, firstStep, null, null, null);
   }
 
   /**
    * An edge over a FIFO that both ranks' kernels touch (shared memory): no proxy, so the edge marks
    * each slot it fills with {@code call} and checks the marks of the slots it reads ({@code
-   * calls}).
+   * calls}); a long wait asks whether the peer's process still runs ({@code liveness}, null: not
+   * watched).
    */
-  public PeerEdge(Fifo fifo, int peer, long firstStep, SlotCalls calls, CollectiveCall call) {
+  public PeerEdge(
+      Fifo fifo,
+      int peer,
+      long firstStep,
+      SlotCalls calls,
+      CollectiveCall call,
+      PeerLiveness liveness) {
     this.fifo = fifo;
     this.peer = peer;
     this.step = firstStep;
     this.calls = calls;
     this.call = call;
+    this.liveness = liveness;
   }
 
   /**
@@ -104,11 +115,16 @@ public final class PeerEdge implements BooleanSupplier, KernelWaiter.Check {
   @Override
   public void check(long waitedNanos) {
     Supplier<String> w = what;
-    guard.checkWait(
-        waitedNanos,
-        forRoom
-            ? () -> w.get() + ": waiting for rank " + peer + " to take data"
-            : () -> w.get() + ": waiting for data from rank " + peer);
+    guard.checkWait(waitedNanos, () -> w.get() + waiting());
+    if (liveness != null && liveness.hasExited(waitedNanos)) {
+      throw liveness.exited(w.get() + waiting(), waitedNanos);
+    }
+  }
+
+  private String waiting() {
+    return forRoom
+        ? ": waiting for rank " + peer + " to take data"
+        : ": waiting for data from rank " + peer;
   }
 
   /**

@@ -14,6 +14,7 @@ import org.sparkccl.bootstrap.Bootstrap;
 import org.sparkccl.comm.CollectiveCall;
 import org.sparkccl.fifo.Fifo;
 import org.sparkccl.fifo.FifoLayout;
+import org.sparkccl.kernel.PeerLiveness;
 import org.sparkccl.kernel.SlotCalls;
 import org.sparkccl.memory.SharedFile;
 import org.sparkccl.util.EngineLog;
@@ -25,7 +26,8 @@ import org.sparkccl.util.EngineLog;
  * the receiver's kernel reads them. No proxy thread, no socket and no second copy on the way.
  *
  * <p>The ranks agree in two bootstrap rounds that every rank of the communicator joins: the files
- * (path, slot size and for which senders), then which receivers' files each sender mapped. A file
+ * (path, slot size and for which senders, after the rank's process id: a wait on an edge asks
+ * whether the other process still runs), then which receivers' files each sender mapped. A file
  * that cannot be made or mapped leaves its edges on sockets, on both ends alike. After the second
  * round the files lose their names; the memory goes when the last side unmaps it.
  *
@@ -36,6 +38,9 @@ import org.sparkccl.util.EngineLog;
 public final class SharedPeerFifos implements AutoCloseable {
   private static final Logger LOG = EngineLog.logger(SharedPeerFifos.class);
 
+  /** Round one starts with the rank's process id. */
+  private static final int PID_BYTES = Long.BYTES;
+
   /** The largest slot: every page is written at creation, so the files stay small. */
   public static final int MAX_SLOT_BYTES = 64 << 10;
 
@@ -45,6 +50,7 @@ public final class SharedPeerFifos implements AutoCloseable {
   private final Fifo[] recvs;
   private final SlotCalls[] sendCalls;
   private final SlotCalls[] recvCalls;
+  private final PeerLiveness[] processes;
   private final List<SharedFile> files;
 
   /** Whether every rank sends to every other through shared memory (all ranks see the same). */
@@ -57,6 +63,7 @@ public final class SharedPeerFifos implements AutoCloseable {
     this.recvs = new Fifo[nRanks];
     this.sendCalls = new SlotCalls[nRanks];
     this.recvCalls = new SlotCalls[nRanks];
+    this.processes = new PeerLiveness[nRanks];
     this.files = files;
   }
 
@@ -117,11 +124,20 @@ public final class SharedPeerFifos implements AutoCloseable {
       }
     }
     try {
-      byte[][] all = s.bootstrap().allGather(published, s.timeout());
+      byte[] mine =
+          ByteBuffer.allocate(PID_BYTES + published.length)
+              .putLong(ProcessHandle.current().pid())
+              .put(published)
+              .array();
+      byte[][] all = s.bootstrap().allGather(mine, s.timeout());
       byte[] mapped = new byte[s.nRanks()];
       for (int r = 0; r < s.nRanks(); r++) {
-        if (peers[r] && r != s.rank() && all[r].length > 0) {
-          mapped[r] = (byte) (out.mapSendFifo(s, r, all[r]) ? 1 : 0);
+        if (peers[r] && r != s.rank() && all[r].length >= PID_BYTES) {
+          ByteBuffer theirs = ByteBuffer.wrap(all[r]);
+          out.processes[r] = PeerLiveness.of(theirs.getLong());
+          if (theirs.hasRemaining()) {
+            mapped[r] = (byte) (out.mapSendFifo(s, r, theirs.slice()) ? 1 : 0);
+          }
         }
       }
       byte[][] maps = s.bootstrap().allGather(mapped, s.timeout());
@@ -170,9 +186,8 @@ public final class SharedPeerFifos implements AutoCloseable {
   }
 
   /** Maps rank {@code to}'s file for the region this rank sends into; false if it cannot. */
-  private boolean mapSendFifo(Setup s, int to, byte[] theirs) {
+  private boolean mapSendFifo(Setup s, int to, ByteBuffer in) {
     try {
-      ByteBuffer in = ByteBuffer.wrap(theirs);
       int slot = in.getInt();
       int k = in.getInt();
       if (slot != slotBytes || k < 1 || k > s.nRanks()) {
@@ -225,6 +240,14 @@ public final class SharedPeerFifos implements AutoCloseable {
   /** The FIFO this rank reads from {@code peer}, or null when that edge is not shared. */
   public Fifo recvFifo(int peer) {
     return recvs[peer];
+  }
+
+  /**
+   * The process of {@code peer} as this rank saw it at set-up, for waits on its edges to notice it
+   * died; null where no edge with it is shared or this process cannot see it.
+   */
+  public PeerLiveness process(int peer) {
+    return processes[peer];
   }
 
   public SlotCalls sendCalls(int peer) {

@@ -5,6 +5,7 @@ import java.nio.file.Path;
 import java.util.function.LongFunction;
 import org.sparkccl.comm.CollectiveCall;
 import org.sparkccl.kernel.HostChannelKernel;
+import org.sparkccl.kernel.PeerLiveness;
 import org.sparkccl.memory.SharedFile;
 import org.sparkccl.transport.p2p.CallBoard;
 import org.sparkccl.transport.p2p.DirectFifoKernel;
@@ -145,19 +146,7 @@ public final class SharedRingFifos implements DirectFifoKernel {
 
   @Override
   public void watchPeers(long prevPid, long nextPid) {
-    kernel.watchPeers(process(prevPid), process(nextPid));
-  }
-
-  /**
-   * The process {@code pid} as this one sees it now, or null for none, this process, or one it
-   * cannot see (another PID namespace sharing {@code /dev/shm}): only a process seen alive here may
-   * later count as dead. A handle remembers the process's start, so a reused PID is not it.
-   */
-  private static ProcessHandle process(long pid) {
-    if (pid <= 0 || pid == ProcessHandle.current().pid()) {
-      return null;
-    }
-    return ProcessHandle.of(pid).orElse(null);
+    kernel.watchPeers(PeerLiveness.of(prevPid), PeerLiveness.of(nextPid));
   }
 
   /** Nothing to size: the host kernel is one thread. */
