@@ -8,7 +8,7 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 DEST="$(realpath -m "${1:-$ROOT/.device-cuda}")"
 cd "$ROOT"
-mvn -o -q -B package -DskipTests -pl perf -am
+mvn -o -q -B package -DskipTests -pl perf,spark-plugin -am
 mkdir -p "$DEST/lib" "$DEST/test-classes"
 if [ ! -x "$DEST/jre/bin/java" ]; then
   jlink --add-modules java.base,java.logging,java.management,java.naming,java.xml,jdk.unsupported \
@@ -41,6 +41,15 @@ mkdir -p "$DEST/bench/micro" "$DEST/micro-classes"
 cp bench/run-latency-bench.sh bench/common.sh bench/mpi_coll.c bench/latency_table.py \
    bench/plot_bench.py "$DEST/bench/"
 javac -nowarn -cp "perf/target/lib/*" -d "$DEST/micro-classes" bench/micro/JucxPutPingPong.java
+# the Python benchmark without Spark (run.sh DEST python): the executor's channel for Python
+# workers (the plugin's worker package, which needs no Spark), the bench's main, the shim's package
+# (without its bundled jars) and the worker script
+rm -rf "$DEST/plugin-classes" "$DEST/python-shim" && mkdir -p "$DEST/plugin-classes/org/sparkccl/spark" "$DEST/python-shim"
+cp -r spark-plugin/target/classes/org/sparkccl/spark/worker "$DEST/plugin-classes/org/sparkccl/spark/"
+cp spark-plugin/target/test-classes/org/sparkccl/spark/worker/PythonChannelBenchMain*.class \
+   "$DEST/plugin-classes/org/sparkccl/spark/worker/"
+(cd python-shim && tar cf - --exclude=jars --exclude=__pycache__ sparkccl) | tar xf - -C "$DEST/python-shim"
+cp bench/python_channel_worker.py "$DEST/bench/"
 # BASELINE=<rev>: also pack that revision's perf tool into DEST/baseline-lib, for `run.sh DEST ab`
 # (the same-run comparison of two revisions on the GPU machine's cores, host memory) and `run.sh
 # DEST gpu-ab` (the same on the GPUs; JCuda's natives then come from DEST/lib).

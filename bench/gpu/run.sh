@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The GPU suite and the benchmark of the CUDA backend, on a machine with a GPU and no Java:
 # bench/gpu/pack.sh packs DIR on a build machine; copy DIR to the GPU machine and run there
-#   bash DIR/run.sh DIR [smoke|suite|soak|bench|tune|local|tune-local|peer|blocks|compare|check|all|ab|ab-small|gpu-ab|resident|latency|collectives|lb]
+#   bash DIR/run.sh DIR [smoke|suite|soak|bench|tune|local|tune-local|python|peer|blocks|compare|check|all|ab|ab-small|gpu-ab|resident|latency|collectives|lb]
 # Logs go to $OUT (default /tmp/sparkccl-gpu-out) and summaries to stdout.
 set -uo pipefail
 DIR="$(realpath "${1:-.device-cuda}")"
@@ -252,6 +252,34 @@ case "$MODE" in
     SPARKCCL_CUDA_RESIDENTUS=50 suite 8 80
     resident_8b
     latency
+    ;;
+  python)
+    # allReduce from Python worker processes through the executor's channel against Java threads
+    # on the same engine, with no Spark (PythonChannelBenchMain plays the executor of local[N]):
+    # RANKS (default 4) workers, ROUNDS rounds (default 3), once per CALLBOX setting (default:
+    # true false, i.e. the call box against the socket, same run); idle=auto unless IDLE is set
+    for box in ${CALLBOX:-true false}; do
+      echo "== Python tasks vs Java threads, python.callBox=$box, idle=${IDLE:-auto}"
+      SPARKCCL_PYTHON_CALLBOX=$box SPARKCCL_IDLE="${IDLE:-auto}" timeout 280 "${JAVA[@]}" \
+        -cp "$DIR/plugin-classes:$CP" org.sparkccl.spark.worker.PythonChannelBenchMain \
+        "${RANKS:-4}" "${ROUNDS:-3}" python3 "$DIR/bench/python_channel_worker.py" 2>&1 |
+        tee "$OUT/python-callbox-$box.log" | grep -E "^round|^RESULT|rror" | grep -v "^\s*at "
+      [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+      python3 - "$OUT/python-callbox-$box.log" "${RANKS:-4}" <<'PY'
+import json, sys
+res = [json.loads(l[7:]) for l in open(sys.argv[1]) if l.startswith("RESULT ")]
+if res:
+    r, n = res[-1], int(sys.argv[2])
+    big = 64 << 20
+    bw = lambda k: big / (r[k]["median_us"] / 1e6) * 2 * (n - 1) / n / 1e9
+    print("summary: 8 B python %.1f us, java %.1f us, python/java %.2fx (target <= 1.5);"
+          " channel round trip %.1f us; 64 MiB busbw python %.2f, java %.2f GB/s, %.2fx"
+          " (target >= 0.9)" % (r["python_8"]["median_us"], r["java_8"]["median_us"],
+                                 r["python_8"]["median_us"] / r["java_8"]["median_us"],
+                                 r["channel_ping_0"]["median_us"], bw("python_%d" % big),
+                                 bw("java_%d" % big), bw("python_%d" % big) / bw("java_%d" % big)))
+PY
+    done
     ;;
   peer)
     # direct edges between ranks of one host: threads (peer through device pointers, then shared

@@ -17,18 +17,33 @@ import secrets
 import socket
 import stat
 import struct
+import sys
 import threading
+import time
 
 from .errors import CclError, CclTimeoutError, from_kind
 
-MAGIC = b"SCCLPY01"
+MAGIC = b"SCCLPY02"
 NONCE_BYTES = 32
 PROOF_BYTES = 32
 MAX_FRAME = 64 * 1024
 HANDSHAKE_TIMEOUT_S = 10.0
 
 # requests (ChannelProtocol)
-MAP, OPEN, COLLECTIVE, CLOSE, PING = 1, 2, 3, 4, 5
+MAP, OPEN, COLLECTIVE, CLOSE, PING, BOX = 1, 2, 3, 4, 5, 6
+WAKE = b"W"
+
+# the call box (CallBox.java): numbers as 8-byte words, flags as words too (only their low 4
+# bytes are the flag: a little-endian machine), frames at byte offsets
+BOX_REQUEST_SEQ, BOX_REPLY_SEQ, BOX_EXECUTOR_SLEEPS, BOX_WORKER_SLEEPS = 0, 8, 16, 24  # words
+BOX_REQUEST_AT = 4096
+BOX_REPLY_AT = BOX_REQUEST_AT + 4 + MAX_FRAME
+BOX_BYTES = BOX_REPLY_AT + 4 + MAX_FRAME
+# how long a call polls for its reply before it sleeps on the socket: a small collective answers
+# in microseconds, and a large one does not mind the sleep
+BOX_SPIN_S = 200e-6
+# a sleeping call looks at the box this often even without a wake-up (see CallBox.java)
+BOX_NAP_S = 0.001
 # collectives
 ALL_REDUCE, BROADCAST, ALL_GATHER, REDUCE_SCATTER, BARRIER = 1, 2, 3, 4, 5
 
@@ -105,6 +120,13 @@ class Channel:
         self._deadline_s: float | None = -1.0  # none set yet
         self._reply = bytearray(4 + MAX_FRAME)
         self._reply_view = memoryview(self._reply)
+        # the call box, once the executor serves this worker through it (use_box)
+        self._box = None
+        self._words: memoryview | None = None
+        self._box_body: bytes | None = None
+        self._box_kind = -1
+        self._seq = 0
+        self._wake_buf = bytearray(64)
         self._sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             self._sock.settimeout(HANDSHAKE_TIMEOUT_S)
@@ -165,8 +187,24 @@ class Channel:
             start += n
         return start
 
+    @property
+    def boxed(self) -> bool:
+        """Whether requests go through the call box."""
+        return self._box is not None
+
+    def use_box(self, segment_id: int, mm) -> None:
+        """Moves requests into the call box ``mm`` (segment ``segment_id``, mapped by the executor):
+        this worker's communicators spin, so both sides poll instead of sleeping on the socket."""
+        if sys.byteorder != "little":
+            return  # the flags are read as the low half of a word
+        self.request(BOX, struct.pack(">i", segment_id), 30.0)
+        self._box = mm
+        self._words = memoryview(mm)[:BOX_REQUEST_AT].cast("Q")
+
     def request(self, kind: int, body: bytes, timeout_s: float | None) -> memoryview:
         """Sends one request and returns the reply's fields after its OK byte."""
+        if self._box is not None:
+            return self._box_request(kind, body, timeout_s)
         with self._lock:
             if self._released:
                 released, self._released = self._released[:1000], self._released[1000:]
@@ -196,14 +234,106 @@ class Channel:
         (n,) = struct.unpack_from(">I", reply, 2)
         raise from_kind(kind, bytes(reply[6:6 + n]).decode("utf-8", "replace"))
 
+    def _box_request(self, kind: int, body: bytes, timeout_s: float | None) -> memoryview:
+        """``request`` through the call box: write the frame, bump the request's number, poll
+        for the reply's number, and sleep on the socket only after ``BOX_SPIN_S``."""
+        with self._lock:
+            box, words = self._box, self._words
+            if self._released:
+                released, self._released = self._released[:1000], self._released[1000:]
+            else:
+                released = ()
+            if released or body is not self._box_body or kind != self._box_kind:
+                # a repeated request (same body object) is still in the box as it was
+                head = struct.pack(">IBH%di" % len(released), 3 + 4 * len(released) + len(body),
+                                   kind, len(released), *released)
+                end = BOX_REQUEST_AT + len(head)
+                box[BOX_REQUEST_AT:end] = head
+                box[end:end + len(body)] = body
+                self._box_body = None if released else body
+                self._box_kind = kind
+            seq = self._seq + 1
+            self._seq = seq
+            words[BOX_REQUEST_SEQ] = seq
+            woke = False
+            if words[BOX_EXECUTOR_SLEEPS] & 0xffffffff:
+                self._wake()
+                woke = True
+            if words[BOX_REPLY_SEQ] != seq:
+                spin_end = time.perf_counter() + BOX_SPIN_S
+                i = 0
+                while words[BOX_REPLY_SEQ] != seq:
+                    i += 1
+                    if not i & 63 and time.perf_counter() > spin_end:
+                        self._box_sleep(seq, woke, timeout_s)
+                        break
+            (length,) = struct.unpack_from(">I", box, BOX_REPLY_AT)
+            if length == 1 and box[BOX_REPLY_AT + 4] == 0:
+                return _EMPTY
+            if length < 1 or length > MAX_FRAME:
+                self.close()
+                raise CclError("the executor left a reply of %d bytes; expected 1..%d"
+                               % (length, MAX_FRAME))
+            reply = bytes(box[BOX_REPLY_AT + 4:BOX_REPLY_AT + 4 + length])
+        if reply[0] == 0:
+            return memoryview(reply)[1:]
+        kind = reply[1]
+        (n,) = struct.unpack_from(">I", reply, 2)
+        raise from_kind(kind, bytes(reply[6:6 + n]).decode("utf-8", "replace"))
+
+    def _wake(self) -> None:
+        """Wakes the executor's session thread, asleep on the socket."""
+        try:
+            self._sock.send(WAKE)
+        except BlockingIOError:
+            pass  # the socket is full of wake-ups the session has yet to read
+        except OSError as e:
+            self.close()
+            raise CclError("the SparkCCL channel to the executor failed: %s" % e) from None
+
+    def _box_sleep(self, seq: int, woke: bool, timeout_s: float | None) -> None:
+        """Waits for reply ``seq`` asleep on the socket, looking every ``BOX_NAP_S``."""
+        words = self._words
+        deadline = None if timeout_s is None else time.perf_counter() + timeout_s
+        words[BOX_WORKER_SLEEPS] = 1
+        try:
+            self._set_deadline(BOX_NAP_S)
+            while words[BOX_REPLY_SEQ] != seq:
+                # only a session asleep needs the byte (one busy with the request reads none,
+                # and the socket would fill); read again after each nap, when no store of this
+                # process can still be in flight
+                if not woke and words[BOX_EXECUTOR_SLEEPS] & 0xffffffff:
+                    self._wake()
+                    woke = True
+                try:
+                    if self._sock.recv_into(self._wake_buf) == 0:
+                        self.close()
+                        raise CclError("the executor closed the SparkCCL channel")
+                except (socket.timeout, BlockingIOError, InterruptedError):
+                    pass
+                except OSError as e:
+                    self.close()
+                    raise CclError("the SparkCCL channel to the executor failed: %s" % e) from None
+                if deadline is not None and time.perf_counter() > deadline:
+                    self.close()
+                    raise CclTimeoutError("no answer from the executor within %.0f s" % timeout_s)
+        finally:
+            words[BOX_WORKER_SLEEPS] = 0
+
     def close(self) -> None:
         global _current
+        self._box = None
+        if self._words is not None:
+            self._words.release()
+            self._words = None
         try:
             self._sock.close()
         finally:
             if _current is self:
                 _current = None
 
+
+_EMPTY = memoryview(b"")
 
 _current: Channel | None = None
 _current_lock = threading.Lock()

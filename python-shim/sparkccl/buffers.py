@@ -107,6 +107,13 @@ def _new_mapping(nbytes: int, channel: _channel.Channel) -> tuple[int, mmap.mmap
     return segment_id, mm
 
 
+def use_call_box(channel: _channel.Channel) -> None:
+    """Moves ``channel``'s requests into a call box, a segment both sides poll (once)."""
+    if not channel.boxed:
+        segment_id, mm = _new_mapping(_channel.BOX_BYTES, channel)
+        channel.use_box(segment_id, mm)
+
+
 def _forget(segment_id: int, channel: _channel.Channel) -> None:
     _segments.pop(segment_id, None)
     channel.release(segment_id)

@@ -22,7 +22,7 @@ from typing import Optional
 import numpy as np
 
 from . import _channel
-from .buffers import engine_dtype, locate, staging
+from .buffers import engine_dtype, locate, staging, use_call_box
 from .errors import CclArgumentError, CclError
 
 __all__ = ["Communicator", "communicator"]
@@ -241,6 +241,15 @@ def communicator(timeout: Optional[float] = None) -> Communicator:
     timeout_ms = 0 if timeout is None else max(1, int(timeout * 1000))
     ch = _channel.get()
     wait_s = (timeout if timeout is not None else 1800.0) + 60.0
-    reply = ch.request(_channel.OPEN, struct.pack(">qq", ctx.taskAttemptId(), timeout_ms), wait_s)
-    comm_id, rank, size, effective_ms = struct.unpack_from(">iiiq", reply)
+    return _open(ch, ctx.taskAttemptId(), timeout_ms, wait_s)
+
+
+def _open(ch: _channel.Channel, attempt: int, timeout_ms: int, wait_s: float) -> Communicator:
+    """Forms the communicator of task attempt ``attempt`` through the executor."""
+    reply = ch.request(_channel.OPEN, struct.pack(">qq", attempt, timeout_ms), wait_s)
+    comm_id, rank, size, effective_ms, spins = struct.unpack_from(">iiiqB", reply)
+    if spins:
+        # the communicator's threads spin (the host has a core for each): so do the calls
+        # between this worker and the executor, which then cost no thread wake-up
+        use_call_box(ch)
     return Communicator(ch, comm_id, rank, size, effective_ms / 1000.0)

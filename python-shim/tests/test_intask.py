@@ -424,6 +424,56 @@ class InTaskTest(unittest.TestCase):
                              "the executor's threads grew; new (by name): %s" % grew)
 
 
+@unittest.skipUnless(HAVE_JARS, "SKIPPED: build the jars first (mvn package): none in"
+                                " examples/target/lib")
+class CallBoxTest(unittest.TestCase):
+    """Workers whose communicators spin (idle=spin here; idle=auto where the host has the cores)
+    send their requests through the call box both processes poll, not the socket."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.spark = _session("local[2,2]", **{"spark.ccl.idle": "spin",
+                                              "spark.stage.maxConsecutiveAttempts": "2"})
+        cls.sc = cls.spark.sparkContext
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.spark.stop()
+
+    def _barrier(self, fn):
+        return self.sc.parallelize(range(2), 2).barrier().mapPartitions(fn).collect()
+
+    def test_collectives_sleeps_and_large_calls_through_the_box_match_numpy(self):
+        def task(_):
+            from sparkccl import _channel
+            with sparkccl.communicator() as comm:
+                boxed = _channel.get().boxed
+                bad = _check_all_collectives(comm, 31)
+                x = sparkccl.zeros(1 << 20, "float32")  # long enough that the caller sleeps
+                for pause in (0.0, 0.03, 0.0):  # 30 ms: the session sleeps on the socket
+                    time.sleep(pause)
+                    x[:] = comm.rank + 1.5
+                    comm.all_reduce(x)
+                    if not np.all(x == 1.5 + 2.5):
+                        bad.append("all_reduce after a %.2f s pause" % pause)
+                yield comm.rank, boxed, bad
+        self.assertEqual([(0, True, []), (1, True, [])], sorted(self._barrier(task)))
+
+    def test_a_mismatch_through_the_box_raises_in_every_task(self):
+        def task(_):
+            with sparkccl.communicator(timeout=10) as comm:
+                a = sparkccl.zeros(16, "float32")
+                try:
+                    comm.all_reduce(a, op="max" if comm.rank else "sum")
+                    comm.barrier()
+                    yield "no error"
+                except sparkccl.CclError as e:
+                    yield type(e).__name__
+        out = self._barrier(task)
+        self.assertTrue(set(out) <= {"CclMismatchError", "CclAbortError"}, out)
+        self.assertIn("CclMismatchError", out)  # who saw it names it; the other was aborted
+
+
 def _sparkccl_threads(names):
     """How many of the threads named in ``names`` (a Counter) are SparkCCL's own."""
     return sum(n for name, n in names.items() if name.startswith("sparkccl-"))

@@ -10,6 +10,7 @@ import org.sparkccl.comm.Arguments;
 import org.sparkccl.comm.CollectiveCall;
 import org.sparkccl.comm.CommCore;
 import org.sparkccl.config.CclConfig;
+import org.sparkccl.config.IdleMode;
 import org.sparkccl.device.Device;
 import org.sparkccl.device.DeviceBuffer;
 import org.sparkccl.idle.IdleStrategy;
@@ -80,6 +81,15 @@ public final class Communicator implements AutoCloseable {
    */
   public String ringTransport() {
     return core.ringTransport();
+  }
+
+  /**
+   * How waits on work in flight idle: key {@code idle}, with {@code auto} settled to {@code spin}
+   * or {@code backoff} by the cores this host gives the communicator's polling threads. A caller
+   * that adds polling threads of its own (a Python worker's channel) follows it.
+   */
+  public IdleMode idleMode() {
+    return core.idle().effectiveMode();
   }
 
   /** Where this communicator's buffers live and its kernels run (setting {@code device}). */

@@ -36,6 +36,7 @@ public final class CclConfig {
   private final Algorithm algo;
   private final boolean checkCalls;
   private final boolean pythonChannel;
+  private final boolean pythonCallBox;
   private final LogLevel debug;
   private final DeviceSpec device;
   private final IdleMode idle;
@@ -63,6 +64,7 @@ public final class CclConfig {
     this.algo = b.algo;
     this.checkCalls = b.checkCalls;
     this.pythonChannel = b.pythonChannel;
+    this.pythonCallBox = b.pythonCallBox;
     this.debug = b.debug;
     this.device = b.device;
     this.idle = b.idle;
@@ -180,6 +182,14 @@ public final class CclConfig {
     return pythonChannel;
   }
 
+  /**
+   * Whether Python workers whose communicators spin call through a shared call box ({@code
+   * python.callBox}).
+   */
+  public boolean pythonCallBox() {
+    return pythonCallBox;
+  }
+
   /** The engine's log level, or {@code null} to leave it to the logging configuration. */
   public LogLevel debug() {
     return debug;
@@ -273,6 +283,7 @@ public final class CclConfig {
       case ALGO -> algo.toString();
       case CHECK_CALLS -> Boolean.toString(checkCalls);
       case PYTHON_CHANNEL -> Boolean.toString(pythonChannel);
+      case PYTHON_CALL_BOX -> Boolean.toString(pythonCallBox);
       case DEBUG -> debug == null ? "unset" : debug.toString();
       case DEVICE -> device.toString();
       case IDLE -> idle.toString();
@@ -306,6 +317,7 @@ public final class CclConfig {
     private Algorithm algo;
     private boolean checkCalls;
     private boolean pythonChannel;
+    private boolean pythonCallBox;
     private LogLevel debug;
     private DeviceSpec device;
     private IdleMode idle;
@@ -341,6 +353,7 @@ public final class CclConfig {
       algo = c.algo;
       checkCalls = c.checkCalls;
       pythonChannel = c.pythonChannel;
+      pythonCallBox = c.pythonCallBox;
       debug = c.debug;
       device = c.device;
       idle = c.idle;
@@ -379,6 +392,7 @@ public final class CclConfig {
         case ALGO -> algo(Values.choice(k, text, Algorithm.values()));
         case CHECK_CALLS -> checkCalls(Values.bool(k, text));
         case PYTHON_CHANNEL -> pythonChannel(Values.bool(k, text));
+        case PYTHON_CALL_BOX -> pythonCallBox(Values.bool(k, text));
         case DEBUG -> debug(Values.choice(k, text, LogLevel.values()));
         case DEVICE -> device(DeviceSpec.parse(text));
         case IDLE -> idle(Values.choice(k, text, IdleMode.values()));
@@ -469,6 +483,12 @@ public final class CclConfig {
     /** {@code false}: the Spark plugin serves no Python workers. */
     public Builder pythonChannel(boolean v) {
       pythonChannel = v;
+      return this;
+    }
+
+    /** {@code false}: Python workers always call through the socket. */
+    public Builder pythonCallBox(boolean v) {
+      pythonCallBox = v;
       return this;
     }
 

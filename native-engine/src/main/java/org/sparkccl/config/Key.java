@@ -68,6 +68,12 @@ public enum Key {
    * sparkccl.communicator()}.
    */
   PYTHON_CHANNEL("python.channel", "true"),
+  /**
+   * Whether a Python worker whose communicator spins ({@code idle} settled to {@code spin}) sends
+   * its calls through memory both it and the executor poll, with no thread wake-up per call; {@code
+   * false}: always through the socket.
+   */
+  PYTHON_CALL_BOX("python.callBox", "true"),
   /** The engine's log level, like {@code NCCL_DEBUG}; unset leaves it to the logging setup. */
   DEBUG("debug", null),
   /** Where collectives run: {@code host}, {@code cuda}, {@code cuda:N} or {@code auto}. */

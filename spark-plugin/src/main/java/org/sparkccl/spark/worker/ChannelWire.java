@@ -24,6 +24,8 @@ final class ChannelWire {
   private final SocketChannel channel;
   private final ByteBuffer in = ByteBuffer.allocate(4 + MAX_FRAME).order(ByteOrder.BIG_ENDIAN);
   private final ByteBuffer out = ByteBuffer.allocate(4 + MAX_FRAME).order(ByteOrder.BIG_ENDIAN);
+  private final ByteBuffer wakeIn = ByteBuffer.allocate(64);
+  private final ByteBuffer wakeOut = ByteBuffer.wrap(new byte[] {ChannelProtocol.WAKE});
 
   ChannelWire(SocketChannel channel) {
     this.channel = channel;
@@ -79,6 +81,38 @@ final class ChannelWire {
     out.putInt(0, out.position() - 4).flip();
     while (out.hasRemaining()) {
       channel.write(out);
+    }
+  }
+
+  /** The request the worker left in {@code box}; as {@link #readFrame()}. */
+  ByteBuffer readFrame(CallBox box) throws IOException {
+    box.copyRequest(in);
+    return in;
+  }
+
+  /** Puts the frame begun with {@link #startFrame()} in {@code box} as the reply to {@code seq}. */
+  void sendFrame(CallBox box, long seq) {
+    out.putInt(0, out.position() - 4).flip();
+    box.publishReply(out, seq);
+  }
+
+  /** Wakes a worker that sleeps on the socket (one byte). */
+  void wake() throws IOException {
+    wakeOut.clear();
+    while (wakeOut.hasRemaining()) {
+      channel.write(wakeOut);
+    }
+  }
+
+  /**
+   * Sleeps until the worker writes to the socket (a wake-up: its bytes carry nothing).
+   *
+   * @throws EOFException when the worker closed the connection
+   */
+  void awaitWake() throws IOException {
+    wakeIn.clear();
+    if (channel.read(wakeIn) < 0) {
+      throw new EOFException("the worker closed the channel");
     }
   }
 

@@ -1,6 +1,7 @@
 package org.sparkccl.spark.worker;
 
 import java.io.IOException;
+import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.MappedByteBuffer;
 import java.nio.channels.FileChannel;
@@ -10,7 +11,9 @@ import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.Map;
+import java.util.Set;
 import java.util.regex.Pattern;
 import org.sparkccl.device.HostBuffer;
 import org.sparkccl.memory.DirectMemory;
@@ -31,6 +34,7 @@ final class SharedSegments implements AutoCloseable {
   private final long peerPid;
   private final Pattern names;
   private final Map<Integer, MappedByteBuffer> segments = new HashMap<>();
+  private final Set<Integer> pinned = new HashSet<>();
   private int nextId = 1;
   private boolean tainted;
 
@@ -115,6 +119,21 @@ final class SharedSegments implements AutoCloseable {
   }
 
   /**
+   * The whole of segment {@code id}, kept mapped until the session closes whatever the worker
+   * releases: the session polls it ({@link CallBox}), and unmapping it under the poll would crash
+   * the executor.
+   */
+  ByteBuffer pin(int id) {
+    MappedByteBuffer segment = segments.get(id);
+    if (segment == null) {
+      throw new IllegalArgumentException(
+          "no shared segment " + id + " (released, or never mapped)");
+    }
+    pinned.add(id);
+    return segment.duplicate();
+  }
+
+  /**
    * Remembers that a collective failed: one aborted mid-way may still have a transfer touching a
    * segment, so from now on segments are left for the garbage collector to unmap.
    */
@@ -124,6 +143,13 @@ final class SharedSegments implements AutoCloseable {
 
   /** Unmaps segment {@code id}, which the worker no longer uses; unknown ids are ignored. */
   void release(int id) {
+    if (pinned.contains(id)) {
+      return;
+    }
+    unmap(id);
+  }
+
+  private void unmap(int id) {
     MappedByteBuffer segment = segments.remove(id);
     if (segment != null && !tainted) {
       DirectMemory.unmap(segment);
@@ -138,8 +164,9 @@ final class SharedSegments implements AutoCloseable {
   @Override
   public void close() {
     for (int id : segments.keySet().stream().toList()) {
-      release(id);
+      unmap(id);
     }
+    pinned.clear();
     try (DirectoryStream<Path> left =
         Files.newDirectoryStream(dir, "sparkccl-" + ChannelFiles.uid() + "-" + peerPid + "-*")) {
       for (Path p : left) {

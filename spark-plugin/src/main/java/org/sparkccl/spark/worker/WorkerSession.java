@@ -23,6 +23,7 @@ import org.sparkccl.Communicator;
 import org.sparkccl.DataType;
 import org.sparkccl.ReduceOp;
 import org.sparkccl.auth.ChallengeResponse;
+import org.sparkccl.config.IdleMode;
 import org.sparkccl.device.DeviceBuffer;
 import org.sparkccl.device.HostBuffer;
 import org.sparkccl.device.HostDevice;
@@ -50,7 +51,18 @@ final class WorkerSession implements Runnable {
   /** Open communicators by id; a task's end removes its own, from the task's thread. */
   private final Map<Integer, Communicator> comms = new ConcurrentHashMap<>();
 
+  /**
+   * How long the session polls the call box after a request before it yields between looks, and
+   * before it sleeps on the socket: a training loop's next call, after the worker's own compute,
+   * often comes within that, and a call that finds the session asleep pays one wake-up.
+   */
+  private static final long SPIN_NANOS = 100_000;
+
+  private static final long YIELD_NANOS = 2_000_000;
+
   private SharedSegments segments;
+  private CallBox box;
+  private long boxServed;
   private HostBuffer barrierWord;
   private int nextComm = 1;
   private long peerPid = -1;
@@ -80,22 +92,62 @@ final class WorkerSession implements Runnable {
         return;
       }
       segments = new SharedSegments(shmDir, peerPid);
-      while (true) {
+      while (box == null) {
         ByteBuffer request = wire.readFrame();
-        ByteBuffer reply = wire.startFrame();
-        try {
-          handle(request, reply);
-        } catch (BufferUnderflowException e) {
-          throw new IOException("a request shorter than its fields", e);
-        }
+        handleChecked(request, wire.startFrame());
         wire.sendFrame();
       }
+      serveBox();
     } catch (EOFException e) {
       LOG.debug("Python worker {} closed its channel", peerPid);
     } catch (IOException | RuntimeException e) {
       LOG.warn("SparkCCL channel of Python worker {} ended: {}", peerPid, e.toString());
     } finally {
       end();
+    }
+  }
+
+  private void handleChecked(ByteBuffer request, ByteBuffer reply) throws IOException {
+    try {
+      handle(request, reply);
+    } catch (BufferUnderflowException e) {
+      throw new IOException("a request shorter than its fields", e);
+    }
+  }
+
+  /**
+   * Serves requests through the call box until the worker closes the socket: polls the box while
+   * calls keep coming ({@link #SPIN_NANOS} spinning, then yielding up to {@link #YIELD_NANOS}),
+   * then sleeps on the socket until the worker writes a wake-up.
+   */
+  private void serveBox() throws IOException {
+    long served = boxServed;
+    long idleSince = System.nanoTime();
+    while (true) {
+      long seq = box.requested();
+      if (seq != served) {
+        handleChecked(wire.readFrame(box), wire.startFrame());
+        wire.sendFrame(box, seq);
+        served = seq;
+        if (box.workerSleeps()) {
+          wire.wake();
+        }
+        idleSince = System.nanoTime();
+        continue;
+      }
+      long idle = System.nanoTime() - idleSince;
+      if (idle < SPIN_NANOS) {
+        Thread.onSpinWait();
+      } else if (idle < YIELD_NANOS) {
+        Thread.yield();
+      } else {
+        box.executorSleeps(true);
+        if (box.requested() == served) {
+          wire.awaitWake();
+        }
+        box.executorSleeps(false);
+        idleSince = System.nanoTime();
+      }
     }
   }
 
@@ -172,6 +224,13 @@ final class WorkerSession implements Runnable {
           reply.put(ChannelProtocol.OK);
         }
         case ChannelProtocol.PING -> reply.put(ChannelProtocol.OK);
+        case ChannelProtocol.BOX -> {
+          CallBox b = new CallBox(segments.pin(request.getInt()));
+          // read now: once the worker has this reply it may post its next request at once
+          boxServed = b.requested();
+          reply.put(ChannelProtocol.OK);
+          box = b; // after this reply, requests come through the box
+        }
         default -> throw new IOException("unknown request type " + type);
       }
     } catch (RuntimeException e) {
@@ -194,7 +253,8 @@ final class WorkerSession implements Runnable {
         .putInt(id)
         .putInt(comm.rank())
         .putInt(comm.nRanks())
-        .putLong(comm.config().timeout().toMillis());
+        .putLong(comm.config().timeout().toMillis())
+        .put((byte) (comm.idleMode() == IdleMode.SPIN && comm.config().pythonCallBox() ? 1 : 0));
   }
 
   private void collective(ByteBuffer r) throws IOException {

@@ -1,0 +1,46 @@
+"""One Python worker of the Spark-free Python benchmark (PythonChannelBenchMain, which starts it):
+forms the communicator of task attempt ATTEMPT through its parent's channel, times allReduces of
+BYTES bytes (float32 sum, in place, on a shared array) and the channel's own round trip, and prints
+``TIMES <median call us> <median round trip us>``.
+
+    python3 bench/python_channel_worker.py ATTEMPT BYTES WARMUP ITERATIONS
+"""
+
+import os
+import statistics
+import sys
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                "python-shim"))
+
+import sparkccl  # noqa: E402
+from sparkccl import _channel, comm as _comm  # noqa: E402
+
+
+def main():
+    attempt, nbytes, warmup, iters = (int(a) for a in sys.argv[1:5])
+    ch = _channel.get()
+    c = _comm._open(ch, attempt, 0, 600.0)
+    try:
+        ping = []
+        for _ in range(200):
+            t0 = time.perf_counter()
+            ch.request(_channel.PING, b"", 10.0)
+            ping.append((time.perf_counter() - t0) * 1e6)
+        x = sparkccl.zeros(max(1, nbytes // 4), "float32")
+        x[:] = 1.0
+        times = []
+        for i in range(warmup + iters):
+            t0 = time.perf_counter()
+            c.all_reduce(x)
+            if i >= warmup:
+                times.append((time.perf_counter() - t0) * 1e6)
+        print("TIMES %.3f %.3f boxed=%s" % (statistics.median(times), statistics.median(ping),
+                                             ch.boxed), flush=True)
+    finally:
+        c.close()
+
+
+if __name__ == "__main__":
+    main()
