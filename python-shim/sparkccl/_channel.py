@@ -5,7 +5,9 @@ domain socket and a per-executor random secret (mode 0600). A Python worker is a
 PySpark's daemon, itself a child of the executor JVM (or, without the daemon, a child of the JVM),
 so the worker walks its parent processes to find the folder. The worker proves the secret with
 HMAC-SHA256 challenge-response (the engine's ``ChallengeResponse``), then sends small request
-frames; array data never crosses the socket (see ``buffers``).
+frames; array data never crosses the socket (see ``buffers``). Where the communicator spins, the
+frames move into a call box (``use_box``, ``CallBox.java``): a shared segment both sides poll, the
+socket then carrying only wake-ups for a side that slept.
 """
 
 from __future__ import annotations
@@ -37,8 +39,12 @@ WAKE = b"W"
 # bytes are the flag: a little-endian machine), frames at byte offsets
 BOX_REQUEST_SEQ, BOX_REPLY_SEQ, BOX_EXECUTOR_SLEEPS, BOX_WORKER_SLEEPS = 0, 8, 16, 24  # words
 BOX_REQUEST_AT = 4096
-BOX_REPLY_AT = BOX_REQUEST_AT + 4 + MAX_FRAME
-BOX_BYTES = BOX_REPLY_AT + 4 + MAX_FRAME
+BOX_AREA = 4096 + MAX_FRAME  # a frame (4 + MAX_FRAME bytes), rounded up to pages
+BOX_REPLY_AT = BOX_REQUEST_AT + BOX_AREA
+BOX_BYTES = BOX_REPLY_AT + BOX_AREA
+# the first 8 bytes of a reply that is OK and nothing more, read as one little-endian word: its
+# length (1, big-endian) and the OK byte
+_PLAIN_OK, _PLAIN_OK_MASK = 1 << 24, (1 << 40) - 1
 # how long a call polls for its reply before it sleeps on the socket: a small collective answers
 # in microseconds, and a large one does not mind the sleep
 BOX_SPIN_S = 200e-6
@@ -123,6 +129,7 @@ class Channel:
         # the call box, once the executor serves this worker through it (use_box)
         self._box = None
         self._words: memoryview | None = None
+        self._reply_word: memoryview | None = None
         self._box_body: bytes | None = None
         self._box_kind = -1
         self._seq = 0
@@ -200,6 +207,7 @@ class Channel:
         self.request(BOX, struct.pack(">i", segment_id), 30.0)
         self._box = mm
         self._words = memoryview(mm)[:BOX_REQUEST_AT].cast("Q")
+        self._reply_word = memoryview(mm)[BOX_REPLY_AT:BOX_REPLY_AT + 8].cast("Q")
 
     def request(self, kind: int, body: bytes, timeout_s: float | None) -> memoryview:
         """Sends one request and returns the reply's fields after its OK byte."""
@@ -267,9 +275,9 @@ class Channel:
                     if not i & 63 and time.perf_counter() > spin_end:
                         self._box_sleep(seq, woke, timeout_s)
                         break
-            (length,) = struct.unpack_from(">I", box, BOX_REPLY_AT)
-            if length == 1 and box[BOX_REPLY_AT + 4] == 0:
+            if self._reply_word[0] & _PLAIN_OK_MASK == _PLAIN_OK:
                 return _EMPTY
+            (length,) = struct.unpack_from(">I", box, BOX_REPLY_AT)
             if length < 1 or length > MAX_FRAME:
                 self.close()
                 raise CclError("the executor left a reply of %d bytes; expected 1..%d"
@@ -325,7 +333,8 @@ class Channel:
         self._box = None
         if self._words is not None:
             self._words.release()
-            self._words = None
+            self._reply_word.release()
+            self._words = self._reply_word = None
         try:
             self._sock.close()
         finally:

@@ -31,10 +31,15 @@ final class CallBox {
   static final int EXECUTOR_SLEEPS = 128;
   static final int WORKER_SLEEPS = 192;
   static final int REQUEST_AT = 4096;
-  static final int REPLY_AT = REQUEST_AT + 4 + ChannelWire.MAX_FRAME;
+
+  /** A frame's room: 4 + {@link ChannelWire#MAX_FRAME} bytes, rounded up to pages. */
+  static final int AREA = 4096 + ChannelWire.MAX_FRAME;
+
+  /** Page-aligned: the worker reads a plain OK's length and status as one word. */
+  static final int REPLY_AT = REQUEST_AT + AREA;
 
   /** The segment's smallest size. */
-  static final int BYTES = REPLY_AT + 4 + ChannelWire.MAX_FRAME;
+  static final int BYTES = REPLY_AT + AREA;
 
   private static final VarHandle LONGS =
       MethodHandles.byteBufferViewVarHandle(long[].class, ByteOrder.nativeOrder());

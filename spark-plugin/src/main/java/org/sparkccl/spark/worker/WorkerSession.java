@@ -24,17 +24,17 @@ import org.sparkccl.DataType;
 import org.sparkccl.ReduceOp;
 import org.sparkccl.auth.ChallengeResponse;
 import org.sparkccl.config.IdleMode;
-import org.sparkccl.device.DeviceBuffer;
 import org.sparkccl.device.HostBuffer;
 import org.sparkccl.device.HostDevice;
 import org.sparkccl.util.EngineLog;
 
 /**
  * One Python worker's connection, served by its own thread: the handshake (the worker proves the
- * executor's secret), then requests one at a time. The worker's communicators and shared segments
- * live here; when the connection ends (the worker closed it, or died), communicators still open are
- * aborted so their peers fail at once instead of waiting for a rank that is gone, and every segment
- * is unmapped.
+ * executor's secret), then requests one at a time, from the socket or, once the worker moved them
+ * there ({@link ChannelProtocol#BOX}), from its {@link CallBox}. The worker's communicators and
+ * shared segments live here; when the connection ends (the worker closed it, or died),
+ * communicators still open are aborted so their peers fail at once instead of waiting for a rank
+ * that is gone, and every segment is unmapped.
  */
 final class WorkerSession implements Runnable {
   private static final Logger LOG = EngineLog.logger(WorkerSession.class);
@@ -62,6 +62,10 @@ final class WorkerSession implements Runnable {
 
   private SharedSegments segments;
   private CallBox box;
+
+  /** The last collective request, parsed, while the worker repeats it. */
+  private PreparedCollective last;
+
   private long boxServed;
   private HostBuffer barrierWord;
   private int nextComm = 1;
@@ -194,6 +198,9 @@ final class WorkerSession implements Runnable {
   private void handle(ByteBuffer request, ByteBuffer reply) throws IOException {
     int type = request.get();
     int released = request.getShort() & 0xffff;
+    if (released > 0) {
+      dropLast(); // its views may lie in a segment released now
+    }
     for (int i = 0; i < released; i++) {
       segments.release(request.getInt());
     }
@@ -217,6 +224,7 @@ final class WorkerSession implements Runnable {
           reply.put(ChannelProtocol.OK);
         }
         case ChannelProtocol.CLOSE -> {
+          dropLast();
           Communicator comm = comms.remove(request.getInt());
           if (comm != null) {
             comm.close();
@@ -258,41 +266,34 @@ final class WorkerSession implements Runnable {
   }
 
   private void collective(ByteBuffer r) throws IOException {
-    Communicator comm = comms.get(r.getInt());
-    int kind = r.get();
-    DataType dtype = DataType.fromName(ChannelWire.getString(r));
-    String opName = ChannelWire.getString(r);
-    int root = r.getInt();
-    long count = r.getLong();
-    int sendSeg = r.getInt();
-    long sendOff = r.getLong();
-    long sendBytes = r.getLong();
-    int recvSeg = r.getInt();
-    long recvOff = r.getLong();
-    long recvBytes = r.getLong();
-    if (comm == null) {
-      throw new IllegalArgumentException("the communicator is closed");
-    }
-    if (kind == ChannelProtocol.BARRIER) {
-      barrier(comm);
-      return;
-    }
-    boolean inPlace = sendSeg == recvSeg && sendOff == recvOff && sendBytes == recvBytes;
-    try (HostBuffer send = segments.view(sendSeg, sendOff, sendBytes);
-        HostBuffer recv = inPlace ? null : segments.view(recvSeg, recvOff, recvBytes)) {
-      DeviceBuffer out = inPlace ? send : recv;
-      switch (kind) {
-        case ChannelProtocol.ALL_REDUCE ->
-            comm.allReduce(send, out, count, dtype, ReduceOp.fromName(opName));
-        case ChannelProtocol.BROADCAST -> comm.broadcast(send, out, count, dtype, root);
-        case ChannelProtocol.ALL_GATHER -> comm.allGather(send, out, count, dtype);
-        case ChannelProtocol.REDUCE_SCATTER ->
-            comm.reduceScatter(send, out, count, dtype, ReduceOp.fromName(opName));
-        default -> throw new IOException("unknown collective " + kind);
+    Communicator comm = comms.get(r.getInt(r.position()));
+    PreparedCollective call = last;
+    if (call == null || call.comm() != comm || !call.sameRequest(r)) {
+      dropLast();
+      if (comm == null) {
+        throw new IllegalArgumentException("the communicator is closed");
       }
+      if (r.get(r.position() + 4) == ChannelProtocol.BARRIER) {
+        barrier(comm);
+        return;
+      }
+      call = PreparedCollective.parse(r, comm, segments);
+      last = call;
+    }
+    try {
+      call.run();
     } catch (CclException e) {
+      dropLast();
       segments.taint();
       throw e;
+    }
+  }
+
+  /** Forgets the kept request and closes its views. */
+  private void dropLast() {
+    if (last != null) {
+      last.close();
+      last = null;
     }
   }
 
@@ -332,6 +333,7 @@ final class WorkerSession implements Runnable {
 
   /** Aborts what the worker left open, so its peers fail now; unmaps its segments. */
   private void end() {
+    dropLast();
     boolean leftOpen = !comms.isEmpty();
     for (Communicator comm : comms.values()) {
       LOG.warn(

@@ -36,7 +36,11 @@ import org.sparkccl.device.HostDevice;
  * </pre>
  */
 public final class PythonChannelBenchMain {
-  /** (bytes, warm-up calls, timed calls), as {@code bench/python_bench.py}. */
+  /**
+   * (bytes, warm-up calls, timed calls): the sizes of {@code bench/python_bench.py}, with more
+   * small calls, so that the session's and the tasks' small-call paths are compiled before the
+   * timing.
+   */
   private static final long[][] SIZES = {{8, 20_000, 5000}, {64L << 20, 2, 10}};
 
   private PythonChannelBenchMain() {}
