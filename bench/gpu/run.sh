@@ -265,20 +265,7 @@ case "$MODE" in
         "${RANKS:-4}" "${ROUNDS:-3}" python3 "$DIR/bench/python_channel_worker.py" 2>&1 |
         tee "$OUT/python-callbox-$box.log" | grep -E "^round|^RESULT|rror" | grep -v "^\s*at "
       [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
-      python3 - "$OUT/python-callbox-$box.log" "${RANKS:-4}" <<'PY'
-import json, sys
-res = [json.loads(l[7:]) for l in open(sys.argv[1]) if l.startswith("RESULT ")]
-if res:
-    r, n = res[-1], int(sys.argv[2])
-    big = 64 << 20
-    bw = lambda k: big / (r[k]["median_us"] / 1e6) * 2 * (n - 1) / n / 1e9
-    print("summary: 8 B python %.1f us, java %.1f us, python/java %.2fx (target <= 1.5);"
-          " channel round trip %.1f us; 64 MiB busbw python %.2f, java %.2f GB/s, %.2fx"
-          " (target >= 0.9)" % (r["python_8"]["median_us"], r["java_8"]["median_us"],
-                                 r["python_8"]["median_us"] / r["java_8"]["median_us"],
-                                 r["channel_ping_0"]["median_us"], bw("python_%d" % big),
-                                 bw("java_%d" % big), bw("python_%d" % big) / bw("java_%d" % big)))
-PY
+      python3 "$DIR/bench/python_channel_summary.py" "$OUT/python-callbox-$box.log" "${RANKS:-4}"
     done
     ;;
   peer)
