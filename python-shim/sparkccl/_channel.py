@@ -326,7 +326,8 @@ class Channel:
                     self.close()
                     raise CclTimeoutError("no answer from the executor within %.0f s" % timeout_s)
         finally:
-            words[BOX_WORKER_SLEEPS] = 0
+            if self._words is not None:  # a failure above closed the channel and its views
+                words[BOX_WORKER_SLEEPS] = 0
 
     def close(self) -> None:
         global _current
