@@ -473,6 +473,42 @@ class CallBoxTest(unittest.TestCase):
         self.assertTrue(set(out) <= {"CclMismatchError", "CclAbortError"}, out)
         self.assertIn("CclMismatchError", out)  # who saw it names it; the other was aborted
 
+    def test_a_worker_killed_amid_boxed_calls_fails_its_peer_in_time(self):
+        # the killed worker's session polls its box, then sleeps on the socket and sees it close
+        record = tempfile.mkdtemp(prefix="sparkccl-box-kill-")
+        try:
+            def fn(comm, record):
+                import threading
+                from sparkccl import _channel
+                attempt = 1 if os.path.exists(os.path.join(record, "killed")) else 0
+                comm.barrier()
+                x = sparkccl.zeros(1024, "float32")
+                if attempt == 0 and comm.rank == 1:
+                    open(os.path.join(record, "killed"), "w").close()
+                    threading.Timer(0.5, os.kill, (os.getpid(), 9)).start()
+                t0 = time.monotonic()
+                try:
+                    for _ in range(10_000_000):
+                        comm.all_reduce(x)
+                        if attempt > 0:
+                            break
+                except sparkccl.CclError as e:
+                    with open(os.path.join(record, "%d-%d" % (attempt, comm.rank)), "w") as f:
+                        f.write("%.3f %s" % (time.monotonic() - t0, type(e).__name__))
+                    raise
+                return _channel.get().boxed, attempt
+
+            boxed, attempt = sparkccl.run(fn, 2, record, timeout=10)
+            self.assertEqual((True, 1), (boxed, attempt))
+            errors = set(os.listdir(record)) - {"killed"}
+            self.assertEqual({"0-0"}, errors)  # rank 0 of the first attempt recorded its error
+            with open(os.path.join(record, "0-0")) as f:
+                seconds, kind = f.read().split()
+            self.assertLess(float(seconds), 10 + 5)
+            self.assertIn(kind, ("CclAbortError", "CclTimeoutError", "CclError"))
+        finally:
+            shutil.rmtree(record, ignore_errors=True)
+
 
 def _sparkccl_threads(names):
     """How many of the threads named in ``names`` (a Counter) are SparkCCL's own."""
