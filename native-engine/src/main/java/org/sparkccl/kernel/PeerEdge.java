@@ -114,17 +114,20 @@ public final class PeerEdge implements BooleanSupplier, KernelWaiter.Check {
   /** The deadline and abort of the wait in progress; the text is made only when it fails. */
   @Override
   public void check(long waitedNanos) {
-    Supplier<String> w = what;
-    guard.checkWait(waitedNanos, () -> w.get() + waiting());
+    guard.checkWait(waitedNanos, waitText);
     if (liveness != null && liveness.hasExited(waitedNanos)) {
-      throw liveness.exited(w.get() + waiting(), waitedNanos);
+      throw liveness.exited(waitText(), waitedNanos);
     }
   }
 
-  private String waiting() {
-    return forRoom
-        ? ": waiting for rank " + peer + " to take data"
-        : ": waiting for data from rank " + peer;
+  /** The wait's text, made once per edge: a spinning wait checks on every pass. */
+  private final Supplier<String> waitText = this::waitText;
+
+  private String waitText() {
+    return what.get()
+        + (forRoom
+            ? ": waiting for rank " + peer + " to take data"
+            : ": waiting for data from rank " + peer);
   }
 
   /**
