@@ -214,12 +214,8 @@ class Channel:
         if self._box is not None:
             return self._box_request(kind, body, timeout_s)
         with self._lock:
-            if self._released:
-                released, self._released = self._released[:1000], self._released[1000:]
-            else:
-                released = ()
-            head = struct.pack(">IBH%di" % len(released), 3 + 4 * len(released) + len(body), kind,
-                               len(released), *released)
+            released = self._take_released()
+            head = _head(kind, released, body)
             try:
                 self._set_deadline(timeout_s)
                 self._sock.sendall(head + body)
@@ -236,25 +232,24 @@ class Channel:
             except OSError as e:
                 self.close()
                 raise CclError("the SparkCCL channel to the executor failed: %s" % e) from None
-        if reply[0] == 0:
-            return memoryview(reply)[1:]
-        kind = reply[1]
-        (n,) = struct.unpack_from(">I", reply, 2)
-        raise from_kind(kind, bytes(reply[6:6 + n]).decode("utf-8", "replace"))
+        return _fields(reply)
+
+    def _take_released(self) -> tuple | list:
+        """Up to 1000 released segment ids to name in the next request (lock held)."""
+        if not self._released:
+            return ()
+        released, self._released = self._released[:1000], self._released[1000:]
+        return released
 
     def _box_request(self, kind: int, body: bytes, timeout_s: float | None) -> memoryview:
         """``request`` through the call box: write the frame, bump the request's number, poll
         for the reply's number, and sleep on the socket only after ``BOX_SPIN_S``."""
         with self._lock:
             box, words = self._box, self._words
-            if self._released:
-                released, self._released = self._released[:1000], self._released[1000:]
-            else:
-                released = ()
+            released = self._take_released()
             if released or body is not self._box_body or kind != self._box_kind:
                 # a repeated request (same body object) is still in the box as it was
-                head = struct.pack(">IBH%di" % len(released), 3 + 4 * len(released) + len(body),
-                                   kind, len(released), *released)
+                head = _head(kind, released, body)
                 end = BOX_REQUEST_AT + len(head)
                 box[BOX_REQUEST_AT:end] = head
                 box[end:end + len(body)] = body
@@ -283,11 +278,7 @@ class Channel:
                 raise CclError("the executor left a reply of %d bytes; expected 1..%d"
                                % (length, MAX_FRAME))
             reply = bytes(box[BOX_REPLY_AT + 4:BOX_REPLY_AT + 4 + length])
-        if reply[0] == 0:
-            return memoryview(reply)[1:]
-        kind = reply[1]
-        (n,) = struct.unpack_from(">I", reply, 2)
-        raise from_kind(kind, bytes(reply[6:6 + n]).decode("utf-8", "replace"))
+        return _fields(reply)
 
     def _wake(self) -> None:
         """Wakes the executor's session thread, asleep on the socket."""
@@ -344,6 +335,20 @@ class Channel:
 
 
 _EMPTY = memoryview(b"")
+
+
+def _head(kind: int, released, body: bytes) -> bytes:
+    """A request frame's length, type and released segment ids; ``body`` follows."""
+    return struct.pack(">IBH%di" % len(released), 3 + 4 * len(released) + len(body), kind,
+                       len(released), *released)
+
+
+def _fields(reply: bytes) -> memoryview:
+    """A reply's fields after its OK byte, or its error raised as the CclError it names."""
+    if reply[0] == 0:
+        return memoryview(reply)[1:]
+    (n,) = struct.unpack_from(">I", reply, 2)
+    raise from_kind(reply[1], bytes(reply[6:6 + n]).decode("utf-8", "replace"))
 
 _current: Channel | None = None
 _current_lock = threading.Lock()

@@ -288,24 +288,7 @@ class InTaskTest(unittest.TestCase):
         record = tempfile.mkdtemp(prefix="sparkccl-kill-")
         try:
             def fn(comm, record):
-                import threading
-                attempt = 1 if os.path.exists(os.path.join(record, "killed")) else 0
-                comm.barrier()  # every rank has read the marker before rank 1 writes it
-                x = sparkccl.zeros(1 << 18, "float32")
-                if attempt == 0 and comm.rank == 1:
-                    open(os.path.join(record, "killed"), "w").close()
-                    threading.Timer(0.5, os.kill, (os.getpid(), 9)).start()
-                t0 = time.monotonic()
-                try:
-                    for _ in range(100_000):
-                        x[:] = 1.0
-                        comm.all_reduce(x)
-                        if attempt > 0:
-                            break
-                except sparkccl.CclError as e:
-                    with open(os.path.join(record, "%d-%d" % (attempt, comm.rank)), "w") as f:
-                        f.write("%.3f %s" % (time.monotonic() - t0, type(e).__name__))
-                    raise
+                x, attempt = _all_reduce_until_rank_1_is_killed(comm, record, 1 << 18, 100_000)
                 return float(x[0]), attempt
 
             t0 = time.monotonic()
@@ -478,24 +461,8 @@ class CallBoxTest(unittest.TestCase):
         record = tempfile.mkdtemp(prefix="sparkccl-box-kill-")
         try:
             def fn(comm, record):
-                import threading
                 from sparkccl import _channel
-                attempt = 1 if os.path.exists(os.path.join(record, "killed")) else 0
-                comm.barrier()
-                x = sparkccl.zeros(1024, "float32")
-                if attempt == 0 and comm.rank == 1:
-                    open(os.path.join(record, "killed"), "w").close()
-                    threading.Timer(0.5, os.kill, (os.getpid(), 9)).start()
-                t0 = time.monotonic()
-                try:
-                    for _ in range(10_000_000):
-                        comm.all_reduce(x)
-                        if attempt > 0:
-                            break
-                except sparkccl.CclError as e:
-                    with open(os.path.join(record, "%d-%d" % (attempt, comm.rank)), "w") as f:
-                        f.write("%.3f %s" % (time.monotonic() - t0, type(e).__name__))
-                    raise
+                _, attempt = _all_reduce_until_rank_1_is_killed(comm, record, 1024, 10_000_000)
                 return _channel.get().boxed, attempt
 
             boxed, attempt = sparkccl.run(fn, 2, record, timeout=10)
@@ -508,6 +475,32 @@ class CallBoxTest(unittest.TestCase):
             self.assertIn(kind, ("CclAbortError", "CclTimeoutError", "CclError"))
         finally:
             shutil.rmtree(record, ignore_errors=True)
+
+
+def _all_reduce_until_rank_1_is_killed(comm, record, count, calls):
+    """In a task of ``sparkccl.run``: on the first attempt rank 1 kills its own worker after 0.5 s
+    while every rank all-reduces a shared array of ``count`` ones up to ``calls`` times; a rank
+    whose call fails writes "<seconds> <error type>" to ``record``/"<attempt>-<rank>" and raises.
+    On the retry (the marker file exists) one call. Returns (the array, the attempt)."""
+    import threading
+    attempt = 1 if os.path.exists(os.path.join(record, "killed")) else 0
+    comm.barrier()  # every rank has read the marker before rank 1 writes it
+    x = sparkccl.zeros(count, "float32")
+    if attempt == 0 and comm.rank == 1:
+        open(os.path.join(record, "killed"), "w").close()
+        threading.Timer(0.5, os.kill, (os.getpid(), 9)).start()
+    t0 = time.monotonic()
+    try:
+        for _ in range(calls):
+            x[:] = 1.0
+            comm.all_reduce(x)
+            if attempt > 0:
+                break
+    except sparkccl.CclError as e:
+        with open(os.path.join(record, "%d-%d" % (attempt, comm.rank)), "w") as f:
+            f.write("%.3f %s" % (time.monotonic() - t0, type(e).__name__))
+        raise
+    return x, attempt
 
 
 def _sparkccl_threads(names):

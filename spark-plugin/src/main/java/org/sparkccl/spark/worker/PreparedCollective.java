@@ -16,7 +16,10 @@ import org.sparkccl.device.HostBuffer;
  * fails.
  *
  * <pre>{@code
- * if (last != null && last.sameRequest(body)) last.run(); else { last = PreparedCollective.parse(...); last.run(); }
+ * if (last == null || !last.sameRequest(body)) {
+ *   last = PreparedCollective.parse(body, comm, segments);
+ * }
+ * last.run();
  * }</pre>
  */
 final class PreparedCollective implements AutoCloseable {
@@ -52,15 +55,14 @@ final class PreparedCollective implements AutoCloseable {
   }
 
   /**
-   * Parses the collective in {@code body} (from its position: the fields after the request's type
-   * and released segments) on {@code comm}, with views of the worker's segments.
+   * Parses the collective in {@code r} (from its position: the fields after the request's type and
+   * released segments) on {@code comm}, with views of the worker's segments.
    *
    * @throws IllegalArgumentException for a bad type, operator, segment or range
    */
-  static PreparedCollective parse(ByteBuffer body, Communicator comm, SharedSegments segments)
+  static PreparedCollective parse(ByteBuffer r, Communicator comm, SharedSegments segments)
       throws IOException {
-    ByteBuffer copy = ByteBuffer.allocate(body.remaining()).put(body.duplicate()).flip();
-    ByteBuffer r = body;
+    ByteBuffer copy = ByteBuffer.allocate(r.remaining()).put(r.duplicate()).flip();
     r.getInt(); // the communicator's id: the caller looked it up
     int kind = r.get();
     DataType dtype = DataType.fromName(ChannelWire.getString(r));
