@@ -119,8 +119,8 @@ final class PerfOptions {
   @Option(
       names = "--jit-warmup",
       description =
-          "untimed allReduces before the first size, so that the JIT has compiled the"
-              + " engine's small-call path (default ${DEFAULT-VALUE}; 0 skips them)")
+          "untimed calls of each measured collective before the first size, so that the JIT"
+              + " has compiled its code (default ${DEFAULT-VALUE}; 0 skips them)")
   int jitWarmup = PerfRank.JIT_WARMUP_CALLS;
 
   @Option(names = "-c", description = "check results: 0 or 1 (default ${DEFAULT-VALUE})")

@@ -295,17 +295,30 @@ final class PerfRank {
   private static final int LARGE_EVERY = 10;
 
   /**
-   * Runs the engine's code paths until the JIT has compiled them ({@link #JIT_WARMUP_CALLS}): the
-   * run's smallest size (at most 4 KiB), and every {@link #LARGE_EVERY}th call its largest (at most
-   * 1 MiB). {@code --jit-warmup 0} skips it.
+   * Runs the engine's code paths until the JIT has compiled them ({@link #JIT_WARMUP_CALLS} calls
+   * of each collective the run measures): the run's smallest size (at most 4 KiB), and every {@link
+   * #LARGE_EVERY}th call its largest (at most 1 MiB). Each collective has code of its own (a tree
+   * broadcast shares little with a ring allReduce): warmed by allReduces alone, the first size of a
+   * broadcast at 4 ranks took 1.6x the next size's time on a 16-core host. {@code --jit-warmup 0}
+   * skips it.
    */
   static void jitWarmup(Context c) {
-    long small = Math.max(1, Math.min(c.o().minBytes, 4096) / c.type().size());
-    long large = Math.max(1, Math.min(c.o().maxBytes, 1 << 20) / c.type().size());
-    c.buffers().fillSend(Math.max(small, large), c.type(), 7, c.o().rank);
+    for (PerfOp perfOp : operations(c.o())) {
+      jitWarmup(c, perfOp);
+    }
+  }
+
+  private static void jitWarmup(Context c, PerfOp perfOp) {
+    int n = c.o().ranks;
+    long large = perfOp.perRankCount(Math.min(c.o().maxBytes, 1 << 20), c.type(), n);
+    if (large == 0) {
+      return; // no size of the run holds an element per rank: nothing of it is measured
+    }
+    long small = Math.max(1, perfOp.perRankCount(Math.min(c.o().minBytes, 4096), c.type(), n));
+    c.buffers().fillSend(perfOp.sendCount(Math.max(small, large), n), c.type(), 7, c.o().rank);
     for (int i = 0; i < c.o().jitWarmup; i++) {
       long count = i % LARGE_EVERY == LARGE_EVERY - 1 ? large : small;
-      c.comm().allReduce(c.send(), c.recv(), count, c.type(), c.op());
+      perfOp.run(c.comm(), c.send(), c.recv(), count, c.type(), c.op(), c.o().root);
     }
   }
 
