@@ -263,22 +263,22 @@ public final class CollectiveLauncher {
     int rank = ctx.rank;
     Tree tree =
         new Tree(rank, ctx.nRanks, kind == CollectiveCall.Kind.ALL_REDUCE ? 0 : call.root());
+    int stepSize = ctx.config.stepSize();
     long bytes = call.count() * call.dtype().size();
-    int slice = pointToPointSlice(bytes);
     // the texts are built only for an error: a launch builds no strings
     Supplier<String> where = () -> "rank " + rank + ": " + coll.what() + " (tree)";
     int parent = tree.parent();
-    PeerEdge toParent = up && parent >= 0 ? peerEdge(true, parent, bytes, slice, call) : null;
-    PeerEdge fromParent = down && parent >= 0 ? peerEdge(false, parent, bytes, slice, call) : null;
+    PeerEdge toParent = up && parent >= 0 ? peerEdge(true, parent, bytes, call) : null;
+    PeerEdge fromParent = down && parent >= 0 ? peerEdge(false, parent, bytes, call) : null;
     int[] children = tree.children();
     PeerEdge[] fromChildren = new PeerEdge[up ? children.length : 0];
     PeerEdge[] toChildren = new PeerEdge[down ? children.length : 0];
     for (int i = 0; i < children.length; i++) {
       if (up) {
-        fromChildren[i] = peerEdge(false, children[i], bytes, slice, call);
+        fromChildren[i] = peerEdge(false, children[i], bytes, call);
       }
       if (down) {
-        toChildren[i] = peerEdge(true, children[i], bytes, slice, call);
+        toChildren[i] = peerEdge(true, children[i], bytes, call);
       }
     }
     HostTreeKernel.Work work =
@@ -295,7 +295,7 @@ public final class CollectiveLauncher {
             call.dtype(),
             call.op(),
             ctx.nRanks,
-            slice,
+            stepSize,
             where);
     CommChannel ch = ctx.channels[0];
     ChannelGuard guard = new ChannelGuard(ctx, 0);
@@ -313,7 +313,6 @@ public final class CollectiveLauncher {
     RecursiveDoubling rd = new RecursiveDoubling(rank, ctx.nRanks);
     int size = call.dtype().size();
     long bytes = call.count() * size;
-    int slice = pointToPointSlice(bytes);
     Supplier<String> where =
         () -> "rank " + rank + ": " + coll.what() + (halving ? " (rh)" : " (rd)");
     List<HostDoublingKernel.Exchange> ex = exchanges;
@@ -323,13 +322,13 @@ public final class CollectiveLauncher {
     long finalBytes = bytes;
     int into = rd.foldsInto();
     if (into >= 0) {
-      ex.add(exchange(SEND, into, call, slice));
-      ex.add(exchange(RECEIVE_COPY, into, call, slice));
+      ex.add(exchange(SEND, into, call));
+      ex.add(exchange(RECEIVE_COPY, into, call));
       finalAt = -1;
     } else {
       int from = rd.foldedFrom();
       if (from >= 0) {
-        ex.add(exchange(RECEIVE_REDUCE, from, call, slice));
+        ex.add(exchange(RECEIVE_REDUCE, from, call));
       }
       if (halving) {
         RecursiveHalving.Round[] rounds = new RecursiveHalving(rd).rounds(call.count());
@@ -342,8 +341,7 @@ public final class CollectiveLauncher {
                   r.giveCount(),
                   r.keepFrom(),
                   r.keepCount(),
-                  call,
-                  slice));
+                  call));
         }
         finalAt = ex.size();
         if (rounds.length > 0) {
@@ -361,17 +359,16 @@ public final class CollectiveLauncher {
                   r.keepCount(),
                   r.giveFrom(),
                   r.giveCount(),
-                  call,
-                  slice));
+                  call));
         }
       } else {
         for (int partner : rd.partners()) {
-          ex.add(exchange(EXCHANGE, partner, call, slice));
+          ex.add(exchange(EXCHANGE, partner, call));
         }
         finalAt = ex.size();
       }
       if (from >= 0) {
-        ex.add(exchange(SEND, from, call, slice));
+        ex.add(exchange(SEND, from, call));
       }
     }
     HostDoublingKernel.Work work =
@@ -386,7 +383,7 @@ public final class CollectiveLauncher {
             call.dtype(),
             call.op(),
             ctx.nRanks,
-            slice,
+            ctx.config.stepSize(),
             where);
     CommChannel ch = ctx.channels[0];
     ChannelGuard guard = new ChannelGuard(ctx, 0);
@@ -395,11 +392,11 @@ public final class CollectiveLauncher {
 
   /** An exchange of the whole buffer. */
   private HostDoublingKernel.Exchange exchange(
-      HostDoublingKernel.Kind kind, int peer, CollectiveCall call, int slice) {
+      HostDoublingKernel.Kind kind, int peer, CollectiveCall call) {
     long count = call.count();
     boolean sends = kind == EXCHANGE || kind == SEND;
     boolean receives = kind != SEND;
-    return ranged(kind, peer, 0, sends ? count : 0, 0, receives ? count : 0, call, slice);
+    return ranged(kind, peer, 0, sends ? count : 0, 0, receives ? count : 0, call);
   }
 
   /**
@@ -414,15 +411,14 @@ public final class CollectiveLauncher {
       long sendCount,
       long recvFrom,
       long recvCount,
-      CollectiveCall call,
-      int slice) {
+      CollectiveCall call) {
     int size = call.dtype().size();
     long sendBytes = sendCount * size;
     long recvBytes = recvCount * size;
     return new HostDoublingKernel.Exchange(
         kind,
-        sendBytes > 0 ? peerEdge(true, peer, sendBytes, slice, call) : null,
-        recvBytes > 0 ? peerEdge(false, peer, recvBytes, slice, call) : null,
+        sendBytes > 0 ? peerEdge(true, peer, sendBytes, call) : null,
+        recvBytes > 0 ? peerEdge(false, peer, recvBytes, call) : null,
         peer < ctx.rank,
         sendFrom * size,
         sendBytes,
@@ -430,38 +426,17 @@ public final class CollectiveLauncher {
         recvBytes);
   }
 
-  /**
-   * The slice of a tree, recursive doubling or Rabenseifner collective of {@code bytes}, the same
-   * on every rank. Where every edge lies in shared memory the message goes in about {@link
-   * #SHARED_SLICES} slices of at least {@link #MIN_SHARED_SLICE} bytes, so that a tree's levels
-   * overlap (a 64 KiB broadcast in one slice copied it three times in a row at 4 ranks) and an
-   * exchange reduces one slice while its partner copies the next. Over sockets a slice is the step
-   * size: one proxy slot each.
-   */
-  private int pointToPointSlice(long bytes) {
+  private long slices(long bytes) {
     int stepSize = ctx.config.stepSize();
-    if (bytes > ctx.links().peers().allSharedUpTo()) {
-      return stepSize;
-    }
-    long perSlice = (bytes / SHARED_SLICES + MIN_SHARED_SLICE - 1) / MIN_SHARED_SLICE;
-    return (int) Math.min(stepSize, Math.max(1, perSlice) * MIN_SHARED_SLICE);
+    return (bytes + stepSize - 1) / stepSize;
   }
 
-  /** How many slices a collective over shared-memory edges aims for. */
-  static final int SHARED_SLICES = 4;
-
   /**
-   * The smallest slice over shared-memory edges: below it a slice's hand-off costs more than it
-   * hides.
+   * An edge over the point-to-point link to or from {@code peer}, with its proxy op, described by
+   * the link's site only when asked.
    */
-  static final int MIN_SHARED_SLICE = 4096;
-
-  /**
-   * An edge of {@code bytes} in slices of {@code slice} over the point-to-point link to or from
-   * {@code peer}, with its proxy op, described by the link's site only when asked.
-   */
-  private PeerEdge peerEdge(boolean send, int peer, long bytes, int slice, CollectiveCall call) {
-    long slices = (bytes + slice - 1) / slice;
+  private PeerEdge peerEdge(boolean send, int peer, long bytes, CollectiveCall call) {
+    long slices = slices(bytes);
     PeerLinks peers = ctx.links().peers();
     PeerLinks.Link shared = peers.shared(send, peer, bytes);
     if (shared != null) {
