@@ -28,6 +28,13 @@ import org.sparkccl.config.Algorithm;
  * </ul>
  *
  * <p>Where two predict the same time the ring is preferred, then the tree.
+ *
+ * <p>Where every edge lies in memory the ranks share ({@link #forSharedMemory}) the constants are
+ * those measured there and trees are left out: a tree's interior rank serves three edges from one
+ * kernel thread while a ring hop there is a copy into the next rank's slot. On a 16-core host with
+ * 4 and 8 rank processes the ring chain beat the tree for broadcast and reduce from 8 B to 16 KiB
+ * but once, and recursive doubling, Rabenseifner or the ring beat the tree allReduce at every size
+ * (docs/benchmarks.md).
  */
 public final class Tuner {
   /**
@@ -42,6 +49,7 @@ public final class Tuner {
   private final double treeHopUs;
   private final double usPerByte;
   private final Algorithm forced;
+  private final boolean trees;
 
   /**
    * @param treeHopLatencyUs a tree hop costs more than a ring hop here (an interior rank serves
@@ -49,10 +57,29 @@ public final class Tuner {
    * @param forced {@code AUTO} lets the model choose
    */
   public Tuner(double hopLatencyUs, double treeHopLatencyUs, double linkGBps, Algorithm forced) {
+    this(hopLatencyUs, treeHopLatencyUs, linkGBps, forced, true);
+  }
+
+  private Tuner(
+      double hopLatencyUs,
+      double treeHopLatencyUs,
+      double linkGBps,
+      Algorithm forced,
+      boolean trees) {
     this.hopUs = hopLatencyUs;
     this.treeHopUs = treeHopLatencyUs;
     this.usPerByte = 1e-3 / linkGBps;
     this.forced = forced;
+    this.trees = trees;
+  }
+
+  /**
+   * The tuner for a communicator whose every edge lies in memory the ranks share: the constants
+   * measured there, and no tree unless {@code forced}.
+   */
+  public static Tuner forSharedMemory(
+      double hopLatencyUs, double treeHopLatencyUs, double linkGBps, Algorithm forced) {
+    return new Tuner(hopLatencyUs, treeHopLatencyUs, linkGBps, forced, false);
   }
 
   /** Whether {@code kind} has a tree version. */
@@ -77,6 +104,9 @@ public final class Tuner {
     };
   }
 
+  /** What the model weighs against the ring, in order of preference on a tie. */
+  private static final Algorithm[] CANDIDATES = {Algorithm.TREE, Algorithm.RD, Algorithm.RH};
+
   /** A concrete algorithm, never {@code AUTO}; a forced one that does not apply runs as a ring. */
   public Algorithm choose(CollectiveCall.Kind kind, long bytes, int nRanks) {
     if (forced != Algorithm.AUTO) {
@@ -84,8 +114,8 @@ public final class Tuner {
     }
     Algorithm best = Algorithm.RING;
     double bestUs = predictUs(kind, best, bytes, nRanks);
-    for (Algorithm a : new Algorithm[] {Algorithm.TREE, Algorithm.RD, Algorithm.RH}) {
-      if (applies(a, kind, nRanks)) {
+    for (Algorithm a : CANDIDATES) {
+      if ((trees || a != Algorithm.TREE) && applies(a, kind, nRanks)) {
         double us = predictUs(kind, a, bytes, nRanks);
         if (us < bestUs) {
           best = a;

@@ -53,6 +53,10 @@ public final class CollectiveLauncher {
   private final CommContext ctx;
   private final Lifecycle lifecycle;
   private final Tuner tuner;
+
+  /** The tuner where the ring and every point-to-point edge lie in memory the ranks share. */
+  private final Tuner sharedMemoryTuner;
+
   private final RingSites sites;
   private final PlanCache plans;
   private final LongFunction<CollectiveCall> launched;
@@ -73,6 +77,12 @@ public final class CollectiveLauncher {
             ctx.config.hopLatencyUs(),
             ctx.config.treeHopLatencyUs(),
             ctx.config.linkGBps(),
+            ctx.config.algo());
+    this.sharedMemoryTuner =
+        Tuner.forSharedMemory(
+            ctx.config.shmHopLatencyUs(),
+            ctx.config.shmTreeHopLatencyUs(),
+            ctx.config.shmLinkGBps(),
             ctx.config.algo());
   }
 
@@ -216,15 +226,17 @@ public final class CollectiveLauncher {
    * RingTransport#tunedUpTo}: UCX), or up to the shared-memory edge limit where every two ranks
    * share memory; they run above it only when asked for explicitly ({@code algo=tree}, {@code
    * algo=rd}, {@code algo=rh}). Their kernels run on the host only; elsewhere every collective is a
-   * ring.
+   * ring. Where the ring and every point-to-point edge lie in memory the ranks share, the tuner
+   * takes the constants measured there ({@code tuner.shm.*}).
    */
   private Algorithm pick(CollectiveCall.Kind kind, long bytes) {
     if (ctx.nRanks == 1 || ctx.device != HostDevice.INSTANCE) {
       return Algorithm.RING;
     }
     Links links = ctx.links();
+    boolean inMemory = links.ring().inMemory() && links.peers().allSharedUpTo() > 0;
     return choose(
-        tuner.choose(kind, bytes, ctx.nRanks),
+        (inMemory ? sharedMemoryTuner : tuner).choose(kind, bytes, ctx.nRanks),
         ctx.config.algo(),
         bytes,
         Math.max(links.ring().tunedUpTo(), links.peers().allSharedUpTo()));

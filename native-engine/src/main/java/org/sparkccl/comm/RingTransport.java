@@ -69,6 +69,15 @@ interface RingTransport {
     return Long.MAX_VALUE;
   }
 
+  /**
+   * Whether every edge of this ring, on every rank, moves data through memory both kernels touch
+   * (shared memory between processes of one host, or threads of one JVM): the same answer on every
+   * rank once connected. The tuner then takes its shared-memory constants.
+   */
+  default boolean inMemory() {
+    return false;
+  }
+
   /** Called once the ring runs on this transport: hands its progress to the proxy thread. */
   default void start(CommContext ctx) {}
 

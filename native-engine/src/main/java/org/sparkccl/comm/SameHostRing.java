@@ -37,6 +37,7 @@ final class SameHostRing implements RingTransport {
   private final SameHostInfo local;
   private EdgeKind sendKind = EdgeKind.NET;
   private EdgeKind recvKind = EdgeKind.NET;
+  private boolean everyEdgeDirect;
   private boolean started;
   private CommChannel[] channels = new CommChannel[0];
   private CommContext connected;
@@ -201,6 +202,7 @@ final class SameHostRing implements RingTransport {
     }
     sendKind = send;
     recvKind = recv;
+    everyEdgeDirect = everyEdgeDirect(hosts, reach);
     int onDevice = ranksOnDevice(hosts);
     for (DirectFifoKernel k : kernels) {
       k.fitGrid(onDevice, kernels.length);
@@ -215,6 +217,26 @@ final class SameHostRing implements RingTransport {
     if (ctx.calls.checks() && (prevBoard != null || nextBoard != null)) {
       ctx.neighbours = new NeighbourCalls(ctx.rank, prevBoard, nextBoard);
     }
+  }
+
+  /**
+   * Whether every rank's send edge is direct, from what round 1 gave every rank alike (a direct
+   * edge that then fails to open fails the whole connect).
+   */
+  private static boolean everyEdgeDirect(SameHostInfo[] hosts, byte[][] reach) {
+    int n = hosts.length;
+    for (int r = 0; r < n; r++) {
+      boolean reaches = reach[r].length == 1 && reach[r][0] == 1;
+      if (n < 2 || !EdgeKind.of(hosts[r], hosts[(r + 1) % n], reaches).direct()) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  @Override
+  public boolean inMemory() {
+    return everyEdgeDirect;
   }
 
   /** Ranks of the communicator, this one included, whose kernels run on this rank's GPU. */

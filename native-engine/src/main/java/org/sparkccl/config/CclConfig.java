@@ -49,6 +49,9 @@ public final class CclConfig {
   private final double hopLatencyUs;
   private final double linkGBps;
   private final double treeHopLatencyUs;
+  private final double shmHopLatencyUs;
+  private final double shmLinkGBps;
+  private final double shmTreeHopLatencyUs;
 
   private CclConfig(Builder b) {
     this.buffSize = b.buffSize;
@@ -77,6 +80,9 @@ public final class CclConfig {
     this.hopLatencyUs = b.hopLatencyUs;
     this.linkGBps = b.linkGBps;
     this.treeHopLatencyUs = b.treeHopLatencyUs;
+    this.shmHopLatencyUs = b.shmHopLatencyUs;
+    this.shmLinkGBps = b.shmLinkGBps;
+    this.shmTreeHopLatencyUs = b.shmTreeHopLatencyUs;
   }
 
   /** A builder holding every default. */
@@ -253,6 +259,21 @@ public final class CclConfig {
     return linkGBps;
   }
 
+  /** {@link #hopLatencyUs} where every edge lies in memory the ranks share. */
+  public double shmHopLatencyUs() {
+    return shmHopLatencyUs;
+  }
+
+  /** {@link #treeHopLatencyUs} where every edge lies in memory the ranks share. */
+  public double shmTreeHopLatencyUs() {
+    return shmTreeHopLatencyUs;
+  }
+
+  /** {@link #linkGBps} where every edge lies in memory the ranks share. */
+  public double shmLinkGBps() {
+    return shmLinkGBps;
+  }
+
   public Builder toBuilder() {
     return new Builder(this);
   }
@@ -294,6 +315,9 @@ public final class CclConfig {
       case TUNER_HOP_LATENCY_US -> Double.toString(hopLatencyUs);
       case TUNER_LINK_GBPS -> Double.toString(linkGBps);
       case TUNER_TREE_HOP_LATENCY_US -> Double.toString(treeHopLatencyUs);
+      case TUNER_SHM_HOP_LATENCY_US -> Double.toString(shmHopLatencyUs);
+      case TUNER_SHM_LINK_GBPS -> Double.toString(shmLinkGBps);
+      case TUNER_SHM_TREE_HOP_LATENCY_US -> Double.toString(shmTreeHopLatencyUs);
     };
   }
 
@@ -330,6 +354,9 @@ public final class CclConfig {
     private double hopLatencyUs;
     private double linkGBps;
     private double treeHopLatencyUs;
+    private double shmHopLatencyUs;
+    private double shmLinkGBps;
+    private double shmTreeHopLatencyUs;
 
     private Builder() {
       for (Key key : Key.values()) {
@@ -366,6 +393,9 @@ public final class CclConfig {
       hopLatencyUs = c.hopLatencyUs;
       linkGBps = c.linkGBps;
       treeHopLatencyUs = c.treeHopLatencyUs;
+      shmHopLatencyUs = c.shmHopLatencyUs;
+      shmLinkGBps = c.shmLinkGBps;
+      shmTreeHopLatencyUs = c.shmTreeHopLatencyUs;
     }
 
     /**
@@ -403,6 +433,9 @@ public final class CclConfig {
         case TUNER_HOP_LATENCY_US -> hopLatencyUs(Values.decimal(k, text));
         case TUNER_LINK_GBPS -> linkGBps(Values.decimal(k, text));
         case TUNER_TREE_HOP_LATENCY_US -> treeHopLatencyUs(Values.decimal(k, text));
+        case TUNER_SHM_HOP_LATENCY_US -> shmHopLatencyUs(Values.decimal(k, text));
+        case TUNER_SHM_LINK_GBPS -> shmLinkGBps(Values.decimal(k, text));
+        case TUNER_SHM_TREE_HOP_LATENCY_US -> shmTreeHopLatencyUs(Values.decimal(k, text));
       };
     }
 
@@ -557,6 +590,21 @@ public final class CclConfig {
       return this;
     }
 
+    public Builder shmHopLatencyUs(double v) {
+      shmHopLatencyUs = v;
+      return this;
+    }
+
+    public Builder shmLinkGBps(double v) {
+      shmLinkGBps = v;
+      return this;
+    }
+
+    public Builder shmTreeHopLatencyUs(double v) {
+      shmTreeHopLatencyUs = v;
+      return this;
+    }
+
     /** Checks every value; the message names the key, the value and what was expected. */
     public CclConfig build() {
       int steps = FifoLayout.STEPS;
@@ -601,20 +649,24 @@ public final class CclConfig {
       if (idleCpusPerRank < 0) {
         throw invalid(Key.IDLE_CPUS_PER_RANK, idleCpusPerRank, "0 or more");
       }
-      if (!(hopLatencyUs > 0)) {
-        throw invalid(Key.TUNER_HOP_LATENCY_US, hopLatencyUs, "a positive number");
-      }
-      if (!(linkGBps > 0)) {
-        throw invalid(Key.TUNER_LINK_GBPS, linkGBps, "a positive number");
-      }
-      if (!(treeHopLatencyUs > 0)) {
-        throw invalid(Key.TUNER_TREE_HOP_LATENCY_US, treeHopLatencyUs, "a positive number");
-      }
+      positive(Key.TUNER_HOP_LATENCY_US, hopLatencyUs);
+      positive(Key.TUNER_LINK_GBPS, linkGBps);
+      positive(Key.TUNER_TREE_HOP_LATENCY_US, treeHopLatencyUs);
+      positive(Key.TUNER_SHM_HOP_LATENCY_US, shmHopLatencyUs);
+      positive(Key.TUNER_SHM_LINK_GBPS, shmLinkGBps);
+      positive(Key.TUNER_SHM_TREE_HOP_LATENCY_US, shmTreeHopLatencyUs);
       Objects.requireNonNull(transport, Key.TRANSPORT.key());
       Objects.requireNonNull(algo, Key.ALGO.key());
       Objects.requireNonNull(device, Key.DEVICE.key());
       Objects.requireNonNull(idle, Key.IDLE.key());
       return new CclConfig(this);
+    }
+
+    /** A tuner constant: a cost or a bandwidth, above zero (NaN fails too). */
+    private static void positive(Key key, double value) {
+      if (!(value > 0)) {
+        throw invalid(key, value, "a positive number");
+      }
     }
 
     private static IllegalArgumentException invalid(Key key, Object value, String expected) {

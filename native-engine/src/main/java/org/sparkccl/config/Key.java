@@ -106,7 +106,20 @@ public enum Key {
   /** The tuner's bandwidth of one link in GB/s. */
   TUNER_LINK_GBPS("tuner.linkGBps", "0.68"),
   /** The tuner's cost of one hop over point-to-point links (tree, rd) in microseconds. */
-  TUNER_TREE_HOP_LATENCY_US("tuner.treeHopLatencyUs", "43");
+  TUNER_TREE_HOP_LATENCY_US("tuner.treeHopLatencyUs", "43"),
+  /**
+   * The tuner's cost of one ring hop where every edge lies in memory the ranks share (ranks of one
+   * host through shared memory, or threads of one JVM); measured on a 16-core host with 2 to 8 rank
+   * processes ({@code docs/benchmarks.md}).
+   */
+  TUNER_SHM_HOP_LATENCY_US("tuner.shm.hopLatencyUs", "1.5"),
+  /** The tuner's bandwidth of one link in GB/s where every edge lies in shared memory. */
+  TUNER_SHM_LINK_GBPS("tuner.shm.linkGBps", "4"),
+  /**
+   * The tuner's cost of one hop over point-to-point links (recursive doubling, Rabenseifner) where
+   * every edge lies in shared memory, in microseconds.
+   */
+  TUNER_SHM_TREE_HOP_LATENCY_US("tuner.shm.treeHopLatencyUs", "2.5");
 
   /** At most this many rings. */
   public static final int MAX_CHANNELS = 32;

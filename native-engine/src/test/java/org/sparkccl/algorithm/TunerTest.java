@@ -142,6 +142,43 @@ class TunerTest {
   }
 
   @Test
+  @DisplayName(
+      "in shared memory the tuner never picks a tree unless asked, and with the default constants"
+          + " picks what won on a 16-core host")
+  void sharedMemoryLeavesTreesOut() {
+    SplittableRandom rnd = new SplittableRandom(7);
+    for (int m = 0; m < MODELS; m++) {
+      double hop = Math.pow(10, rnd.nextDouble(-1, 2));
+      double treeHop = Math.pow(10, rnd.nextDouble(-1, 2));
+      double link = Math.pow(10, rnd.nextDouble(-1, Math.log10(400)));
+      Tuner auto = Tuner.forSharedMemory(hop, treeHop, link, Algorithm.AUTO);
+      Tuner tree = Tuner.forSharedMemory(hop, treeHop, link, Algorithm.TREE);
+      for (int n = 3; n <= 9; n++) {
+        for (long bytes : sizes(rnd)) {
+          for (Kind kind : new Kind[] {Kind.ALL_REDUCE, Kind.BROADCAST, Kind.REDUCE}) {
+            String where = kind + ", " + bytes + " bytes, " + n + " ranks";
+            assertNotEquals(Algorithm.TREE, auto.choose(kind, bytes, n), where);
+            assertEquals(Algorithm.TREE, tree.choose(kind, bytes, n), where + ", algo=tree");
+          }
+        }
+      }
+    }
+    Tuner t = Tuner.forSharedMemory(1.5, 2.5, 4, Algorithm.AUTO);
+    for (int n : new int[] {4, 8}) {
+      for (long bytes = 8; bytes <= 64 << 10; bytes *= 8) {
+        assertEquals(Algorithm.RING, t.choose(Kind.BROADCAST, bytes, n), n + " ranks, " + bytes);
+        assertEquals(Algorithm.RING, t.choose(Kind.REDUCE, bytes, n), n + " ranks, " + bytes);
+      }
+    }
+    assertEquals(Algorithm.RD, t.choose(Kind.ALL_REDUCE, 8, 2), "2 ranks, 8 B");
+    assertEquals(Algorithm.RING, t.choose(Kind.ALL_REDUCE, 32 << 10, 2), "2 ranks, 32 KiB");
+    assertEquals(Algorithm.RD, t.choose(Kind.ALL_REDUCE, 512, 4), "4 ranks, 512 B");
+    assertEquals(Algorithm.RING, t.choose(Kind.ALL_REDUCE, 32 << 10, 4), "4 ranks, 32 KiB");
+    assertEquals(Algorithm.RD, t.choose(Kind.ALL_REDUCE, 128, 8), "8 ranks, 128 B");
+    assertEquals(Algorithm.RH, t.choose(Kind.ALL_REDUCE, 8 << 10, 8), "8 ranks, 8 KiB");
+  }
+
+  @Test
   @DisplayName("only allReduce, broadcast and reduce have a tree, the ones the tree kernel runs")
   void treesExistForTheRootedAndReducingCollectivesOnly() {
     for (Kind kind : Kind.values()) {
