@@ -29,11 +29,11 @@ import org.sparkccl.config.Algorithm;
  *
  * <p>Where two predict the same time the ring is preferred, then the tree.
  *
- * <p>Where every edge lies in memory the ranks share ({@link #forSharedMemory}) the constants are
- * those measured there and trees are left out: a tree's interior rank serves three edges from one
- * kernel thread while a ring hop there is a copy into the next rank's slot. On a 16-core host with
- * 4 and 8 rank processes the ring chain beat the tree for broadcast and reduce from 8 B to 16 KiB
- * but once, and recursive doubling, Rabenseifner or the ring beat the tree allReduce at every size
+ * <p>Where every edge lies in shared memory ({@link #forSharedMemory}) the constants are those
+ * measured there and trees are left out: a tree's interior rank serves three edges from one kernel
+ * thread while a ring hop there is a copy into the next rank's slot. On a 16-core host with 4 and 8
+ * rank processes the ring chain beat the tree for broadcast and reduce from 8 B to 16 KiB but once,
+ * and recursive doubling, Rabenseifner or the ring beat the tree allReduce at every size
  * (docs/benchmarks.md).
  */
 public final class Tuner {
@@ -74,8 +74,8 @@ public final class Tuner {
   }
 
   /**
-   * The tuner for a communicator whose every edge lies in memory the ranks share: the constants
-   * measured there, and no tree unless {@code forced}.
+   * The tuner for a communicator whose every edge lies in shared memory: the constants measured
+   * there, and no tree unless {@code forced}.
    */
   public static Tuner forSharedMemory(
       double hopLatencyUs, double treeHopLatencyUs, double linkGBps, Algorithm forced) {

@@ -54,7 +54,7 @@ public final class CollectiveLauncher {
   private final Lifecycle lifecycle;
   private final Tuner tuner;
 
-  /** The tuner where the ring and every point-to-point edge lie in memory the ranks share. */
+  /** The tuner where the ring and every point-to-point edge lie in shared memory. */
   private final Tuner sharedMemoryTuner;
 
   private final RingSites sites;
@@ -226,8 +226,8 @@ public final class CollectiveLauncher {
    * RingTransport#tunedUpTo}: UCX), or up to the shared-memory edge limit where every two ranks
    * share memory; they run above it only when asked for explicitly ({@code algo=tree}, {@code
    * algo=rd}, {@code algo=rh}). Their kernels run on the host only; elsewhere every collective is a
-   * ring. Where the ring and every point-to-point edge lie in memory the ranks share, the tuner
-   * takes the constants measured there ({@code tuner.shm.*}).
+   * ring. Where the ring and every point-to-point edge lie in shared memory, the tuner takes the
+   * constants measured there ({@code tuner.shm.*}).
    */
   private Algorithm pick(CollectiveCall.Kind kind, long bytes) {
     if (ctx.nRanks == 1 || ctx.device != HostDevice.INSTANCE) {

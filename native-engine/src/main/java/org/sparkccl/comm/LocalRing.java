@@ -62,12 +62,6 @@ final class LocalRing implements RingTransport {
     return -1;
   }
 
-  /** Yes: every rank is a thread of this JVM. */
-  @Override
-  public boolean inMemory() {
-    return true;
-  }
-
   @Override
   public String refusedBy(byte[][] infos) {
     int processes = (int) Arrays.stream(infos).map(ByteBuffer::wrap).distinct().count();

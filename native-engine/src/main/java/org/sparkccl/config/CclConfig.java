@@ -259,17 +259,17 @@ public final class CclConfig {
     return linkGBps;
   }
 
-  /** {@link #hopLatencyUs} where every edge lies in memory the ranks share. */
+  /** {@link #hopLatencyUs} where every edge lies in shared memory. */
   public double shmHopLatencyUs() {
     return shmHopLatencyUs;
   }
 
-  /** {@link #treeHopLatencyUs} where every edge lies in memory the ranks share. */
+  /** {@link #treeHopLatencyUs} where every edge lies in shared memory. */
   public double shmTreeHopLatencyUs() {
     return shmTreeHopLatencyUs;
   }
 
-  /** {@link #linkGBps} where every edge lies in memory the ranks share. */
+  /** {@link #linkGBps} where every edge lies in shared memory. */
   public double shmLinkGBps() {
     return shmLinkGBps;
   }

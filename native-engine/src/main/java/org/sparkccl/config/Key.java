@@ -108,9 +108,9 @@ public enum Key {
   /** The tuner's cost of one hop over point-to-point links (tree, rd) in microseconds. */
   TUNER_TREE_HOP_LATENCY_US("tuner.treeHopLatencyUs", "43"),
   /**
-   * The tuner's cost of one ring hop where every edge lies in memory the ranks share (ranks of one
-   * host through shared memory, or threads of one JVM); measured on a 16-core host with 2 to 8 rank
-   * processes ({@code docs/benchmarks.md}).
+   * The tuner's cost of one ring hop where the ring and every point-to-point edge lie in shared
+   * memory (rank processes of one host); measured on a 16-core host with 2 to 8 rank processes
+   * ({@code docs/benchmarks.md}).
    */
   TUNER_SHM_HOP_LATENCY_US("tuner.shm.hopLatencyUs", "1.5"),
   /** The tuner's bandwidth of one link in GB/s where every edge lies in shared memory. */
