@@ -4,6 +4,7 @@ import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Executor;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.logging.log4j.Logger;
 import org.openucx.jucx.ucp.UcpContext;
@@ -155,11 +156,15 @@ public final class UcxTransport implements AutoCloseable {
     }
   }
 
+  /** Whether the memory-hook warning was given (once per process). */
+  private static final AtomicBoolean SAID_MEMORY_HOOKS = new AtomicBoolean();
+
   private static UcpContext newContext() {
     String reason = unavailable;
     if (reason != null) {
       throw new UcxUnavailableException(reason);
     }
+    warnOfMemoryHooks(System.getenv("UCX_MEM_EVENTS"));
     try {
       UcpContext c =
           new UcpContext(
@@ -171,6 +176,24 @@ public final class UcxTransport implements AutoCloseable {
       // A library that failed to load fails the same way every time: remember why.
       unavailable = "UCX native libraries did not load (" + e + ")";
       throw new UcxUnavailableException(unavailable);
+    }
+  }
+
+  /**
+   * Unless {@code UCX_MEM_EVENTS} is set, a UCX context patches the process's {@code mmap}, {@code
+   * munmap}, {@code madvise} and {@code brk} in place (its "bistro" hooks) while the JVM's own
+   * threads run them, and dispatches memory events from inside those calls. Two JVMs crashed with a
+   * damaged native heap in this project's tests with the hooks installed and none is known without;
+   * the engine registers its memory itself and needs no memory events. The variable must be set
+   * before the JVM starts, so this can only say so.
+   */
+  private static void warnOfMemoryHooks(String memEvents) {
+    if (memEvents == null && SAID_MEMORY_HOOKS.compareAndSet(false, true)) {
+      LOG.warn(
+          "UCX_MEM_EVENTS is not set, so UCX patches this JVM's mmap/munmap/madvise/brk in place;"
+              + " set UCX_MEM_EVENTS=no in the environment of every JVM that uses UCX (Spark:"
+              + " spark.executorEnv.UCX_MEM_EVENTS=no, and the driver's environment in local"
+              + " mode). docs/reliability.md says why.");
     }
   }
 
