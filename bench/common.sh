@@ -5,6 +5,8 @@ BUILD=bench/build
 MPI_BIN="$BUILD/mpi_coll"
 MPIRUN=(mpirun --allow-run-as-root --oversubscribe)
 MPI_TCP_ARGS=(--mca btl tcp,self --mca pml ob1 --mca btl_tcp_if_include lo)
+# UCX's memory hooks patch a JVM's mmap/munmap/madvise/brk in place (docs/reliability.md).
+export UCX_MEM_EVENTS="${UCX_MEM_EVENTS:-no}"
 
 log() { printf '==> %s\n' "$*" >&2; }
 

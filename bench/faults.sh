@@ -11,6 +11,8 @@
 #   SOAK=0 KILL_RUNS=15 KILL_TIMEOUT=3s TRANSPORTS=ucx bench/faults.sh
 #   SOAK=0 KILL_RUNS=5 KILL_TIMEOUT=3s TRANSPORTS=auto bench/faults.sh
 set -euo pipefail
+# UCX's memory hooks patch a JVM's mmap/munmap/madvise/brk in place (docs/reliability.md).
+export UCX_MEM_EVENTS="${UCX_MEM_EVENTS:-no}"
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 nice -n 10 mvn -o -q -B test-compile -pl native-engine
 [ "${SOAK:-1}" = 0 ] || for run in "1000 socket" "300 ucx"; do

@@ -10,6 +10,8 @@
 #
 #   bench/perf-ab.sh OLD_REV [NEW_REV] [ROUNDS]     e.g. bench/perf-ab.sh HEAD~5 HEAD 5
 set -euo pipefail
+# UCX's memory hooks patch a JVM's mmap/munmap/madvise/brk in place (docs/reliability.md).
+export UCX_MEM_EVENTS="${UCX_MEM_EVENTS:-no}"
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 OLD="${1:?usage: bench/perf-ab.sh OLD_REV [NEW_REV] [ROUNDS]}"
 NEW="${2:-HEAD}"

@@ -7,6 +7,8 @@
 # spin (a core for every polling thread) or IDLE=spin. Needs Python 3 with numpy; builds the jars.
 #   bench/run-python-channel-bench.sh [ROUNDS=3]     RANKS [4]  IDLE [auto]
 set -euo pipefail
+# UCX's memory hooks patch a JVM's mmap/munmap/madvise/brk in place (docs/reliability.md).
+export UCX_MEM_EVENTS="${UCX_MEM_EVENTS:-no}"
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 rounds="${1:-3}"
 mvn -o -q -B package -DskipTests -pl perf,spark-plugin -am >&2

@@ -6,6 +6,8 @@
 # endpoint count.
 #   bench/ucx-close-soak.sh [RUNS]      (default 120; about 2.5 s a run on a 2-core VM)
 set -euo pipefail
+# UCX's memory hooks patch a JVM's mmap/munmap/madvise/brk in place (docs/reliability.md).
+export UCX_MEM_EVENTS="${UCX_MEM_EVENTS:-no}"
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 RUNS="${1:-120}"
 nice -n 10 mvn -o -q -B test-compile -pl native-engine

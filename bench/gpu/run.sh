@@ -4,6 +4,8 @@
 #   bash DIR/run.sh DIR [smoke|suite|soak|bench|tune|local|tune-local|python|peer|blocks|compare|check|all|ab|ab-small|gpu-ab|resident|latency|collectives|lb]
 # Logs go to $OUT (default /tmp/sparkccl-gpu-out) and summaries to stdout.
 set -uo pipefail
+# UCX's memory hooks patch a JVM's mmap/munmap/madvise/brk in place (docs/reliability.md).
+export UCX_MEM_EVENTS="${UCX_MEM_EVENTS:-no}"
 DIR="$(realpath "${1:-.device-cuda}")"
 MODE="${2:-all}"
 OUT="${OUT:-/tmp/sparkccl-gpu-out}"
