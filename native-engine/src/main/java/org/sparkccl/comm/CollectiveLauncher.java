@@ -234,9 +234,8 @@ public final class CollectiveLauncher {
       return Algorithm.RING;
     }
     Links links = ctx.links();
-    boolean inMemory = links.ring().inMemory() && links.peers().allSharedUpTo() > 0;
     return choose(
-        (inMemory ? sharedMemoryTuner : tuner).choose(kind, bytes, ctx.nRanks),
+        (links.inSharedMemory() ? sharedMemoryTuner : tuner).choose(kind, bytes, ctx.nRanks),
         ctx.config.algo(),
         bytes,
         Math.max(links.ring().tunedUpTo(), links.peers().allSharedUpTo()));

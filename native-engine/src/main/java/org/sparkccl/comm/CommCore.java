@@ -46,9 +46,10 @@ public final class CommCore {
       throw e;
     }
     Links links = ctx.links();
+    boolean shm = links != null && links.inSharedMemory();
     LOG.info(
         "rank {}/{} ready: device={} channels={} transport={}(nThreads={}, nSocksPerThread={},"
-            + " qps={}) algo={} (ring or tree by the tuner: hop {} us, link {} GB/s) buffSize={}"
+            + " qps={}) algo={} (the tuner's {}constants: hop {} us, link {} GB/s) buffSize={}"
             + " stepSize={} idle={} timeout={}ms next={} prev={} listen={}",
         ctx.rank,
         ctx.nRanks,
@@ -59,8 +60,9 @@ public final class CommCore {
         config.socketsPerThread(),
         config.qpsPerConnection(),
         config.algo(),
-        config.hopLatencyUs(),
-        config.linkGBps(),
+        shm ? "shared-memory " : "",
+        shm ? config.shmHopLatencyUs() : config.hopLatencyUs(),
+        shm ? config.shmLinkGBps() : config.linkGBps(),
         config.buffSize(),
         config.stepSize(),
         ctx.idle,
