@@ -225,9 +225,12 @@ final class SameHostRing implements RingTransport {
    */
   private static boolean everyEdgeDirect(SameHostInfo[] hosts, byte[][] reach) {
     int n = hosts.length;
+    if (n < 2) {
+      return false;
+    }
     for (int r = 0; r < n; r++) {
       boolean reaches = reach[r].length == 1 && reach[r][0] == 1;
-      if (n < 2 || !EdgeKind.of(hosts[r], hosts[(r + 1) % n], reaches).direct()) {
+      if (!EdgeKind.of(hosts[r], hosts[(r + 1) % n], reaches).direct()) {
         return false;
       }
     }

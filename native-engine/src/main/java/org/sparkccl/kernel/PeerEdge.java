@@ -120,7 +120,10 @@ public final class PeerEdge implements BooleanSupplier, KernelWaiter.Check {
     }
   }
 
-  /** The wait's text, made once per edge: a spinning wait checks on every pass. */
+  /**
+   * Builds the wait's text when a check fails; one supplier per edge, since a spinning wait checks
+   * on every pass.
+   */
   private final Supplier<String> waitText = this::waitText;
 
   private String waitText() {

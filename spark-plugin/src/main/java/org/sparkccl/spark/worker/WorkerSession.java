@@ -66,7 +66,6 @@ final class WorkerSession implements Runnable {
   /** The last collective request, parsed, while the worker repeats it. */
   private PreparedCollective last;
 
-  private long boxServed;
   private HostBuffer barrierWord;
   private int nextComm = 1;
   private long peerPid = -1;
@@ -125,7 +124,7 @@ final class WorkerSession implements Runnable {
    * then sleeps on the socket until the worker writes a wake-up.
    */
   private void serveBox() throws IOException {
-    long served = boxServed;
+    long served = box.replied(); // only this thread writes it: no request can slip by
     long idleSince = System.nanoTime();
     while (true) {
       long seq = box.requested();
@@ -234,8 +233,6 @@ final class WorkerSession implements Runnable {
         case ChannelProtocol.PING -> reply.put(ChannelProtocol.OK);
         case ChannelProtocol.BOX -> {
           CallBox b = new CallBox(segments.pin(request.getInt()));
-          // read now: once the worker has this reply it may post its next request at once
-          boxServed = b.requested();
           reply.put(ChannelProtocol.OK);
           box = b; // after this reply, requests come through the box
         }
