@@ -10,7 +10,8 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "python-shim"))
-os.environ["PYTHONPATH"] = os.path.join(ROOT, "python-shim")
+os.environ["PYTHONPATH"] = os.pathsep.join([os.path.join(ROOT, "python-shim"),
+                                           os.path.join(ROOT, "bench")])
 
 import sparkccl  # noqa: E402
 from pyspark.sql import SparkSession  # noqa: E402
@@ -21,25 +22,9 @@ SIZES = [(8, 50, 500), (64 << 20, 2, 10)]
 
 
 def python_times(comm, count, warmup, iterations):
-    import time as t
+    import python_timing  # on the tasks' PYTHONPATH, above
 
-    from sparkccl import _channel
-
-    ch = _channel.get()  # the channel's own round trip: a request the executor just answers
-    ping = []
-    for _ in range(200):
-        t0 = t.perf_counter()
-        ch.request(_channel.PING, b"", 10.0)
-        ping.append((t.perf_counter() - t0) * 1e6)
-    x = sparkccl.zeros(count, "float32")
-    x[:] = 1.0
-    times = []
-    for i in range(warmup + iterations):
-        t0 = t.perf_counter()
-        comm.all_reduce(x)
-        if i >= warmup:
-            times.append((t.perf_counter() - t0) * 1e6)
-    return times, ping
+    return python_timing.all_reduce_times(comm, count, warmup, iterations)
 
 
 def main():

@@ -9,12 +9,11 @@ BYTES bytes (float32 sum, in place, on a shared array) and the channel's own rou
 import os
 import statistics
 import sys
-import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                                 "python-shim"))
 
-import sparkccl  # noqa: E402
+import python_timing  # noqa: E402  (beside this script)
 from sparkccl import _channel, comm as _comm  # noqa: E402
 
 
@@ -23,19 +22,7 @@ def main():
     ch = _channel.get()
     c = _comm._open(ch, attempt, 0, 600.0)
     try:
-        ping = []
-        for _ in range(200):
-            t0 = time.perf_counter()
-            ch.request(_channel.PING, b"", 10.0)
-            ping.append((time.perf_counter() - t0) * 1e6)
-        x = sparkccl.zeros(max(1, nbytes // 4), "float32")
-        x[:] = 1.0
-        times = []
-        for i in range(warmup + iters):
-            t0 = time.perf_counter()
-            c.all_reduce(x)
-            if i >= warmup:
-                times.append((time.perf_counter() - t0) * 1e6)
+        times, ping = python_timing.all_reduce_times(c, nbytes // 4, warmup, iters)
         print("TIMES %.3f %.3f boxed=%s" % (statistics.median(times), statistics.median(ping),
                                              ch.boxed), flush=True)
     finally:

@@ -49,7 +49,7 @@ cp -r spark-plugin/target/classes/org/sparkccl/spark/worker "$DEST/plugin-classe
 cp spark-plugin/target/test-classes/org/sparkccl/spark/worker/PythonChannelBenchMain*.class \
    "$DEST/plugin-classes/org/sparkccl/spark/worker/"
 (cd python-shim && tar cf - --exclude=jars --exclude=__pycache__ sparkccl) | tar xf - -C "$DEST/python-shim"
-cp bench/python_channel_worker.py bench/python_channel_summary.py "$DEST/bench/"
+cp bench/python_channel_worker.py bench/python_channel_summary.py bench/python_timing.py "$DEST/bench/"
 # BASELINE=<rev>: also pack that revision's perf tool into DEST/baseline-lib, for `run.sh DEST ab`
 # (the same-run comparison of two revisions on the GPU machine's cores, host memory) and `run.sh
 # DEST gpu-ab` (the same on the GPUs; JCuda's natives then come from DEST/lib).
