@@ -10,8 +10,9 @@ DEST="$(realpath -m "${1:-$ROOT/.device-cuda}")"
 cd "$ROOT"
 mvn -o -q -B package -DskipTests -pl perf,spark-plugin -am
 mkdir -p "$DEST/lib" "$DEST/test-classes"
+# jdk.jfr: a run there can be profiled (JAVA_TOOL_OPTIONS=-XX:StartFlightRecording=...), 2 MB
 if [ ! -x "$DEST/jre/bin/java" ]; then
-  jlink --add-modules java.base,java.logging,java.management,java.naming,java.xml,jdk.unsupported \
+  jlink --add-modules java.base,java.logging,java.management,java.naming,java.xml,jdk.jfr,jdk.unsupported \
         --strip-debug --no-header-files --no-man-pages --compress=2 --output "$DEST/jre"
 fi
 rm -f "$DEST"/lib/*.jar

@@ -49,14 +49,26 @@ class SharedMemoryEdgesTest {
         "skipped: no " + SharedFile.DIRECTORY + " on this machine, so no shared-memory edges");
   }
 
+  /**
+   * {@code ll.maxBytes} of each pass: the default (LL up to 4 KiB, the simple protocol to 64 KiB,
+   * sockets above), LL off, and LL for every shared edge.
+   */
+  private static final String[] LL_MAX_BYTES = {Key.LL_MAX_BYTES.defaultValue(), "0", "64K"};
+
   @Test
-  @DisplayName("rd, rh and tree over 3 and 5 ranks match the reference, shared and socket edges")
+  @DisplayName(
+      "rd, rh and tree over 3 and 5 ranks match the reference: LL, simple and socket edges")
   void collectivesMatchTheReference() {
     assumeSharedMemory();
     long[] seed = {0x5EED_0001L};
+    int pass = 0;
     for (int n : new int[] {3, 5}) {
       for (String algo : List.of("rd", "rh", "tree")) {
-        Communicator[] comms = RankHarness.createAll(n, config(algo, true), WAIT);
+        // each algorithm meets two of the three settings
+        String ll = LL_MAX_BYTES[(pass + pass / 3) % LL_MAX_BYTES.length];
+        pass++;
+        CclConfig config = config(algo, true).toBuilder().set(Key.LL_MAX_BYTES, ll).build();
+        Communicator[] comms = RankHarness.createAll(n, config, WAIT);
         RankHarness.closingAfter(
             comms,
             WAIT,
@@ -66,7 +78,8 @@ class SharedMemoryEdgesTest {
                   n + " ranks, algo=" + algo + ": no shared-memory FIFO is mapped");
               for (int count : COUNTS) {
                 for (DataType t : List.of(DataType.FLOAT32, DataType.INT32)) {
-                  String what = n + " ranks, algo=" + algo + ", " + count + " x " + t;
+                  String what =
+                      n + " ranks, algo=" + algo + ", ll.maxBytes=" + ll + ", " + count + " x " + t;
                   assertNull(
                       RankHarness.allReduceAndCheck(
                           comms, count, t, ReduceOp.SUM, count % 2 == 0, seed[0]++, WAIT),

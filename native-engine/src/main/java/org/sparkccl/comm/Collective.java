@@ -2,7 +2,6 @@ package org.sparkccl.comm;
 
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
-import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import org.sparkccl.CclException;
 import org.sparkccl.device.DeviceBuffer;
@@ -15,7 +14,7 @@ import org.sparkccl.kernel.KernelTask;
  *
  * <p>A launch makes one of these and its future, and nothing else per collective: the counters are
  * fields updated through {@link VarHandle}s, the buffers are released directly, and the collective
- * leaves the communicator's pending set itself.
+ * leaves the communicator's count of those in flight itself.
  */
 final class Collective {
   private static final VarHandle REMAINING;
@@ -51,7 +50,7 @@ final class Collective {
   private final Runnable releaseBuffers;
   private final DeviceBuffer src;
   private final DeviceBuffer dst;
-  private final Set<Collective> pending;
+  private final InFlight pending;
   private final long startNanos = System.nanoTime();
   private final int nRanks;
 
@@ -81,7 +80,7 @@ final class Collective {
 
   /**
    * A collective on {@code src} and {@code dst} (retained by the caller, released here once every
-   * channel reported), listed in {@code pending} (added by the caller, removed here).
+   * channel reported), counted in {@code pending} (added by the caller, taken away here).
    */
   Collective(
       CollectiveCall call,
@@ -90,7 +89,7 @@ final class Collective {
       int channels,
       DeviceBuffer src,
       DeviceBuffer dst,
-      Set<Collective> pending) {
+      InFlight pending) {
     this.what = null;
     this.call = call;
     this.nRanks = nRanks;
@@ -120,7 +119,7 @@ final class Collective {
         CclException e = (CclException) ERROR.getVolatile(this);
         EngineStats.record(call, nRanks, System.nanoTime() - startNanos, e == null);
         if (pending != null) {
-          pending.remove(this);
+          pending.remove();
         }
         if (e == null) {
           future.complete(null);

@@ -64,6 +64,19 @@ public record CollectiveCall(
     return equals(other);
   }
 
+  /**
+   * 32 bits of what {@link #encode} writes, the same in every process (a record's {@code hashCode}
+   * is not: it takes the enums' identity hashes), for checks that compare one word before they
+   * compare the whole call.
+   */
+  public int fingerprint() {
+    long h = seq * 0x9E3779B97F4A7C15L;
+    h = (h ^ count) * 0xC2B2AE3D27D4EB4FL;
+    h ^= kind.ordinal() | dtype.ordinal() << 8 | (op == null ? 0xFF : op.ordinal()) << 16;
+    h = (h ^ root) * 0x165667B19E3779F9L;
+    return (int) (h ^ (h >>> 32));
+  }
+
   public void encode(ByteBuffer out, int at) {
     out.putLong(at, seq);
     out.putLong(at + 8, count);

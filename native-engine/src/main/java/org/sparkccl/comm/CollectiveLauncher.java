@@ -163,7 +163,7 @@ public final class CollectiveLauncher {
       dst.retain();
       coll = new Collective(call, ctx.nRanks, announce, used, src, dst, ctx.pending);
       coll.runsInline = runsInline(blocking, used);
-      ctx.pending.add(coll);
+      ctx.pending.add();
       try {
         if (ctx.nRanks == 1) {
           int size = dtype.size();
@@ -449,10 +449,16 @@ public final class CollectiveLauncher {
   private PeerEdge peerEdge(boolean send, int peer, long bytes, CollectiveCall call) {
     long slices = slices(bytes);
     PeerLinks peers = ctx.links().peers();
-    PeerLinks.Link shared = peers.shared(send, peer, bytes);
+    PeerLinks.SharedLink shared = peers.shared(send, peer, bytes);
     if (shared != null) {
       PeerEdge edge =
-          new PeerEdge(shared.fifo, peer, shared.nextStep, shared.calls, call, shared.liveness);
+          new PeerEdge(
+              shared.lane.queue(),
+              peer,
+              shared.nextStep,
+              shared.lane.calls(),
+              call,
+              shared.liveness);
       shared.nextStep += slices;
       return edge;
     }

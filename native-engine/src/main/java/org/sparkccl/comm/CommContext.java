@@ -1,7 +1,5 @@
 package org.sparkccl.comm;
 
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
 import org.sparkccl.config.CclConfig;
 import org.sparkccl.device.Device;
@@ -29,7 +27,7 @@ final class CommContext {
   final CommChannel[] channels;
   final CallChecker calls;
   final FailureState failure;
-  final Set<Collective> pending = ConcurrentHashMap.newKeySet();
+  final InFlight pending = new InFlight();
 
   /** Orders launches: collectives and groups start in call order on every channel. */
   final Object launchLock = new Object();

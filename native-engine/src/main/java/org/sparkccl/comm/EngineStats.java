@@ -2,7 +2,6 @@ package org.sparkccl.comm;
 
 import java.util.Map;
 import java.util.TreeMap;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
@@ -14,18 +13,42 @@ public final class EngineStats {
   private static final LongAdder COMPLETED = new LongAdder();
   private static final LongAdder FAILED = new LongAdder();
   private static final LongAdder BYTES = new LongAdder();
-  private static final Map<String, LongAdder[]> PER_KIND = new ConcurrentHashMap<>();
 
   /**
-   * Both bandwidths of the last collective, written and read together under this lock so readers
-   * never mix two collectives' (an uncontended lock; an object per collective would allocate).
+   * Per kind, indexed by {@link CollectiveCall.Kind#ordinal()}, and last for groups of sends and
+   * receives: the label, collectives completed and their nanoseconds. Arrays, not a map keyed by
+   * label: recording then looks nothing up.
    */
-  private static final Object LAST = new Object();
+  private static final String[] LABELS = labels();
 
-  private static double lastAlgBw;
-  private static double lastBusBw;
+  private static final LongAdder[] COUNT = adders();
+  private static final LongAdder[] NANOS = adders();
+
+  /**
+   * Both bandwidths of the last collective as two floats in one word, written and read at once so
+   * that readers never mix two collectives' (a lock or an object per collective cost more).
+   */
+  private static volatile long lastBandwidths;
 
   private EngineStats() {}
+
+  private static String[] labels() {
+    CollectiveCall.Kind[] kinds = CollectiveCall.Kind.values();
+    String[] l = new String[kinds.length + 1];
+    for (CollectiveCall.Kind k : kinds) {
+      l[k.ordinal()] = k.label();
+    }
+    l[kinds.length] = "sendRecv";
+    return l;
+  }
+
+  private static LongAdder[] adders() {
+    LongAdder[] a = new LongAdder[LABELS.length];
+    for (int i = 0; i < a.length; i++) {
+      a[i] = new LongAdder();
+    }
+    return a;
+  }
 
   /**
    * Records one finished collective of {@code nRanks} ranks ({@code call} null for a group of sends
@@ -37,20 +60,16 @@ public final class EngineStats {
       return;
     }
     COMPLETED.increment();
-    String kind = call == null ? "sendRecv" : call.kind().label();
-    LongAdder[] k =
-        PER_KIND.computeIfAbsent(kind, x -> new LongAdder[] {new LongAdder(), new LongAdder()});
-    k[0].increment();
-    k[1].add(nanos);
+    int kind = call == null ? LABELS.length - 1 : call.kind().ordinal();
+    COUNT[kind].increment();
+    NANOS[kind].add(nanos);
     if (call != null) {
       long bytes = call.count() * call.dtype().size();
       BYTES.add(bytes);
-      double alg = nanos > 0 ? (double) bytes / nanos : 0;
-      double bus = nanos > 0 ? busBytes(call, nRanks) / nanos : 0;
-      synchronized (LAST) {
-        lastAlgBw = alg;
-        lastBusBw = bus;
-      }
+      float alg = nanos > 0 ? (float) ((double) bytes / nanos) : 0;
+      float bus = nanos > 0 ? (float) (busBytes(call, nRanks) / nanos) : 0;
+      lastBandwidths =
+          (long) Float.floatToRawIntBits(alg) << 32 | (Float.floatToRawIntBits(bus) & 0xFFFFFFFFL);
     }
   }
 
@@ -69,9 +88,7 @@ public final class EngineStats {
 
   /** The last completed collective's algorithm bandwidth (bytes / time), in GB/s. */
   public static double lastAlgBwGBps() {
-    synchronized (LAST) {
-      return lastAlgBw;
-    }
+    return Float.intBitsToFloat((int) (lastBandwidths >>> 32));
   }
 
   /**
@@ -80,9 +97,7 @@ public final class EngineStats {
    * gathered buffer, broadcast and reduce the buffer once.
    */
   public static double lastBusBwGBps() {
-    synchronized (LAST) {
-      return lastBusBw;
-    }
+    return Float.intBitsToFloat((int) lastBandwidths);
   }
 
   private static double busBytes(CollectiveCall call, int n) {
@@ -100,16 +115,17 @@ public final class EngineStats {
   /** Mean latency per kind ({@code allReduce}, ...), in microseconds. */
   public static Map<String, Double> meanLatencyUs() {
     Map<String, Double> m = new TreeMap<>();
-    PER_KIND.forEach(
-        (kind, k) -> {
-          long n = k[0].sum();
-          m.put(kind, n == 0 ? 0 : k[1].sum() / 1e3 / n);
-        });
+    for (int k = 0; k < LABELS.length; k++) {
+      long n = COUNT[k].sum();
+      if (n > 0) {
+        m.put(LABELS[k], NANOS[k].sum() / 1e3 / n);
+      }
+    }
     return m;
   }
 
   /** The kinds of collective seen so far. */
   public static Iterable<String> kinds() {
-    return new TreeMap<>(PER_KIND).keySet();
+    return meanLatencyUs().keySet();
   }
 }

@@ -1,9 +1,7 @@
 package org.sparkccl.comm;
 
-import java.util.ArrayList;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
+import java.util.function.BooleanSupplier;
 import org.apache.logging.log4j.Logger;
 import org.sparkccl.CclAbortedException;
 import org.sparkccl.CclException;
@@ -77,33 +75,38 @@ final class Lifecycle {
     release();
   }
 
+  /**
+   * Waits, up to the timeout, until no collective is in flight and the proxy has nothing queued; a
+   * failure (a collective that failed fails the communicator) ends the wait at once.
+   */
   private void drain() {
     long deadline = System.nanoTime() + ctx.timeoutNanos;
-    for (Collective c : new ArrayList<>(ctx.pending)) {
-      try {
-        c.future.get(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
-      } catch (TimeoutException e) {
-        fail(new CclTimeoutException("rank " + ctx.rank + ": close: collectives still running"));
-        return;
-      } catch (ExecutionException e) {
-        return;
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        return;
-      }
+    if (!waitUntil(ctx.pending::isEmpty, deadline)) {
+      fail(new CclTimeoutException("rank " + ctx.rank + ": close: collectives still running"));
+      return;
     }
-    while (!ctx.proxy.isIdle() && ctx.failure.get() == null) {
+    if (!waitUntil(ctx.proxy::isIdle, deadline)) {
+      fail(new CclTimeoutException("rank " + ctx.rank + ": close: sends still in flight"));
+    }
+  }
+
+  /**
+   * Polls {@code done} every millisecond until it holds (true), the communicator fails or this
+   * thread is interrupted (true: nothing is left to wait for), or the deadline passes (false).
+   */
+  private boolean waitUntil(BooleanSupplier done, long deadline) {
+    while (!done.getAsBoolean() && ctx.failure.get() == null) {
       if (System.nanoTime() > deadline) {
-        fail(new CclTimeoutException("rank " + ctx.rank + ": close: sends still in flight"));
-        return;
+        return false;
       }
       try {
         Thread.sleep(1);
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
-        return;
+        return true;
       }
     }
+    return true;
   }
 
   /** At least 1 ms, so that a thread already done is still seen as stopped. */

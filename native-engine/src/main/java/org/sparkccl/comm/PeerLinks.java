@@ -8,7 +8,6 @@ import java.util.Map;
 import org.sparkccl.fifo.Fifo;
 import org.sparkccl.kernel.KernelWaiter;
 import org.sparkccl.kernel.PeerLiveness;
-import org.sparkccl.kernel.SlotCalls;
 import org.sparkccl.proxy.OpSite;
 import org.sparkccl.proxy.RecvProxyOp;
 import org.sparkccl.proxy.SendProxyOp;
@@ -40,22 +39,10 @@ final class PeerLinks {
 
     final OpRing<RecvProxyOp> recvOps = new OpRing<>();
 
-    /** The calls of a shared-memory link's slots ({@link SharedPeerFifos}); null on sockets. */
-    final SlotCalls calls;
-
-    /** The peer's process on a shared-memory link, where this rank can see it; else null. */
-    final PeerLiveness liveness;
-
     Link(int rank, int peer, Fifo fifo, Object connection) {
-      this(rank, peer, fifo, connection, null, null);
-    }
-
-    Link(int rank, int peer, Fifo fifo, Object connection, SlotCalls calls, PeerLiveness liveness) {
       this.peer = peer;
       this.fifo = fifo;
       this.connection = connection;
-      this.calls = calls;
-      this.liveness = liveness;
       String way =
           connection instanceof SendConnection ? "sending to rank " : "receiving from rank ";
       this.site = new OpSite(rank, way + peer + " (point-to-point)");
@@ -70,14 +57,35 @@ final class PeerLinks {
     }
   }
 
+  /**
+   * One direction of a shared-memory edge under one protocol ({@link SharedPeerFifos.Lane}): no
+   * connection and no proxy, only the step its next message takes.
+   */
+  static final class SharedLink {
+    final SharedPeerFifos.Lane lane;
+
+    /** The peer's process, where this rank can see it; else null. */
+    final PeerLiveness liveness;
+
+    long nextStep;
+
+    SharedLink(SharedPeerFifos.Lane lane, PeerLiveness liveness) {
+      this.lane = lane;
+      this.liveness = liveness;
+    }
+  }
+
   /** Connects the sending end to a peer (the peer accepts on its proxy thread). */
   interface Connector {
     SendConnection connect(int peer);
   }
 
   private final Map<Integer, Link> sends = new HashMap<>();
-  private final Link[] sharedSends;
-  private final Link[] sharedRecvs;
+
+  /** Shared links to and from peer {@code p}: the simple protocol's at {@code 2p}, LL's next. */
+  private final SharedLink[] sharedSends;
+
+  private final SharedLink[] sharedRecvs;
   private final SharedPeerFifos shared;
 
   /** Fixed once the links exist; read by every launch. */
@@ -103,16 +111,14 @@ final class PeerLinks {
     this.announcements = announcements;
     this.shared = shared;
     this.allSharedUpTo = shared.complete() ? shared.carriesUpTo() : 0;
-    this.sharedSends = new Link[nRanks];
-    this.sharedRecvs = new Link[nRanks];
+    this.sharedSends = new SharedLink[2 * nRanks];
+    this.sharedRecvs = new SharedLink[2 * nRanks];
     for (int p = 0; p < nRanks; p++) {
-      if (shared.sendFifo(p) != null) {
-        sharedSends[p] =
-            new Link(rank, p, shared.sendFifo(p), null, shared.sendCalls(p), shared.process(p));
-      }
-      if (shared.recvFifo(p) != null) {
-        sharedRecvs[p] =
-            new Link(rank, p, shared.recvFifo(p), null, shared.recvCalls(p), shared.process(p));
+      for (int ll = 0; ll < 2; ll++) {
+        SharedPeerFifos.Lane send = shared.lane(true, p, ll == 1);
+        SharedPeerFifos.Lane recv = shared.lane(false, p, ll == 1);
+        sharedSends[2 * p + ll] = send == null ? null : new SharedLink(send, shared.process(p));
+        sharedRecvs[2 * p + ll] = recv == null ? null : new SharedLink(recv, shared.process(p));
       }
     }
     this.rank = rank;
@@ -142,9 +148,12 @@ final class PeerLinks {
    * The shared-memory link to ({@code send}) or from {@code peer} for an edge of {@code bytes}, or
    * null when that edge goes over a socket. Both ends of an edge decide alike.
    */
-  Link shared(boolean send, int peer, long bytes) {
-    Link l = send ? sharedSends[peer] : sharedRecvs[peer];
-    return l != null && shared.carries(bytes) ? l : null;
+  SharedLink shared(boolean send, int peer, long bytes) {
+    SharedPeerFifos.Lane lane = shared.lane(send, peer, bytes);
+    if (lane == null) {
+      return null;
+    }
+    return (send ? sharedSends : sharedRecvs)[2 * peer + (lane.lowLatency() ? 1 : 0)];
   }
 
   /**

@@ -180,13 +180,13 @@ public final class PointToPoint {
               retained.forEach(DeviceBuffer::release);
               staging.forEach(HostBuffer::close);
             });
-    ctx.pending.add(coll);
+    ctx.pending.add();
     // The group's future is the stage after the per-call futures completed, so that every one
     // of them is done when groupEnd returns.
     CompletableFuture<Void> all =
         coll.future.whenComplete(
             (v, e) -> {
-              ctx.pending.remove(coll);
+              ctx.pending.remove();
               for (PeerCall c : calls) {
                 if (e == null) {
                   c.done().complete(null);

@@ -457,6 +457,7 @@ final class TransportSelector {
                 ctx.nRanks,
                 ex.token,
                 ctx.config.stepSize(),
+                ctx.config.llMaxBytes(),
                 ctx.calls.checks(),
                 ctx.calls::launched),
             peers);

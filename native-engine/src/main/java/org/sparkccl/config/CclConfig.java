@@ -46,6 +46,7 @@ public final class CclConfig {
   private final int idleCpusPerRank;
   private final int cudaResidentUs;
   private final int cudaBlocks;
+  private final int llMaxBytes;
   private final double hopLatencyUs;
   private final double linkGBps;
   private final double treeHopLatencyUs;
@@ -75,6 +76,7 @@ public final class CclConfig {
     this.idleCpusPerRank = b.idleCpusPerRank;
     this.cudaResidentUs = b.cudaResidentUs;
     this.cudaBlocks = b.cudaBlocks;
+    this.llMaxBytes = b.llMaxBytes;
     this.p2p = b.p2p;
     this.shm = b.shm;
     this.hopLatencyUs = b.hopLatencyUs;
@@ -222,6 +224,14 @@ public final class CclConfig {
     return cudaBlocks;
   }
 
+  /**
+   * The largest message per edge that takes the LL protocol on the shared-memory edges this rank
+   * receives on (key {@code ll.maxBytes}); 0: none.
+   */
+  public int llMaxBytes() {
+    return llMaxBytes;
+  }
+
   /** Whether ranks of one host may write into each other's GPU memory (key {@code p2p}). */
   public boolean p2p() {
     return p2p;
@@ -312,6 +322,7 @@ public final class CclConfig {
       case IDLE_CPUS_PER_RANK -> Integer.toString(idleCpusPerRank);
       case CUDA_RESIDENT_US -> Integer.toString(cudaResidentUs);
       case CUDA_BLOCKS -> Integer.toString(cudaBlocks);
+      case LL_MAX_BYTES -> Integer.toString(llMaxBytes);
       case TUNER_HOP_LATENCY_US -> Double.toString(hopLatencyUs);
       case TUNER_LINK_GBPS -> Double.toString(linkGBps);
       case TUNER_TREE_HOP_LATENCY_US -> Double.toString(treeHopLatencyUs);
@@ -351,6 +362,7 @@ public final class CclConfig {
     private int idleCpusPerRank;
     private int cudaResidentUs;
     private int cudaBlocks;
+    private int llMaxBytes;
     private double hopLatencyUs;
     private double linkGBps;
     private double treeHopLatencyUs;
@@ -390,6 +402,7 @@ public final class CclConfig {
       idleCpusPerRank = c.idleCpusPerRank;
       cudaResidentUs = c.cudaResidentUs;
       cudaBlocks = c.cudaBlocks;
+      llMaxBytes = c.llMaxBytes;
       hopLatencyUs = c.hopLatencyUs;
       linkGBps = c.linkGBps;
       treeHopLatencyUs = c.treeHopLatencyUs;
@@ -430,6 +443,7 @@ public final class CclConfig {
         case IDLE_CPUS_PER_RANK -> idleCpusPerRank(Values.integer(k, text));
         case CUDA_RESIDENT_US -> cudaResidentUs(Values.integer(k, text));
         case CUDA_BLOCKS -> cudaBlocks(Values.integer(k, text));
+        case LL_MAX_BYTES -> llMaxBytes(intBytes(k, text));
         case TUNER_HOP_LATENCY_US -> hopLatencyUs(Values.decimal(k, text));
         case TUNER_LINK_GBPS -> linkGBps(Values.decimal(k, text));
         case TUNER_TREE_HOP_LATENCY_US -> treeHopLatencyUs(Values.decimal(k, text));
@@ -564,6 +578,12 @@ public final class CclConfig {
       return this;
     }
 
+    /** The largest message per edge under the LL protocol; 0 for none. */
+    public Builder llMaxBytes(int v) {
+      llMaxBytes = v;
+      return this;
+    }
+
     public Builder idleYieldUs(int v) {
       idleYieldUs = v;
       return this;
@@ -645,6 +665,9 @@ public final class CclConfig {
       }
       if (cudaBlocks < 0 || cudaBlocks > Key.MAX_CUDA_BLOCKS) {
         throw invalid(Key.CUDA_BLOCKS, cudaBlocks, "0 (automatic).." + Key.MAX_CUDA_BLOCKS);
+      }
+      if (llMaxBytes < 0 || llMaxBytes > Key.MAX_LL_BYTES) {
+        throw invalid(Key.LL_MAX_BYTES, llMaxBytes, "0 (off).." + Key.MAX_LL_BYTES);
       }
       if (idleCpusPerRank < 0) {
         throw invalid(Key.IDLE_CPUS_PER_RANK, idleCpusPerRank, "0 or more");

@@ -51,6 +51,14 @@ public enum Key {
    * {@code on} or {@code off} (loopback sockets). Host memory only; messages up to 64 KiB per edge.
    */
   SHM("shm", "auto"),
+  /**
+   * Messages up to this many bytes per edge take the LL protocol on shared-memory edges: the flag
+   * that says a slot is filled shares a cache line with the first data, like NCCL's LL; larger ones
+   * take the simple protocol (counters and sizes beside the slots). 0 turns LL off. Each rank's
+   * value sizes the slots of the edges it receives on, so both ends of an edge agree whatever the
+   * others set. B, K suffixes; at most 64K.
+   */
+  LL_MAX_BYTES("ll.maxBytes", "4K"),
   /** UCX endpoints per ring connection, like {@code NCCL_IB_QPS_PER_CONNECTION}. */
   IB_QPS_PER_CONNECTION("ib.qpsPerConnection", "1"),
   /** Longest wait without progress before a collective fails; ms, s, m suffixes (plain: s). */
@@ -149,6 +157,9 @@ public enum Key {
    * be resident at once (they wait for each other), so more only risks a timeout.
    */
   public static final int MAX_CUDA_BLOCKS = 16;
+
+  /** The largest {@code ll.maxBytes}: an LL slot of each of the 8 steps per edge and rank. */
+  public static final int MAX_LL_BYTES = 64 << 10;
 
   private final String key;
   private final String defaultValue;

@@ -12,7 +12,7 @@ import org.sparkccl.memory.DirectMemory;
  * counter stores are volatile so that a waiter that registers and then re-reads a counter never
  * misses a wake-up (see {@code kernel.KernelWaiter}).
  */
-public final class Fifo implements AutoCloseable {
+public final class Fifo implements SlotQueue, AutoCloseable {
   private static final VarHandle LONGS =
       MethodHandles.byteBufferViewVarHandle(long[].class, ByteOrder.nativeOrder());
   private static final VarHandle INTS =
@@ -144,6 +144,7 @@ public final class Fifo implements AutoCloseable {
   }
 
   /** The slot that {@code step} uses; position 0, capacity {@code stepSize}. */
+  @Override
   public ByteBuffer slot(long step) {
     return slots[FifoLayout.slotOf(step)];
   }
@@ -157,6 +158,7 @@ public final class Fifo implements AutoCloseable {
   }
 
   /** Producer: whether it may fill {@code step}'s slot. */
+  @Override
   public boolean hasRoomFor(long step) {
     if (step - (long) KNOWN_HEAD.getOpaque(this) < FifoLayout.STEPS) {
       return true;
@@ -167,6 +169,7 @@ public final class Fifo implements AutoCloseable {
   }
 
   /** Consumer: whether the producer has published {@code step}. */
+  @Override
   public boolean isFilled(long step) {
     if ((long) KNOWN_TAIL.getOpaque(this) > step) {
       return true;
@@ -177,11 +180,13 @@ public final class Fifo implements AutoCloseable {
   }
 
   /** Bytes the producer put in {@code step}'s slot. */
+  @Override
   public int size(long step) {
     return (int) INTS.getAcquire(control, FifoLayout.sizeOffset(FifoLayout.slotOf(step)));
   }
 
   /** Producer: {@code step}'s slot holds {@code bytes} bytes; make it visible to the consumer. */
+  @Override
   public void publish(long step, int bytes) {
     INTS.setRelease(control, FifoLayout.sizeOffset(FifoLayout.slotOf(step)), bytes);
     LONGS.setVolatile(control, FifoLayout.TAIL_OFFSET, step + 1);
@@ -189,6 +194,7 @@ public final class Fifo implements AutoCloseable {
   }
 
   /** Consumer: done with {@code step}'s slot; hand it back to the producer. */
+  @Override
   public void release(long step) {
     INTS.setRelease(control, FifoLayout.sizeOffset(FifoLayout.slotOf(step)), FifoLayout.EMPTY);
     LONGS.setVolatile(control, FifoLayout.HEAD_OFFSET, step + 1);

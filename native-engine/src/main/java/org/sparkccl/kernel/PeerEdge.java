@@ -5,6 +5,7 @@ import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
 import org.sparkccl.comm.CollectiveCall;
 import org.sparkccl.fifo.Fifo;
+import org.sparkccl.fifo.SlotQueue;
 
 /**
  * One point-to-point link as a host kernel sees it during one collective: the link's FIFO, the peer
@@ -19,7 +20,7 @@ public final class PeerEdge implements BooleanSupplier, KernelWaiter.Check {
   /** How long a wait on a shared-memory edge parks between looks. */
   static final long SHARED_PARK_NANOS = 20_000;
 
-  final Fifo fifo;
+  final SlotQueue fifo;
   final int peer;
   long step;
 
@@ -49,7 +50,7 @@ public final class PeerEdge implements BooleanSupplier, KernelWaiter.Check {
    * watched).
    */
   public PeerEdge(
-      Fifo fifo,
+      SlotQueue fifo,
       int peer,
       long firstStep,
       SlotCalls calls,

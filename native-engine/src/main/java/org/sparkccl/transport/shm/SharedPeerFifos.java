@@ -14,6 +14,8 @@ import org.sparkccl.bootstrap.Bootstrap;
 import org.sparkccl.comm.CollectiveCall;
 import org.sparkccl.fifo.Fifo;
 import org.sparkccl.fifo.FifoLayout;
+import org.sparkccl.fifo.LowLatencyFifo;
+import org.sparkccl.fifo.SlotQueue;
 import org.sparkccl.kernel.PeerLiveness;
 import org.sparkccl.kernel.SlotCalls;
 import org.sparkccl.memory.SharedFile;
@@ -41,28 +43,53 @@ public final class SharedPeerFifos implements AutoCloseable {
   /** Round one starts with the rank's process id. */
   private static final int PID_BYTES = Long.BYTES;
 
+  private static final int PAGE = 4096;
+
   /** The largest slot: every page is written at creation, so the files stay small. */
   public static final int MAX_SLOT_BYTES = 64 << 10;
 
   private final int slotBytes;
   private final int stepSize;
-  private final Fifo[] sends;
-  private final Fifo[] recvs;
-  private final SlotCalls[] sendCalls;
-  private final SlotCalls[] recvCalls;
+
+  /** The edges to and from each peer under the simple protocol; null where not shared. */
+  private final Lane[] sends;
+
+  private final Lane[] recvs;
+
+  /** The edges to and from each peer under the LL protocol; null where not shared or none. */
+  private final Lane[] lowLatencySends;
+
+  private final Lane[] lowLatencyRecvs;
   private final PeerLiveness[] processes;
   private final List<SharedFile> files;
 
   /** Whether every rank sends to every other through shared memory (all ranks see the same). */
   private boolean complete;
 
+  /**
+   * One direction of a shared edge under one protocol: its slots ({@link Fifo} or {@link
+   * LowLatencyFifo}), the calls stamped on them, and the largest message the edge takes in one
+   * slice under this protocol (both ends see the same: the receiver made the memory).
+   */
+  public record Lane(SlotQueue queue, SlotCalls calls, int slotBytes, boolean lowLatency) {}
+
+  /**
+   * The edge to ({@code send}) or from {@code peer} under the LL protocol ({@code lowLatency}) or
+   * the simple one, whatever the size; null where there is none.
+   */
+  public Lane lane(boolean send, int peer, boolean lowLatency) {
+    return lowLatency
+        ? (send ? lowLatencySends : lowLatencyRecvs)[peer]
+        : (send ? sends : recvs)[peer];
+  }
+
   private SharedPeerFifos(int nRanks, int stepSize, int slotBytes, List<SharedFile> files) {
     this.stepSize = stepSize;
     this.slotBytes = slotBytes;
-    this.sends = new Fifo[nRanks];
-    this.recvs = new Fifo[nRanks];
-    this.sendCalls = new SlotCalls[nRanks];
-    this.recvCalls = new SlotCalls[nRanks];
+    this.sends = new Lane[nRanks];
+    this.recvs = new Lane[nRanks];
+    this.lowLatencySends = new Lane[nRanks];
+    this.lowLatencyRecvs = new Lane[nRanks];
     this.processes = new PeerLiveness[nRanks];
     this.files = files;
   }
@@ -80,6 +107,7 @@ public final class SharedPeerFifos implements AutoCloseable {
       int nRanks,
       long token,
       int stepSize,
+      int lowLatencyBytes,
       boolean checks,
       LongFunction<CollectiveCall> myCalls) {}
 
@@ -113,12 +141,13 @@ public final class SharedPeerFifos implements AutoCloseable {
               String.format(
                   "sparkccl-%016x-p%d-%d", s.token(), s.rank(), ProcessHandle.current().pid()));
       try {
-        inbound = SharedFile.create(path, SharedFifoRegion.bytes(slot) * senders.size());
+        int ll = s.lowLatencyBytes();
+        inbound = SharedFile.create(path, regionBytes(slot, ll) * senders.size());
         files.add(inbound);
         for (int i = 0; i < senders.size(); i++) {
-          SharedFifoRegion.initialize(SharedFifoRegion.of(inbound, slot, i));
+          SharedFifoRegion.initialize(region(inbound, slot, ll, i));
         }
-        published = describe(path, slot, senders);
+        published = describe(path, slot, ll, senders);
       } catch (UncheckedIOException e) {
         LOG.warn("rank {}: point-to-point messages stay on sockets: {}", s.rank(), e.getMessage());
       }
@@ -147,11 +176,7 @@ public final class SharedPeerFifos implements AutoCloseable {
         for (int i = 0; i < senders.size(); i++) {
           int from = senders.get(i);
           if (maps[from].length == s.nRanks() && maps[from][s.rank()] == 1) {
-            ByteBuffer region = SharedFifoRegion.of(inbound, slot, i);
-            out.recvs[from] = SharedFifoRegion.fifo(region, slot);
-            out.recvCalls[from] =
-                new SharedSlotCalls(
-                    SharedFifoRegion.calls(region), s.rank(), from, s.checks(), s.myCalls());
+            out.attach(s, from, inbound, s.lowLatencyBytes(), i, false);
           }
         }
       }
@@ -176,11 +201,11 @@ public final class SharedPeerFifos implements AutoCloseable {
     return true;
   }
 
-  /** Round one's bytes: the slot size, the senders in order, the path. */
-  private static byte[] describe(Path path, int slot, List<Integer> senders) {
+  /** Round one's bytes: the slot size, the LL slots' size, the senders in order, the path. */
+  private static byte[] describe(Path path, int slot, int lowLatency, List<Integer> senders) {
     byte[] name = path.toString().getBytes(StandardCharsets.UTF_8);
-    ByteBuffer b = ByteBuffer.allocate(8 + 4 * senders.size() + name.length);
-    b.putInt(slot).putInt(senders.size());
+    ByteBuffer b = ByteBuffer.allocate(12 + 4 * senders.size() + name.length);
+    b.putInt(slot).putInt(lowLatency).putInt(senders.size());
     senders.forEach(b::putInt);
     return b.put(name).array();
   }
@@ -189,10 +214,23 @@ public final class SharedPeerFifos implements AutoCloseable {
   private boolean mapSendFifo(Setup s, int to, ByteBuffer in) {
     try {
       int slot = in.getInt();
+      int lowLatency = in.getInt();
       int k = in.getInt();
-      if (slot != slotBytes || k < 1 || k > s.nRanks()) {
+      if (slot != slotBytes
+          || lowLatency < 0
+          || lowLatency > LowLatencyFifo.MAX_CAPACITY
+          || k < 1
+          || k > s.nRanks()) {
         throw new IllegalArgumentException(
-            "slots of " + slot + " bytes for " + k + " senders; this rank's are " + slotBytes);
+            "slots of "
+                + slot
+                + " bytes (LL: "
+                + lowLatency
+                + ") for "
+                + k
+                + " senders; this rank's are "
+                + slotBytes
+                + " bytes");
       }
       int index = -1;
       for (int i = 0; i < k; i++) {
@@ -206,13 +244,9 @@ public final class SharedPeerFifos implements AutoCloseable {
       byte[] name = new byte[in.remaining()];
       in.get(name);
       Path path = Path.of(new String(name, StandardCharsets.UTF_8));
-      SharedFile f = SharedFile.openPublished(path, SharedFifoRegion.bytes(slot) * k);
+      SharedFile f = SharedFile.openPublished(path, regionBytes(slot, lowLatency) * k);
       files.add(f);
-      ByteBuffer region = SharedFifoRegion.of(f, slot, index);
-      sends[to] = SharedFifoRegion.fifo(region, slot);
-      sendCalls[to] =
-          new SharedSlotCalls(
-              SharedFifoRegion.calls(region), s.rank(), to, s.checks(), s.myCalls());
+      attach(s, to, f, lowLatency, index, true);
       return true;
     } catch (UncheckedIOException | IllegalArgumentException | BufferUnderflowException e) {
       LOG.warn(
@@ -232,14 +266,19 @@ public final class SharedPeerFifos implements AutoCloseable {
     return bytes <= slotBytes || stepSize <= slotBytes;
   }
 
-  /** The FIFO this rank writes for {@code peer}, or null when that edge is not shared. */
-  public Fifo sendFifo(int peer) {
-    return sends[peer];
-  }
-
-  /** The FIFO this rank reads from {@code peer}, or null when that edge is not shared. */
-  public Fifo recvFifo(int peer) {
-    return recvs[peer];
+  /**
+   * The edge to ({@code send}) or from {@code peer} for a message of {@code bytes}: under the LL
+   * protocol where its slots hold the message whole, else under the simple one where every slice of
+   * it fits ({@link #carries}); null when the edge is not shared or the message does not fit. Both
+   * ends of an edge choose alike.
+   */
+  public Lane lane(boolean send, int peer, long bytes) {
+    Lane ll = send ? lowLatencySends[peer] : lowLatencyRecvs[peer];
+    if (ll != null && bytes <= ll.slotBytes()) {
+      return ll;
+    }
+    Lane simple = send ? sends[peer] : recvs[peer];
+    return simple != null && carries(bytes) ? simple : null;
   }
 
   /**
@@ -248,14 +287,6 @@ public final class SharedPeerFifos implements AutoCloseable {
    */
   public PeerLiveness process(int peer) {
     return processes[peer];
-  }
-
-  public SlotCalls sendCalls(int peer) {
-    return sendCalls[peer];
-  }
-
-  public SlotCalls recvCalls(int peer) {
-    return recvCalls[peer];
   }
 
   /**
@@ -281,6 +312,61 @@ public final class SharedPeerFifos implements AutoCloseable {
       n += (sends[r] != null ? 1 : 0) + (recvs[r] != null ? 1 : 0);
     }
     return n;
+  }
+
+  /**
+   * Bytes of the part of a file that one sender uses: the simple protocol's region ({@link
+   * SharedFifoRegion}) and, with {@code lowLatency} above 0, the LL protocol's FIFO and its slots'
+   * calls, in whole pages.
+   */
+  private static long regionBytes(int slot, int lowLatency) {
+    return SharedFifoRegion.bytes(slot) + lowLatencyBytes(lowLatency);
+  }
+
+  private static long lowLatencyBytes(int lowLatency) {
+    if (lowLatency == 0) {
+      return 0;
+    }
+    long raw = LowLatencyFifo.bytes(lowLatency) + SharedSlotCalls.BYTES;
+    return (raw + PAGE - 1) / PAGE * PAGE;
+  }
+
+  /** The simple protocol's region of sender {@code index} in {@code f}. */
+  private static ByteBuffer region(SharedFile f, int slot, int lowLatency, int index) {
+    long stride = regionBytes(slot, lowLatency);
+    return f.buffer().slice((int) (stride * index), (int) SharedFifoRegion.bytes(slot));
+  }
+
+  /**
+   * Takes the edge to ({@code send}) or from {@code peer} whose memory is sender {@code index}'s
+   * part of {@code f}: the simple protocol's lane and, where the file has one, the LL protocol's.
+   */
+  private void attach(Setup s, int peer, SharedFile f, int lowLatency, int index, boolean send) {
+    ByteBuffer region = region(f, slotBytes, lowLatency, index);
+    Lane simple =
+        new Lane(
+            SharedFifoRegion.fifo(region, slotBytes),
+            new SharedSlotCalls(
+                SharedFifoRegion.calls(region), s.rank(), peer, s.checks(), s.myCalls()),
+            slotBytes,
+            false);
+    Lane ll = null;
+    if (lowLatency > 0) {
+      long at = regionBytes(slotBytes, lowLatency) * index + SharedFifoRegion.bytes(slotBytes);
+      ByteBuffer part = f.buffer().slice((int) at, (int) lowLatencyBytes(lowLatency));
+      int fifoBytes = (int) LowLatencyFifo.bytes(lowLatency);
+      LowLatencyFifo fifo = new LowLatencyFifo(part.slice(0, fifoBytes), lowLatency);
+      SharedSlotCalls records =
+          new SharedSlotCalls(
+              part.slice(fifoBytes, SharedSlotCalls.BYTES),
+              s.rank(),
+              peer,
+              s.checks(),
+              s.myCalls());
+      ll = new Lane(fifo, new LowLatencySlotCalls(fifo, records), lowLatency, true);
+    }
+    (send ? sends : recvs)[peer] = simple;
+    (send ? lowLatencySends : lowLatencyRecvs)[peer] = ll;
   }
 
   /** Unmaps every file; no kernel may touch the FIFOs afterwards. Idempotent. */
