@@ -576,7 +576,10 @@ public final class CollectiveLauncher {
    * ({@link Collective#runsInline}: then {@link #launch} runs or hands it over).
    */
   private void submit(CommChannel ch, Collective coll, ChannelTask task) {
-    ch.waiter.deferProxyWake();
+    if (!ctx.proxy.isIdle()) {
+      // operations this launch queued (none where every edge lies in shared memory)
+      ch.waiter.deferProxyWake();
+    }
     if (coll.runsInline) {
       ch.kernelThread.queue(task);
       coll.inlineTask = task;

@@ -406,10 +406,18 @@ public final class ProxyThread implements AutoCloseable {
    * progress whenever no kernel is waiting. Passes are mutually exclusive, so operations and
    * connections only ever see one thread at a time.
    *
+   * <p>With nothing queued or linked (collectives whose every edge lies in shared memory) a pass
+   * has nothing to do and returns before the lock: a waiting kernel calls this on every poll, and
+   * taking the lock each time kept its cache line moving between the kernel's core and the proxy's.
+   *
    * @return whether anything moved
    */
   public boolean assist() {
-    if (poller != null || dropAll || stopping || !progressLock.tryLock()) {
+    if (outstanding.get() == 0
+        || poller != null
+        || dropAll
+        || stopping
+        || !progressLock.tryLock()) {
       return false;
     }
     try {
