@@ -12,3 +12,4 @@ java bench/micro/TcpRoundTrip.java
 java -cp "$CP" bench/micro/ReduceSpeed.java | tail -1
 java -cp "$CP" -Dlog4j2.configurationFile=bin/log4j2.xml bench/micro/AuthCost.java 2>/dev/null
 for n in 2 4; do java -cp "$CP" -Dlog4j2.configurationFile=bin/log4j2.xml bench/micro/ThreadRanksLatency.java $n 2; done
+java bench/micro/ShmPingPong.java 1 | tail -1
