@@ -16,6 +16,8 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 import org.sparkccl.bootstrap.LocalBootstrap;
 import org.sparkccl.config.CclConfig;
 import org.sparkccl.config.Key;
@@ -158,10 +160,14 @@ class SharedMemoryEdgesTest {
     }
   }
 
-  @Test
+  @ParameterizedTest(name = "rank 0 calls count={0}, the others 20")
+  @ValueSource(ints = {10, 5000})
   @DisplayName("a mismatch reaches every rank at once on the in-memory ring, too")
-  void aMismatchReachesEveryRankOnTheInMemoryRing() {
+  void aMismatchReachesEveryRankOnTheInMemoryRing(int firstCount) {
     assumeSharedMemory();
+    // 10 against 20 elements: both sides' edges take the LL protocol; 5000 (20,000 bytes) against
+    // 20: rank 0's take the simple one, so the two ends wait on different FIFOs and only the
+    // comparison of posted calls can tell them apart.
     // Spark's local mode: thread ranks on the in-memory ring, small calls on shared edges. Ranks 0
     // and 1 meet the mismatch; 2 and 3 wait on them, with no operation of their own on the ring,
     // and must hear of it from the ring's failure notices rather than at their timeout.
@@ -180,7 +186,7 @@ class SharedMemoryEdgesTest {
           n,
           WAIT,
           r -> {
-            int count = r == 0 ? 10 : 20;
+            int count = r == 0 ? firstCount : 20;
             long t0 = System.nanoTime();
             try (DeviceBuffer buf = comms[r].device().allocate(4L * count)) {
               comms[r].allReduce(buf, buf, count, DataType.FLOAT32, ReduceOp.SUM);

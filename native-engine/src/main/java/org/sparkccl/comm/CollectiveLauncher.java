@@ -459,6 +459,10 @@ public final class CollectiveLauncher {
               shared.lane.calls(),
               call,
               shared.liveness);
+      PeerLinks.SharedLink other = send ? null : peers.otherProtocol(false, shared);
+      if (other != null) {
+        edge.watchOtherProtocol(other.lane.queue(), other.nextStep, other.lane.calls());
+      }
       shared.nextStep += slices;
       return edge;
     }

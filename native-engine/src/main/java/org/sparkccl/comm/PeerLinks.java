@@ -62,6 +62,7 @@ final class PeerLinks {
    * connection and no proxy, only the step its next message takes.
    */
   static final class SharedLink {
+    final int peer;
     final SharedPeerFifos.Lane lane;
 
     /** The peer's process, where this rank can see it; else null. */
@@ -69,7 +70,8 @@ final class PeerLinks {
 
     long nextStep;
 
-    SharedLink(SharedPeerFifos.Lane lane, PeerLiveness liveness) {
+    SharedLink(int peer, SharedPeerFifos.Lane lane, PeerLiveness liveness) {
+      this.peer = peer;
       this.lane = lane;
       this.liveness = liveness;
     }
@@ -117,8 +119,8 @@ final class PeerLinks {
       for (int ll = 0; ll < 2; ll++) {
         SharedPeerFifos.Lane send = shared.lane(true, p, ll == 1);
         SharedPeerFifos.Lane recv = shared.lane(false, p, ll == 1);
-        sharedSends[2 * p + ll] = send == null ? null : new SharedLink(send, shared.process(p));
-        sharedRecvs[2 * p + ll] = recv == null ? null : new SharedLink(recv, shared.process(p));
+        sharedSends[2 * p + ll] = send == null ? null : new SharedLink(p, send, shared.process(p));
+        sharedRecvs[2 * p + ll] = recv == null ? null : new SharedLink(p, recv, shared.process(p));
       }
     }
     this.rank = rank;
@@ -154,6 +156,16 @@ final class PeerLinks {
       return null;
     }
     return (send ? sharedSends : sharedRecvs)[2 * peer + (lane.lowLatency() ? 1 : 0)];
+  }
+
+  /**
+   * The other protocol's link beside {@code link} (same peer, same direction), or null where the
+   * edge has only one.
+   */
+  SharedLink otherProtocol(boolean send, SharedLink link) {
+    SharedLink[] links = send ? sharedSends : sharedRecvs;
+    int at = 2 * link.peer + (link.lane.lowLatency() ? 0 : 1);
+    return links[at];
   }
 
   /**

@@ -32,6 +32,17 @@ public final class PeerEdge implements BooleanSupplier, KernelWaiter.Check {
   /** The other rank's process on a shared-memory edge, where this one can see it; else null. */
   private final PeerLiveness liveness;
 
+  /**
+   * A receiving shared-memory edge's other protocol (LL where this edge is simple, or the reverse):
+   * its FIFO, the step this rank reads there next, and its slots' calls; null where there is none.
+   * Ranks that disagree on a call's size may choose different protocols for one message, and then
+   * each waits on a FIFO the other never fills.
+   */
+  private SlotQueue otherQueue;
+
+  private long otherStep;
+  private SlotCalls otherCalls;
+
   /** The wait in progress: for room to send (true) or for a filled slot (false). */
   private boolean forRoom;
 
@@ -62,6 +73,19 @@ public final class PeerEdge implements BooleanSupplier, KernelWaiter.Check {
     this.calls = calls;
     this.call = call;
     this.liveness = liveness;
+  }
+
+  /**
+   * Watches, while this receiving edge waits past its fast phase, the FIFO of the other protocol
+   * from the same peer at {@code step}, the next step this rank reads there. A peer publishes its
+   * messages in call order, so that step filled while this edge's is not means the peer sent this
+   * message under the other protocol: their calls differ, and the wait fails at once, naming both
+   * calls, instead of at the timeout.
+   */
+  public void watchOtherProtocol(SlotQueue queue, long step, SlotCalls calls) {
+    this.otherQueue = queue;
+    this.otherStep = step;
+    this.otherCalls = calls;
   }
 
   /**
@@ -116,6 +140,15 @@ public final class PeerEdge implements BooleanSupplier, KernelWaiter.Check {
   @Override
   public void check(long waitedNanos) {
     guard.checkWait(waitedNanos, waitText);
+    if (!forRoom && otherQueue != null && otherQueue.isFilled(otherStep) && !fifo.isFilled(step)) {
+      otherCalls.verify(otherStep, call); // throws where the calls differ and checks are on
+      throw new IllegalStateException(
+          waitText()
+              + ": it sent "
+              + otherQueue.size(otherStep)
+              + " bytes under the other protocol (LL or simple, chosen by size); the ranks disagree"
+              + " on the call");
+    }
     if (liveness != null && liveness.hasExited(waitedNanos)) {
       throw liveness.exited(waitText(), waitedNanos);
     }
