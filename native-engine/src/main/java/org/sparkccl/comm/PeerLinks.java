@@ -84,7 +84,7 @@ final class PeerLinks {
 
   private final Map<Integer, Link> sends = new HashMap<>();
 
-  /** Shared links to and from peer {@code p}: the simple protocol's at {@code 2p}, LL's next. */
+  /** Shared links to and from each peer, both protocols ({@link #sharedIndex}). */
   private final SharedLink[] sharedSends;
 
   private final SharedLink[] sharedRecvs;
@@ -117,10 +117,11 @@ final class PeerLinks {
     this.sharedRecvs = new SharedLink[2 * nRanks];
     for (int p = 0; p < nRanks; p++) {
       for (int ll = 0; ll < 2; ll++) {
-        SharedPeerFifos.Lane send = shared.lane(true, p, ll == 1);
-        SharedPeerFifos.Lane recv = shared.lane(false, p, ll == 1);
-        sharedSends[2 * p + ll] = send == null ? null : new SharedLink(p, send, shared.process(p));
-        sharedRecvs[2 * p + ll] = recv == null ? null : new SharedLink(p, recv, shared.process(p));
+        SharedPeerFifos.Lane send = shared.laneOf(true, p, ll == 1);
+        SharedPeerFifos.Lane recv = shared.laneOf(false, p, ll == 1);
+        int at = sharedIndex(p, ll == 1);
+        sharedSends[at] = send == null ? null : new SharedLink(p, send, shared.process(p));
+        sharedRecvs[at] = recv == null ? null : new SharedLink(p, recv, shared.process(p));
       }
     }
     this.rank = rank;
@@ -155,7 +156,12 @@ final class PeerLinks {
     if (lane == null) {
       return null;
     }
-    return (send ? sharedSends : sharedRecvs)[2 * peer + (lane.lowLatency() ? 1 : 0)];
+    return (send ? sharedSends : sharedRecvs)[sharedIndex(peer, lane.lowLatency())];
+  }
+
+  /** Where the shared link with {@code peer} under one protocol sits in its direction's array. */
+  private static int sharedIndex(int peer, boolean lowLatency) {
+    return 2 * peer + (lowLatency ? 1 : 0);
   }
 
   /**
@@ -163,9 +169,7 @@ final class PeerLinks {
    * edge has only one.
    */
   SharedLink otherProtocol(boolean send, SharedLink link) {
-    SharedLink[] links = send ? sharedSends : sharedRecvs;
-    int at = 2 * link.peer + (link.lane.lowLatency() ? 0 : 1);
-    return links[at];
+    return (send ? sharedSends : sharedRecvs)[sharedIndex(link.peer, !link.lane.lowLatency())];
   }
 
   /**

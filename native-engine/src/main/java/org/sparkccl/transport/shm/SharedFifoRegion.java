@@ -3,7 +3,6 @@ package org.sparkccl.transport.shm;
 import java.nio.ByteBuffer;
 import org.sparkccl.fifo.Fifo;
 import org.sparkccl.fifo.FifoLayout;
-import org.sparkccl.memory.SharedFile;
 
 /**
  * The layout of one FIFO in a shared-memory file, the same for point-to-point edges ({@link
@@ -20,13 +19,12 @@ final class SharedFifoRegion {
   static long bytes(int slotBytes) {
     long raw =
         FifoLayout.CONTROL_BYTES + SharedSlotCalls.BYTES + (long) FifoLayout.STEPS * slotBytes;
-    return (raw + PAGE - 1) / PAGE * PAGE;
+    return wholePages(raw);
   }
 
-  /** Region {@code index} of {@code f}. */
-  static ByteBuffer of(SharedFile f, int slotBytes, int index) {
-    long bytes = bytes(slotBytes);
-    return f.buffer().slice((int) (bytes * index), (int) bytes);
+  /** {@code raw} bytes rounded up to whole pages, as every part of a shared file is. */
+  static long wholePages(long raw) {
+    return (raw + PAGE - 1) / PAGE * PAGE;
   }
 
   /** Sets up a fresh region's control block: every slot empty. Only its creator, once. */

@@ -43,8 +43,6 @@ public final class SharedPeerFifos implements AutoCloseable {
   /** Round one starts with the rank's process id. */
   private static final int PID_BYTES = Long.BYTES;
 
-  private static final int PAGE = 4096;
-
   /** The largest slot: every page is written at creation, so the files stay small. */
   public static final int MAX_SLOT_BYTES = 64 << 10;
 
@@ -77,7 +75,7 @@ public final class SharedPeerFifos implements AutoCloseable {
    * The edge to ({@code send}) or from {@code peer} under the LL protocol ({@code lowLatency}) or
    * the simple one, whatever the size; null where there is none.
    */
-  public Lane lane(boolean send, int peer, boolean lowLatency) {
+  public Lane laneOf(boolean send, int peer, boolean lowLatency) {
     return lowLatency
         ? (send ? lowLatencySends : lowLatencyRecvs)[peer]
         : (send ? sends : recvs)[peer];
@@ -145,7 +143,7 @@ public final class SharedPeerFifos implements AutoCloseable {
         inbound = SharedFile.create(path, regionBytes(slot, ll) * senders.size());
         files.add(inbound);
         for (int i = 0; i < senders.size(); i++) {
-          SharedFifoRegion.initialize(region(inbound, slot, ll, i));
+          SharedFifoRegion.initialize(senderPart(inbound, slot, ll, i));
         }
         published = describe(path, slot, ll, senders);
       } catch (UncheckedIOException e) {
@@ -327,14 +325,16 @@ public final class SharedPeerFifos implements AutoCloseable {
     if (lowLatency == 0) {
       return 0;
     }
-    long raw = LowLatencyFifo.bytes(lowLatency) + SharedSlotCalls.BYTES;
-    return (raw + PAGE - 1) / PAGE * PAGE;
+    return SharedFifoRegion.wholePages(LowLatencyFifo.bytes(lowLatency) + SharedSlotCalls.BYTES);
   }
 
-  /** The simple protocol's region of sender {@code index} in {@code f}. */
-  private static ByteBuffer region(SharedFile f, int slot, int lowLatency, int index) {
+  /**
+   * Sender {@code index}'s part of {@code f}: the simple protocol's region from 0, the LL
+   * protocol's FIFO and calls after it.
+   */
+  private static ByteBuffer senderPart(SharedFile f, int slot, int lowLatency, int index) {
     long stride = regionBytes(slot, lowLatency);
-    return f.buffer().slice((int) (stride * index), (int) SharedFifoRegion.bytes(slot));
+    return f.buffer().slice((int) (stride * index), (int) stride);
   }
 
   /**
@@ -342,7 +342,9 @@ public final class SharedPeerFifos implements AutoCloseable {
    * part of {@code f}: the simple protocol's lane and, where the file has one, the LL protocol's.
    */
   private void attach(Setup s, int peer, SharedFile f, int lowLatency, int index, boolean send) {
-    ByteBuffer region = region(f, slotBytes, lowLatency, index);
+    ByteBuffer whole = senderPart(f, slotBytes, lowLatency, index);
+    int simpleBytes = (int) SharedFifoRegion.bytes(slotBytes);
+    ByteBuffer region = whole.slice(0, simpleBytes);
     Lane simple =
         new Lane(
             SharedFifoRegion.fifo(region, slotBytes),
@@ -352,8 +354,7 @@ public final class SharedPeerFifos implements AutoCloseable {
             false);
     Lane ll = null;
     if (lowLatency > 0) {
-      long at = regionBytes(slotBytes, lowLatency) * index + SharedFifoRegion.bytes(slotBytes);
-      ByteBuffer part = f.buffer().slice((int) at, (int) lowLatencyBytes(lowLatency));
+      ByteBuffer part = whole.slice(simpleBytes, (int) lowLatencyBytes(lowLatency));
       int fifoBytes = (int) LowLatencyFifo.bytes(lowLatency);
       LowLatencyFifo fifo = new LowLatencyFifo(part.slice(0, fifoBytes), lowLatency);
       SharedSlotCalls records =
