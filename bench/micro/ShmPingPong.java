@@ -6,13 +6,15 @@ import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.List;
 
 /**
  * The floor of a hop through shared memory between two JVM processes: a busy-polled ping-pong of
  * one 8-byte flag per cache line over a file in /dev/shm, with LINES lines written and awaited per
  * message (1: a message that shares the flag's line, as the LL protocol's small messages do; 4: as
  * many lines as the simple FIFO moves for one). Prints the one-way time of 5 rounds of 200,000
- * round trips. Run: java bench/micro/ShmPingPong.java [LINES]
+ * round trips. Run: java bench/micro/ShmPingPong.java [LINES] (or compiled: java -cp DIR ShmPingPong)
  */
 public class ShmPingPong {
   private static final VarHandle LONGS =
@@ -28,12 +30,16 @@ public class ShmPingPong {
     }
     Path file = Files.createTempFile(Path.of("/dev/shm"), "shm-ping-pong-", "");
     try {
-      String java = ProcessHandle.current().info().command().orElse("java");
-      Process pong =
-          new ProcessBuilder(
-                  java, "bench/micro/ShmPingPong.java", Integer.toString(lines), file.toString())
-              .inheritIO()
-              .start();
+      // the second process: this one's command line (source file or class, whichever ran this),
+      // with the file it shares
+      ProcessHandle.Info me = ProcessHandle.current().info();
+      List<String> cmd = new ArrayList<>();
+      cmd.add(me.command().orElseThrow());
+      List<String> jvmAndMain = List.of(me.arguments().orElseThrow());
+      cmd.addAll(jvmAndMain.subList(0, jvmAndMain.size() - args.length));
+      cmd.add(Integer.toString(lines));
+      cmd.add(file.toString());
+      Process pong = new ProcessBuilder(cmd).inheritIO().start();
       side(file, lines, true);
       pong.waitFor();
     } finally {
