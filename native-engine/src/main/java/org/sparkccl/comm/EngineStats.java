@@ -25,10 +25,14 @@ public final class EngineStats {
   private static final LongAdder[] NANOS = adders();
 
   /**
-   * Both bandwidths of the last collective as two floats in one word, written and read at once so
-   * that readers never mix two collectives' (a lock or an object per collective cost more).
+   * Both bandwidths of the last collective, written and read together under this lock so readers
+   * never mix two collectives' (an uncontended lock; an object per collective would allocate, and
+   * two floats in one word lost the precision that busbw = algbw x 2(n-1)/n needs).
    */
-  private static volatile long lastBandwidths;
+  private static final Object LAST = new Object();
+
+  private static double lastAlgBw;
+  private static double lastBusBw;
 
   private EngineStats() {}
 
@@ -66,10 +70,12 @@ public final class EngineStats {
     if (call != null) {
       long bytes = call.count() * call.dtype().size();
       BYTES.add(bytes);
-      float alg = nanos > 0 ? (float) ((double) bytes / nanos) : 0;
-      float bus = nanos > 0 ? (float) (busBytes(call, nRanks) / nanos) : 0;
-      lastBandwidths =
-          (long) Float.floatToRawIntBits(alg) << 32 | (Float.floatToRawIntBits(bus) & 0xFFFFFFFFL);
+      double alg = nanos > 0 ? (double) bytes / nanos : 0;
+      double bus = nanos > 0 ? busBytes(call, nRanks) / nanos : 0;
+      synchronized (LAST) {
+        lastAlgBw = alg;
+        lastBusBw = bus;
+      }
     }
   }
 
@@ -88,7 +94,9 @@ public final class EngineStats {
 
   /** The last completed collective's algorithm bandwidth (bytes / time), in GB/s. */
   public static double lastAlgBwGBps() {
-    return Float.intBitsToFloat((int) (lastBandwidths >>> 32));
+    synchronized (LAST) {
+      return lastAlgBw;
+    }
   }
 
   /**
@@ -97,7 +105,9 @@ public final class EngineStats {
    * gathered buffer, broadcast and reduce the buffer once.
    */
   public static double lastBusBwGBps() {
-    return Float.intBitsToFloat((int) lastBandwidths);
+    synchronized (LAST) {
+      return lastBusBw;
+    }
   }
 
   private static double busBytes(CollectiveCall call, int n) {
