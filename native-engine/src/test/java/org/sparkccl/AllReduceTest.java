@@ -331,7 +331,8 @@ class AllReduceTest {
    * A blocking call runs its kernel on the calling thread only when nothing is queued before it
    * (CollectiveLauncher.launch); behind asynchronous calls it must still take its turn. Each rank
    * starts asynchronous allReduces, then blocking ones, then waits for the first: every result
-   * against the reference, whichever thread ran it.
+   * against the reference, whichever thread ran it. Shapes repeat, so that trees and doubling reuse
+   * a plan whose last collective has completed, and build another while it is in flight.
    */
   @ParameterizedTest(name = "algo={0}")
   @ValueSource(strings = {"ring", "rd", "tree"})
@@ -348,7 +349,7 @@ class AllReduceTest {
             .set(Key.ALGO, algo)
             .build();
     LocalBootstrap.Group group = LocalBootstrap.group(n);
-    int[] counts = {1, 7, 1_000, 20_011, 3, 64, 9_999};
+    int[] counts = {1, 7, 20_011, 7, 20_011, 7, 1};
     ByteBuffer[][] inputs = new ByteBuffer[counts.length][n];
     for (int k = 0; k < counts.length; k++) {
       for (int r = 0; r < n; r++) {
@@ -469,9 +470,15 @@ class AllReduceTest {
     }
   }
 
-  @Test
+  /**
+   * Twelve allReduces of one shape in flight, sum and max alternating: trees, doubling and
+   * Rabenseifner reuse a plan only once its last collective has completed, so most of these build
+   * their own while the reused ones change their operation.
+   */
+  @ParameterizedTest(name = "algo={0}")
+  @ValueSource(strings = {"auto", "rd", "rh", "tree"})
   @DisplayName("several allReduces in flight at once complete in order with the right results")
-  void manyAsyncCollectivesInFlight() {
+  void manyAsyncCollectivesInFlight(String algo) {
     int n = 3;
     int inFlight = 12;
     int count = 30_001;
@@ -481,6 +488,7 @@ class AllReduceTest {
             .buffSize(SMALL_BUFF)
             .nChannels(2)
             .timeout(Duration.ofSeconds(30))
+            .set(Key.ALGO, algo)
             .build();
     Communicator[] comms = RankHarness.createAll(n, config, WAIT);
     DeviceBuffer[][] bufs = new DeviceBuffer[inFlight][n];

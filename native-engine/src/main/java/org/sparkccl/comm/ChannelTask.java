@@ -13,7 +13,7 @@ final class ChannelTask implements KernelTask {
   private final CommContext ctx;
   private final Lifecycle lifecycle;
   private final CommChannel ch;
-  private final Collective coll;
+  private Collective coll;
   private final Runnable work;
   private final ChannelWork ringWork;
 
@@ -36,6 +36,14 @@ final class ChannelTask implements KernelTask {
     this.coll = coll;
     this.work = null;
     this.ringWork = ringWork;
+  }
+
+  /**
+   * Makes this task run its work again, for {@code next}: a reused plan's task ({@link PeerPlan}),
+   * once the collective it ran for has completed, so it is no longer queued or running.
+   */
+  void reuseFor(Collective next) {
+    this.coll = next;
   }
 
   @Override

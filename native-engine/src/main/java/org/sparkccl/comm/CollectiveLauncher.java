@@ -10,7 +10,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.LongFunction;
-import java.util.function.Supplier;
 import org.sparkccl.CclException;
 import org.sparkccl.CclMismatchException;
 import org.sparkccl.DataType;
@@ -28,9 +27,11 @@ import org.sparkccl.device.HostDevice;
 import org.sparkccl.fifo.Fifo;
 import org.sparkccl.kernel.ChannelWork;
 import org.sparkccl.kernel.HostDoublingKernel;
+import org.sparkccl.kernel.HostOperands;
 import org.sparkccl.kernel.HostTreeKernel;
 import org.sparkccl.kernel.KernelTask;
 import org.sparkccl.kernel.KernelThread;
+import org.sparkccl.kernel.KernelWaiter;
 import org.sparkccl.kernel.PeerEdge;
 import org.sparkccl.proxy.OpSite;
 import org.sparkccl.proxy.RecvProxyOp;
@@ -59,6 +60,11 @@ public final class CollectiveLauncher {
 
   private final RingSites sites;
   private final PlanCache plans;
+  private final PeerPlans peerPlans = new PeerPlans();
+
+  /** Channel 0's guard, for the kernels of trees, doubling and Rabenseifner. */
+  private final ChannelGuard guard;
+
   private final LongFunction<CollectiveCall> launched;
 
   /** A doubling launch's exchanges while they are listed; used under the launch lock only. */
@@ -71,6 +77,7 @@ public final class CollectiveLauncher {
     this.lifecycle = lifecycle;
     this.sites = new RingSites(ctx.rank, ctx.channels.length);
     this.plans = new PlanCache(ctx.channels.length);
+    this.guard = new ChannelGuard(ctx, 0);
     this.launched = ctx.calls::launched;
     this.tuner =
         new Tuner(
@@ -168,10 +175,8 @@ public final class CollectiveLauncher {
         if (ctx.nRanks == 1) {
           int size = dtype.size();
           launchLocalCopy(src, dst, localSrc * size, localDst * size, count * size, coll);
-        } else if (algo == Algorithm.TREE) {
-          launchTree(src, dst, call, coll);
-        } else if (algo == Algorithm.RD || algo == Algorithm.RH) {
-          launchDoubling(src, dst, call, coll, algo == Algorithm.RH);
+        } else if (peerToPeer) {
+          launchPeerToPeer(algo, src, dst, call, coll);
         } else {
           launchRing(src, dst, call, used, localSrc, localDst, planner, coll);
         }
@@ -263,33 +268,56 @@ public final class CollectiveLauncher {
   }
 
   /**
-   * Launches a tree collective (allReduce: reduce up then broadcast down, rooted at rank 0;
-   * broadcast: down only; reduce: up only) over point-to-point links, on channel 0's kernel.
+   * Launches a tree, recursive doubling or Rabenseifner collective over point-to-point links, on
+   * channel 0's kernel: re-arms the plan of an earlier launch of the same shape where one is free,
+   * else plans it anew and keeps it ({@link PeerPlan}).
    */
-  private void launchTree(
-      DeviceBuffer src, DeviceBuffer dst, CollectiveCall call, Collective coll) {
+  private void launchPeerToPeer(
+      Algorithm algo, DeviceBuffer src, DeviceBuffer dst, CollectiveCall call, Collective coll) {
+    PeerPlan plan = peerPlans.reusable(algo, call);
+    if (plan != null) {
+      for (int i = 0; i < plan.edges(); i++) {
+        arm(plan.edge(i), plan.sends(i), plan.peer(i), plan.bytes(i), call);
+      }
+    } else {
+      plan = new PeerPlan(ctx.rank, algo, call);
+      Runnable kernel =
+          algo == Algorithm.TREE
+              ? planTree(call, plan)
+              : planDoubling(call, plan, algo == Algorithm.RH);
+      plan.task = new ChannelTask(ctx, lifecycle, ctx.channels[0], coll, kernel);
+      peerPlans.keep(plan);
+    }
+    plan.usedBy(coll);
+    plan.operands.set(
+        ((HostBuffer) src).memory(), ((HostBuffer) dst).memory(), call.op(), plan.what);
+    plan.task.reuseFor(coll);
+    submit(ctx.channels[0], coll, plan.task);
+  }
+
+  /**
+   * Plans a tree collective (allReduce: reduce up then broadcast down, rooted at rank 0; broadcast:
+   * down only; reduce: up only): its edges, armed for {@code call}, and the kernel's run.
+   */
+  private Runnable planTree(CollectiveCall call, PeerPlan plan) {
     CollectiveCall.Kind kind = call.kind();
     boolean up = kind != CollectiveCall.Kind.BROADCAST;
     boolean down = kind != CollectiveCall.Kind.REDUCE;
-    int rank = ctx.rank;
     Tree tree =
-        new Tree(rank, ctx.nRanks, kind == CollectiveCall.Kind.ALL_REDUCE ? 0 : call.root());
-    int stepSize = ctx.config.stepSize();
+        new Tree(ctx.rank, ctx.nRanks, kind == CollectiveCall.Kind.ALL_REDUCE ? 0 : call.root());
     long bytes = call.count() * call.dtype().size();
-    // the texts are built only for an error: a launch builds no strings
-    Supplier<String> where = () -> "rank " + rank + ": " + coll.what() + " (tree)";
     int parent = tree.parent();
-    PeerEdge toParent = up && parent >= 0 ? peerEdge(true, parent, bytes, call) : null;
-    PeerEdge fromParent = down && parent >= 0 ? peerEdge(false, parent, bytes, call) : null;
+    PeerEdge toParent = up && parent >= 0 ? newEdge(plan, true, parent, bytes, call) : null;
+    PeerEdge fromParent = down && parent >= 0 ? newEdge(plan, false, parent, bytes, call) : null;
     int[] children = tree.children();
     PeerEdge[] fromChildren = new PeerEdge[up ? children.length : 0];
     PeerEdge[] toChildren = new PeerEdge[down ? children.length : 0];
     for (int i = 0; i < children.length; i++) {
       if (up) {
-        fromChildren[i] = peerEdge(false, children[i], bytes, call);
+        fromChildren[i] = newEdge(plan, false, children[i], bytes, call);
       }
       if (down) {
-        toChildren[i] = peerEdge(true, children[i], bytes, call);
+        toChildren[i] = newEdge(plan, true, children[i], bytes, call);
       }
     }
     HostTreeKernel.Work work =
@@ -300,32 +328,24 @@ public final class CollectiveLauncher {
             fromParent,
             fromChildren,
             toChildren,
-            ((HostBuffer) src).memory(),
-            ((HostBuffer) dst).memory(),
             bytes,
             call.dtype(),
-            call.op(),
             ctx.nRanks,
-            stepSize,
-            where);
-    CommChannel ch = ctx.channels[0];
-    ChannelGuard guard = new ChannelGuard(ctx, 0);
-    runOn(ch, coll, () -> HostTreeKernel.run(work, ch.waiter, guard));
+            ctx.config.stepSize());
+    KernelWaiter waiter = ctx.channels[0].waiter;
+    HostOperands operands = plan.operands;
+    return () -> HostTreeKernel.run(work, operands, waiter, guard);
   }
 
   /**
-   * A recursive doubling allReduce ({@link RecursiveDoubling}) or, with {@code halving},
-   * Rabenseifner's ({@link RecursiveHalving}) over point-to-point links, on channel 0's kernel:
-   * fold in, the core exchanges, result out.
+   * Plans a recursive doubling allReduce ({@link RecursiveDoubling}) or, with {@code halving},
+   * Rabenseifner's ({@link RecursiveHalving}) over point-to-point links: fold in, the core
+   * exchanges, result out; its edges armed for {@code call}, and the kernel's run.
    */
-  private void launchDoubling(
-      DeviceBuffer src, DeviceBuffer dst, CollectiveCall call, Collective coll, boolean halving) {
-    int rank = ctx.rank;
-    RecursiveDoubling rd = new RecursiveDoubling(rank, ctx.nRanks);
+  private Runnable planDoubling(CollectiveCall call, PeerPlan plan, boolean halving) {
+    RecursiveDoubling rd = new RecursiveDoubling(ctx.rank, ctx.nRanks);
     int size = call.dtype().size();
     long bytes = call.count() * size;
-    Supplier<String> where =
-        () -> "rank " + rank + ": " + coll.what() + (halving ? " (rh)" : " (rd)");
     List<HostDoublingKernel.Exchange> ex = exchanges;
     ex.clear();
     int finalAt;
@@ -333,19 +353,20 @@ public final class CollectiveLauncher {
     long finalBytes = bytes;
     int into = rd.foldsInto();
     if (into >= 0) {
-      ex.add(exchange(SEND, into, call));
-      ex.add(exchange(RECEIVE_COPY, into, call));
+      ex.add(exchange(plan, SEND, into, call));
+      ex.add(exchange(plan, RECEIVE_COPY, into, call));
       finalAt = -1;
     } else {
       int from = rd.foldedFrom();
       if (from >= 0) {
-        ex.add(exchange(RECEIVE_REDUCE, from, call));
+        ex.add(exchange(plan, RECEIVE_REDUCE, from, call));
       }
       if (halving) {
         RecursiveHalving.Round[] rounds = new RecursiveHalving(rd).rounds(call.count());
         for (RecursiveHalving.Round r : rounds) {
           ex.add(
               ranged(
+                  plan,
                   EXCHANGE,
                   r.partner(),
                   r.giveFrom(),
@@ -364,6 +385,7 @@ public final class CollectiveLauncher {
           RecursiveHalving.Round r = rounds[k];
           ex.add(
               ranged(
+                  plan,
                   EXCHANGE_COPY,
                   r.partner(),
                   r.keepFrom(),
@@ -374,12 +396,12 @@ public final class CollectiveLauncher {
         }
       } else {
         for (int partner : rd.partners()) {
-          ex.add(exchange(EXCHANGE, partner, call));
+          ex.add(exchange(plan, EXCHANGE, partner, call));
         }
         finalAt = ex.size();
       }
       if (from >= 0) {
-        ex.add(exchange(SEND, from, call));
+        ex.add(exchange(plan, SEND, from, call));
       }
     }
     HostDoublingKernel.Work work =
@@ -388,26 +410,22 @@ public final class CollectiveLauncher {
             finalAt,
             finalOffset,
             finalBytes,
-            ((HostBuffer) src).memory(),
-            ((HostBuffer) dst).memory(),
             bytes,
             call.dtype(),
-            call.op(),
             ctx.nRanks,
-            ctx.config.stepSize(),
-            where);
-    CommChannel ch = ctx.channels[0];
-    ChannelGuard guard = new ChannelGuard(ctx, 0);
-    runOn(ch, coll, () -> HostDoublingKernel.run(work, ch.waiter, guard));
+            ctx.config.stepSize());
+    KernelWaiter waiter = ctx.channels[0].waiter;
+    HostOperands operands = plan.operands;
+    return () -> HostDoublingKernel.run(work, operands, waiter, guard);
   }
 
   /** An exchange of the whole buffer. */
   private HostDoublingKernel.Exchange exchange(
-      HostDoublingKernel.Kind kind, int peer, CollectiveCall call) {
+      PeerPlan plan, HostDoublingKernel.Kind kind, int peer, CollectiveCall call) {
     long count = call.count();
     boolean sends = kind == EXCHANGE || kind == SEND;
     boolean receives = kind != SEND;
-    return ranged(kind, peer, 0, sends ? count : 0, 0, receives ? count : 0, call);
+    return ranged(plan, kind, peer, 0, sends ? count : 0, 0, receives ? count : 0, call);
   }
 
   /**
@@ -416,6 +434,7 @@ public final class CollectiveLauncher {
    * empty too).
    */
   private HostDoublingKernel.Exchange ranged(
+      PeerPlan plan,
       HostDoublingKernel.Kind kind,
       int peer,
       long sendFrom,
@@ -426,15 +445,10 @@ public final class CollectiveLauncher {
     int size = call.dtype().size();
     long sendBytes = sendCount * size;
     long recvBytes = recvCount * size;
+    PeerEdge send = sendBytes > 0 ? newEdge(plan, true, peer, sendBytes, call) : null;
+    PeerEdge recv = recvBytes > 0 ? newEdge(plan, false, peer, recvBytes, call) : null;
     return new HostDoublingKernel.Exchange(
-        kind,
-        sendBytes > 0 ? peerEdge(true, peer, sendBytes, call) : null,
-        recvBytes > 0 ? peerEdge(false, peer, recvBytes, call) : null,
-        peer < ctx.rank,
-        sendFrom * size,
-        sendBytes,
-        recvFrom * size,
-        recvBytes);
+        kind, send, recv, peer < ctx.rank, sendFrom * size, sendBytes, recvFrom * size, recvBytes);
   }
 
   private long slices(long bytes) {
@@ -442,29 +456,31 @@ public final class CollectiveLauncher {
     return (bytes + stepSize - 1) / stepSize;
   }
 
+  /** A new edge to or from {@code peer}, armed for {@code call} and recorded in {@code plan}. */
+  private PeerEdge newEdge(PeerPlan plan, boolean send, int peer, long bytes, CollectiveCall call) {
+    PeerEdge edge = new PeerEdge(peer);
+    arm(edge, send, peer, bytes, call);
+    plan.add(edge, send, peer, bytes);
+    return edge;
+  }
+
   /**
-   * An edge over the point-to-point link to or from {@code peer}, with its proxy op, described by
-   * the link's site only when asked.
+   * Points {@code edge} at the point-to-point link to or from {@code peer} for {@code call}'s
+   * {@code bytes}: the link's next steps, and its proxy operation where the link has a proxy.
    */
-  private PeerEdge peerEdge(boolean send, int peer, long bytes, CollectiveCall call) {
+  private void arm(PeerEdge edge, boolean send, int peer, long bytes, CollectiveCall call) {
     long slices = slices(bytes);
     PeerLinks peers = ctx.links().peers();
     PeerLinks.SharedLink shared = peers.shared(send, peer, bytes);
     if (shared != null) {
-      PeerEdge edge =
-          new PeerEdge(
-              shared.lane.queue(),
-              peer,
-              shared.nextStep,
-              shared.lane.calls(),
-              call,
-              shared.liveness);
+      edge.restart(
+          shared.lane.queue(), shared.nextStep, shared.lane.calls(), call, shared.liveness);
       PeerLinks.SharedLink other = send ? null : peers.otherProtocol(false, shared);
       if (other != null) {
         edge.watchOtherProtocol(other.lane.queue(), other.nextStep, other.lane.calls());
       }
       shared.nextStep += slices;
-      return edge;
+      return;
     }
     PeerLinks.Link link = send ? peers.sendTo(peer) : peers.recvFrom(peer);
     if (send) {
@@ -472,9 +488,8 @@ public final class CollectiveLauncher {
     } else {
       enqueueRecv(link.recvOps, link.recv(), link.fifo, link.nextStep, slices, call, link.site);
     }
-    PeerEdge edge = new PeerEdge(link.fifo, peer, link.nextStep);
+    edge.restart(link.fifo, link.nextStep, null, null, null);
     link.nextStep += slices;
-    return edge;
   }
 
   /**

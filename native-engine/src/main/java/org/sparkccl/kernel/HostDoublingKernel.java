@@ -1,7 +1,6 @@
 package org.sparkccl.kernel;
 
 import java.nio.ByteBuffer;
-import java.util.function.Supplier;
 import org.sparkccl.DataType;
 import org.sparkccl.ReduceOp;
 import org.sparkccl.fifo.FifoLayout;
@@ -65,43 +64,40 @@ public final class HostDoublingKernel {
    * One allReduce: the exchanges in order; {@code finalAt} is the index of the exchange before
    * which this rank holds the complete result of bytes {@code [finalOffset, finalOffset +
    * finalBytes)}, where {@code AVG} divides them ({@code exchanges.length} when that is after the
-   * last; -1 when the result arrives already divided).
+   * last; -1 when the result arrives already divided). It depends only on the collective's shape:
+   * launches of the same shape reuse it, each with its own {@link HostOperands}.
    */
   public record Work(
       Exchange[] exchanges,
       int finalAt,
       long finalOffset,
       long finalBytes,
-      ByteBuffer src,
-      ByteBuffer dst,
       long bytes,
       DataType type,
-      ReduceOp op,
       int nRanks,
-      int stepSize,
-      Supplier<String> what) {}
+      int stepSize) {}
 
-  public static void run(Work w, KernelWaiter waiter, KernelGuard guard) {
-    ByteBuffer current = w.src();
+  public static void run(Work w, HostOperands o, KernelWaiter waiter, KernelGuard guard) {
+    ByteBuffer current = o.src;
     Exchange[] ex = w.exchanges();
     for (int i = 0; i < ex.length; i++) {
       if (i == w.finalAt()) {
-        divideIfAverage(w);
+        divideIfAverage(w, o);
       }
-      exchange(w, ex[i], current, waiter, guard);
+      exchange(w, o, ex[i], current, waiter, guard);
       if (ex[i].kind() != Kind.SEND) {
-        current = w.dst();
+        current = o.dst;
       }
     }
     if (ex.length == w.finalAt()) {
-      divideIfAverage(w);
+      divideIfAverage(w, o);
     }
   }
 
-  private static void divideIfAverage(Work w) {
-    if (w.op() == ReduceOp.AVG) {
+  private static void divideIfAverage(Work w, HostOperands o) {
+    if (o.op == ReduceOp.AVG) {
       int elems = (int) (w.finalBytes() / w.type().size());
-      Reducer.divide(w.type(), w.dst(), (int) w.finalOffset(), elems, w.nRanks());
+      Reducer.divide(w.type(), o.dst, (int) w.finalOffset(), elems, w.nRanks());
     }
   }
 
@@ -111,17 +107,22 @@ public final class HostDoublingKernel {
    * never writes), so in place is safe.
    */
   private static void exchange(
-      Work w, Exchange e, ByteBuffer current, KernelWaiter waiter, KernelGuard guard) {
-    ByteBuffer dst = w.dst();
+      Work w,
+      HostOperands o,
+      Exchange e,
+      ByteBuffer current,
+      KernelWaiter waiter,
+      KernelGuard guard) {
+    ByteBuffer dst = o.dst;
     int step = w.stepSize();
     long sendSlices = e.send() == null ? 0 : (e.sendBytes() + step - 1) / step;
     long recvSlices = e.recv() == null ? 0 : (e.recvBytes() + step - 1) / step;
     long sent = 0;
     for (long s = 0; s < Math.max(sendSlices, recvSlices); s++) {
       while (sent < sendSlices && sent <= s + AHEAD) {
-        int o = (int) (sent * step);
-        int len = (int) Math.min(step, e.sendBytes() - o);
-        e.send().awaitRoom(waiter, guard, w.what()).put(0, current, (int) e.sendOffset() + o, len);
+        int at = (int) (sent * step);
+        int len = (int) Math.min(step, e.sendBytes() - at);
+        e.send().awaitRoom(waiter, guard, o.what).put(0, current, (int) e.sendOffset() + at, len);
         e.send().publish(len);
         sent++;
       }
@@ -129,18 +130,18 @@ public final class HostDoublingKernel {
         continue;
       }
       int len = (int) Math.min(step, e.recvBytes() - s * step);
-      int o = (int) (e.recvOffset() + s * step);
-      ByteBuffer in = e.recv().awaitFilled(len, waiter, guard, w.what());
+      int at = (int) (e.recvOffset() + s * step);
+      ByteBuffer in = e.recv().awaitFilled(len, waiter, guard, o.what);
       int elems = len / w.type().size();
       if (e.kind() == Kind.RECEIVE_COPY || e.kind() == Kind.EXCHANGE_COPY) {
-        dst.put(o, in, 0, len);
+        dst.put(at, in, 0, len);
       } else {
         if (e.partnerLower()) {
-          Reducer.reduce(w.type(), w.op(), in, 0, current, o, dst, o, elems);
+          Reducer.reduce(w.type(), o.op, in, 0, current, at, dst, at, elems);
         } else {
-          Reducer.reduce(w.type(), w.op(), current, o, in, 0, dst, o, elems);
+          Reducer.reduce(w.type(), o.op, current, at, in, 0, dst, at, elems);
         }
-        NanBits.canonicalize(w.type(), dst, o, elems);
+        NanBits.canonicalize(w.type(), dst, at, elems);
       }
       e.recv().release();
     }

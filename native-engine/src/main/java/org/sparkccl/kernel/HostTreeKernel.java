@@ -1,7 +1,6 @@
 package org.sparkccl.kernel;
 
 import java.nio.ByteBuffer;
-import java.util.function.Supplier;
 import org.sparkccl.DataType;
 import org.sparkccl.ReduceOp;
 
@@ -20,7 +19,9 @@ public final class HostTreeKernel {
 
   /**
    * One tree collective. {@code up}: reduce towards the root; {@code down}: broadcast from it.
-   * Edges not used by the directions asked for may be null or empty.
+   * Edges not used by the directions asked for may be null or empty. It depends only on the
+   * collective's shape: launches of the same shape reuse it, each with its own {@link
+   * HostOperands}.
    */
   public record Work(
       boolean up,
@@ -29,29 +30,26 @@ public final class HostTreeKernel {
       PeerEdge fromParent,
       PeerEdge[] fromChildren,
       PeerEdge[] toChildren,
-      ByteBuffer src,
-      ByteBuffer dst,
       long bytes,
       DataType type,
-      ReduceOp op,
       int nRanks,
-      int stepSize,
-      Supplier<String> what) {}
+      int stepSize) {}
 
-  public static void run(Work w, KernelWaiter waiter, KernelGuard guard) {
+  public static void run(Work w, HostOperands o, KernelWaiter waiter, KernelGuard guard) {
     long slices = (w.bytes() + w.stepSize() - 1) / w.stepSize();
     long lag = w.up() && w.down() ? LAG : 0;
     for (long s = 0; s < slices + lag; s++) {
       if (w.up() && s < slices) {
-        up(w, s, waiter, guard);
+        up(w, o, s, waiter, guard);
       }
       if (w.down() && s - lag >= 0 && s - lag < slices) {
-        down(w, s - lag, waiter, guard);
+        down(w, o, s - lag, waiter, guard);
       }
     }
   }
 
-  private static void up(Work w, long slice, KernelWaiter waiter, KernelGuard guard) {
+  private static void up(
+      Work w, HostOperands o, long slice, KernelWaiter waiter, KernelGuard guard) {
     int off = (int) (slice * w.stepSize());
     int len = (int) Math.min(w.stepSize(), w.bytes() - off);
     int elems = len / w.type().size();
@@ -59,17 +57,17 @@ public final class HostTreeKernel {
     ByteBuffer out;
     int outOff;
     if (root) {
-      out = w.dst();
+      out = o.dst;
       outOff = off;
     } else {
-      out = w.toParent().awaitRoom(waiter, guard, w.what());
+      out = w.toParent().awaitRoom(waiter, guard, o.what);
       outOff = 0;
     }
-    ByteBuffer acc = w.src();
+    ByteBuffer acc = o.src;
     int accOff = off;
     for (PeerEdge child : w.fromChildren()) {
-      ByteBuffer in = child.awaitFilled(len, waiter, guard, w.what());
-      Reducer.reduce(w.type(), w.op(), in, 0, acc, accOff, out, outOff, elems);
+      ByteBuffer in = child.awaitFilled(len, waiter, guard, o.what);
+      Reducer.reduce(w.type(), o.op, in, 0, acc, accOff, out, outOff, elems);
       child.release();
       acc = out;
       accOff = outOff;
@@ -78,7 +76,7 @@ public final class HostTreeKernel {
       out.put(outOff, acc, accOff, len);
     }
     if (root) {
-      if (w.op() == ReduceOp.AVG) {
+      if (o.op == ReduceOp.AVG) {
         Reducer.divide(w.type(), out, outOff, elems, w.nRanks());
       }
     } else {
@@ -86,24 +84,25 @@ public final class HostTreeKernel {
     }
   }
 
-  private static void down(Work w, long slice, KernelWaiter waiter, KernelGuard guard) {
+  private static void down(
+      Work w, HostOperands o, long slice, KernelWaiter waiter, KernelGuard guard) {
     int off = (int) (slice * w.stepSize());
     int len = (int) Math.min(w.stepSize(), w.bytes() - off);
     ByteBuffer from;
     int fromOff;
     if (w.fromParent() == null) {
-      from = w.up() ? w.dst() : w.src();
+      from = w.up() ? o.dst : o.src;
       fromOff = off;
-      if (from != w.dst()) {
-        w.dst().put(off, from, off, len);
+      if (from != o.dst) {
+        o.dst.put(off, from, off, len);
       }
     } else {
-      from = w.fromParent().awaitFilled(len, waiter, guard, w.what());
+      from = w.fromParent().awaitFilled(len, waiter, guard, o.what);
       fromOff = 0;
-      w.dst().put(off, from, 0, len);
+      o.dst.put(off, from, 0, len);
     }
     for (PeerEdge child : w.toChildren()) {
-      child.awaitRoom(waiter, guard, w.what()).put(0, from, fromOff, len);
+      child.awaitRoom(waiter, guard, o.what).put(0, from, fromOff, len);
       child.publish(len);
     }
     if (w.fromParent() != null) {

@@ -4,7 +4,6 @@ import java.nio.ByteBuffer;
 import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
 import org.sparkccl.comm.CollectiveCall;
-import org.sparkccl.fifo.Fifo;
 import org.sparkccl.fifo.SlotQueue;
 
 /**
@@ -20,17 +19,18 @@ public final class PeerEdge implements BooleanSupplier, KernelWaiter.Check {
   /** How long a wait on a shared-memory edge parks between looks. */
   static final long SHARED_PARK_NANOS = 20_000;
 
-  final SlotQueue fifo;
   final int peer;
+
+  SlotQueue fifo;
   long step;
 
   /** Where the edge stamps and checks its slots' call itself (shared memory); else null. */
-  private final SlotCalls calls;
+  private SlotCalls calls;
 
-  private final CollectiveCall call;
+  private CollectiveCall call;
 
   /** The other rank's process on a shared-memory edge, where this one can see it; else null. */
-  private final PeerLiveness liveness;
+  private PeerLiveness liveness;
 
   /**
    * A receiving shared-memory edge's other protocol (LL where this edge is simple, or the reverse):
@@ -49,30 +49,32 @@ public final class PeerEdge implements BooleanSupplier, KernelWaiter.Check {
   private KernelGuard guard;
   private Supplier<String> what;
 
-  /** An edge whose proxy operations move the slots and check their calls. */
-  public PeerEdge(Fifo fifo, int peer, long firstStep) {
-    this(fifo, peer, firstStep, null, null, null);
+  /**
+   * An edge with {@code peer}, unusable until {@link #restart}ed. A launch makes its edges once per
+   * collective shape and restarts them for every later launch of that shape: a small collective
+   * made four to eight of them per call, and fresh objects cost cache misses on every call.
+   */
+  public PeerEdge(int peer) {
+    this.peer = peer;
   }
 
   /**
-   * An edge over a FIFO that both ranks' kernels touch (shared memory): no proxy, so the edge marks
-   * each slot it fills with {@code call} and checks the marks of the slots it reads ({@code
-   * calls}); a long wait asks whether the peer's process still runs ({@code liveness}, null: not
-   * watched).
+   * Points the edge at its link for one collective, from step {@code firstStep} of {@code fifo}.
+   * Over a FIFO that both ranks' kernels touch (shared memory) there is no proxy, so the edge marks
+   * each slot it fills with {@code call} and checks the marks of the slots it reads ({@code calls},
+   * non-null); a long wait asks whether the peer's process still runs ({@code liveness}, null: not
+   * watched). Elsewhere the proxy's operations move the slots and check their calls ({@code calls}
+   * null). It watches no other protocol until {@link #watchOtherProtocol}.
    */
-  public PeerEdge(
-      SlotQueue fifo,
-      int peer,
-      long firstStep,
-      SlotCalls calls,
-      CollectiveCall call,
-      PeerLiveness liveness) {
+  public void restart(
+      SlotQueue fifo, long firstStep, SlotCalls calls, CollectiveCall call, PeerLiveness liveness) {
     this.fifo = fifo;
-    this.peer = peer;
     this.step = firstStep;
     this.calls = calls;
     this.call = call;
     this.liveness = liveness;
+    this.otherQueue = null;
+    this.otherCalls = null;
   }
 
   /**

@@ -1,0 +1,27 @@
+package org.sparkccl.kernel;
+
+import java.nio.ByteBuffer;
+import java.util.function.Supplier;
+import org.sparkccl.ReduceOp;
+
+/**
+ * What one launch of a host tree or doubling kernel works on: its buffers, its operation and the
+ * text that names it in an error. Apart from the kernel's {@code Work}, which depends only on the
+ * collective's shape, so that a training loop's launches reuse one work and its edges and set only
+ * these. Set by the launching thread before the kernel's task is queued or run; read by the thread
+ * that runs it.
+ */
+public final class HostOperands {
+  ByteBuffer src;
+  ByteBuffer dst;
+  ReduceOp op;
+  Supplier<String> what;
+
+  /** Sets the operands of the next launch. */
+  public void set(ByteBuffer src, ByteBuffer dst, ReduceOp op, Supplier<String> what) {
+    this.src = src;
+    this.dst = dst;
+    this.op = op;
+    this.what = what;
+  }
+}
