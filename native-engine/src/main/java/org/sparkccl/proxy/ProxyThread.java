@@ -76,6 +76,16 @@ public final class ProxyThread implements AutoCloseable {
   private volatile boolean waitingOwned;
 
   private ProxyOp head;
+
+  /**
+   * Raised by {@link #wake()}, lowered by the proxy thread before each pass: what the proxy's brief
+   * idle spin looks for besides tasks. Not the queue itself: operations {@link #enqueue}d for a
+   * kernel that assists are the kernel's to move until it wakes the proxy, and a proxy that took
+   * them as soon as it saw them took the progress lock from that kernel and moved them on another
+   * core (4 rank processes over sockets on a 16-core host, 8 B allReduce: docs/benchmarks.md).
+   */
+  private volatile boolean news;
+
   private volatile boolean stopping;
   private volatile boolean dropAll;
 
@@ -178,6 +188,7 @@ public final class ProxyThread implements AutoCloseable {
 
   /** Makes the proxy look at its operations again. */
   public void wake() {
+    news = true;
     selector.wakeup();
     if (waitingOwned) {
       ownedWait.signal();
@@ -214,6 +225,7 @@ public final class ProxyThread implements AutoCloseable {
       while (!stopping) {
         boolean empty;
         boolean moved;
+        news = false;
         progressLock.lock();
         try {
           if (dropAll) {
@@ -269,8 +281,17 @@ public final class ProxyThread implements AutoCloseable {
     }
   }
 
+  /**
+   * Whether the idle proxy has something to look at. Queued operations count only where the proxy
+   * owns the transport's progress: there kernels never assist, and a kernel wakes the proxy for
+   * what it queued on its first look anyway.
+   */
   private boolean hasNews() {
-    return !submitted.isEmpty() || !tasks.isEmpty() || stopping || dropAll;
+    return news
+        || (poller != null && !submitted.isEmpty())
+        || !tasks.isEmpty()
+        || stopping
+        || dropAll;
   }
 
   /**
