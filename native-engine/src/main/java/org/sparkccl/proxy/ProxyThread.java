@@ -81,8 +81,8 @@ public final class ProxyThread implements AutoCloseable {
    * Raised by {@link #wake()}, lowered by the proxy thread before each pass: what the proxy's brief
    * idle spin looks for besides tasks. Not the queue itself: operations {@link #enqueue}d for a
    * kernel that assists are the kernel's to move until it wakes the proxy, and a proxy that took
-   * them as soon as it saw them took the progress lock from that kernel and moved them on another
-   * core (4 rank processes over sockets on a 16-core host, 8 B allReduce: docs/benchmarks.md).
+   * them as soon as it saw them took the progress lock from that kernel, mostly to find nothing to
+   * move (pass counts of 2 socket ranks at 8 B on a 2-core VM: docs/benchmarks.md).
    */
   private volatile boolean news;
 
@@ -285,17 +285,12 @@ public final class ProxyThread implements AutoCloseable {
   }
 
   /**
-   * Whether the idle proxy has something to look at. Queued operations count only where the proxy
-   * owns the transport's progress: there kernels never assist, and a kernel wakes the proxy for
-   * what it queued on its first look anyway.
-   */
-  /**
    * Another thread is in a progress pass: a kernel assisting (or a {@link #runExclusive} action).
    * The kernel moves the operations while it waits and wakes this thread when it stops with work
    * left, so the proxy waits for a wake-up (or 1 ms) instead of queueing on the lock: a proxy
    * queued there was unparked at the end of nearly every pass the kernel made (2 rank processes
-   * over sockets: about 5 proxy passes per 8 B allReduce, each behind the kernel's, almost none of
-   * them moving anything).
+   * over sockets, spinning: about 6 proxy passes per 8 B allReduce, each behind one of the
+   * kernel's, almost none of them moving anything).
    */
   private void awaitAssistingKernel() throws IOException {
     if (emptyIdle.awaitBriefly(hasNews)) {
@@ -309,6 +304,11 @@ public final class ProxyThread implements AutoCloseable {
     }
   }
 
+  /**
+   * Whether the idle proxy has something to look at. Queued operations count only where the proxy
+   * owns the transport's progress: there kernels never assist, and a kernel wakes the proxy for
+   * what it queued on its first look anyway.
+   */
   private boolean hasNews() {
     return news
         || (poller != null && !submitted.isEmpty())
