@@ -132,10 +132,6 @@ final class PeerLinks {
   }
 
   Link sendTo(int peer) {
-    Link known = sends.get(peer);
-    if (known != null) {
-      return known; // every launch after the first: computeIfAbsent made its lambda each time
-    }
     return sends.computeIfAbsent(
         peer,
         p -> {
@@ -185,10 +181,6 @@ final class PeerLinks {
   }
 
   Link recvFrom(int peer) {
-    Link known = recvs.get(peer);
-    if (known != null) {
-      return known;
-    }
     return recvs.computeIfAbsent(peer, p -> new Link(rank, p, kernelFifo(false), new Pending(p)));
   }
 
