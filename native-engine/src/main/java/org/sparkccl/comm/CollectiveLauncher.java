@@ -274,10 +274,13 @@ public final class CollectiveLauncher {
    */
   private void launchPeerToPeer(
       Algorithm algo, DeviceBuffer src, DeviceBuffer dst, CollectiveCall call, Collective coll) {
-    PeerPlan plan = peerPlans.reusable(algo, call);
-    if (plan != null) {
+    PeerPlan kept = peerPlans.find(algo, call);
+    PeerPlan plan;
+    if (kept != null && kept.reusable()) {
+      plan = kept;
       for (int i = 0; i < plan.edges(); i++) {
-        arm(plan.edge(i), plan.sends(i), plan.peer(i), plan.bytes(i), call);
+        PeerEdge edge = plan.edge(i);
+        arm(edge, plan.sends(i), edge.peer(), plan.bytes(i), call);
       }
     } else {
       plan = new PeerPlan(ctx.rank, algo, call);
@@ -286,7 +289,7 @@ public final class CollectiveLauncher {
               ? planTree(call, plan)
               : planDoubling(call, plan, algo == Algorithm.RH);
       plan.task = new ChannelTask(ctx, lifecycle, ctx.channels[0], coll, kernel);
-      peerPlans.keep(plan);
+      peerPlans.keep(plan, kept);
     }
     plan.usedBy(coll);
     plan.operands.set(
@@ -460,7 +463,7 @@ public final class CollectiveLauncher {
   private PeerEdge newEdge(PeerPlan plan, boolean send, int peer, long bytes, CollectiveCall call) {
     PeerEdge edge = new PeerEdge(peer);
     arm(edge, send, peer, bytes, call);
-    plan.add(edge, send, peer, bytes);
+    plan.add(edge, send, bytes);
     return edge;
   }
 

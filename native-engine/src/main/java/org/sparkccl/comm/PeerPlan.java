@@ -22,18 +22,17 @@ import org.sparkccl.kernel.PeerEdge;
  * and its task has left the kernel thread's queue. Used under the launch lock only.
  */
 final class PeerPlan {
-  final Algorithm algo;
-  final CollectiveCall.Kind kind;
-  final int root;
-  final long count;
-  final DataType dtype;
+  private final Algorithm algo;
+  private final CollectiveCall.Kind kind;
+  private final int root;
+  private final long count;
+  private final DataType dtype;
 
   /** What the launch works on; set for each launch. */
   final HostOperands operands = new HostOperands();
 
   private PeerEdge[] edges = new PeerEdge[4];
   private boolean[] sends = new boolean[4];
-  private int[] peers = new int[4];
   private long[] bytes = new long[4];
   private int size;
 
@@ -66,15 +65,6 @@ final class PeerPlan {
         && dtype == call.dtype();
   }
 
-  /** Whether {@code other} describes collectives of the same shape. */
-  boolean sameShape(PeerPlan other) {
-    return algo == other.algo
-        && kind == other.kind
-        && root == other.root
-        && count == other.count
-        && dtype == other.dtype;
-  }
-
   private String what() {
     return "rank " + rank + ": " + last.what() + " (" + algo.name().toLowerCase(Locale.ROOT) + ")";
   }
@@ -90,18 +80,16 @@ final class PeerPlan {
   }
 
   /**
-   * Records an edge as the launch made it: the {@code i}-th edge sends to or receives from a peer.
+   * Records an edge as the launch made it: it sends ({@code send}) or receives {@code edgeBytes}.
    */
-  void add(PeerEdge edge, boolean send, int peer, long edgeBytes) {
+  void add(PeerEdge edge, boolean send, long edgeBytes) {
     if (size == edges.length) {
       edges = Arrays.copyOf(edges, size * 2);
       sends = Arrays.copyOf(sends, size * 2);
-      peers = Arrays.copyOf(peers, size * 2);
       bytes = Arrays.copyOf(bytes, size * 2);
     }
     edges[size] = edge;
     sends[size] = send;
-    peers[size] = peer;
     bytes[size] = edgeBytes;
     size++;
   }
@@ -116,10 +104,6 @@ final class PeerPlan {
 
   boolean sends(int i) {
     return sends[i];
-  }
-
-  int peer(int i) {
-    return peers[i];
   }
 
   long bytes(int i) {

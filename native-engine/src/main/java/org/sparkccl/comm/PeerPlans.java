@@ -13,24 +13,23 @@ final class PeerPlans {
   private final PeerPlan[] plans = new PeerPlan[SIZE];
   private int next;
 
-  /** A plan for {@code call} under {@code algo} that a launch may re-arm now, or null. */
-  PeerPlan reusable(Algorithm algo, CollectiveCall call) {
+  /** The plan kept for {@code call} under {@code algo}, in use or not; null when none is. */
+  PeerPlan find(Algorithm algo, CollectiveCall call) {
     for (PeerPlan p : plans) {
       if (p != null && p.matches(algo, call)) {
-        return p.reusable() ? p : null;
+        return p;
       }
     }
     return null;
   }
 
   /**
-   * Keeps {@code plan}: in place of one of the same shape (still in use, or it would have been
-   * reused), else of the oldest.
+   * Keeps {@code plan} in place of {@code replaced} (the plan of the same shape, still in use), or,
+   * with none, of the oldest.
    */
-  void keep(PeerPlan plan) {
-    for (int i = 0; i < SIZE; i++) {
-      PeerPlan p = plans[i];
-      if (p != null && p.sameShape(plan)) {
+  void keep(PeerPlan plan, PeerPlan replaced) {
+    for (int i = 0; i < SIZE && replaced != null; i++) {
+      if (plans[i] == replaced) {
         plans[i] = plan;
         return;
       }

@@ -58,6 +58,11 @@ public final class PeerEdge implements BooleanSupplier, KernelWaiter.Check {
     this.peer = peer;
   }
 
+  /** The rank at the other end. */
+  public int peer() {
+    return peer;
+  }
+
   /**
    * Points the edge at its link for one collective, from step {@code firstStep} of {@code fifo}.
    * Over a FIFO that both ranks' kernels touch (shared memory) there is no proxy, so the edge marks
