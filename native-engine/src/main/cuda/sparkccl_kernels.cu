@@ -74,6 +74,11 @@
 #define SYNC_FAIL 30                      // 1 once block 0 saw an abort or a wrong size
 #define SYNC_INTS 32
 
+// localEdges, a kernel argument: which of the channel's FIFOs have a kernel on this GPU at their
+// other end (Fifo::local)
+#define LOCAL_SEND 1
+#define LOCAL_RECV 2
+
 struct Call {
   long long kind;
   long long src;
@@ -82,10 +87,15 @@ struct Call {
 };
 
 // A FIFO as the kernel sees it: the control block (mapped host memory, shared between processes
-// on a direct edge) and the slots (mapped host memory, or the receiving GPU's memory).
+// on a direct edge) and the slots (mapped host memory, or the receiving GPU's memory). local: the
+// kernel at its other end runs on this GPU (a direct edge between ranks of one GPU), so a
+// device-scope fence orders the slots and counters for it; every other FIFO has a proxy or another
+// GPU at its other end and needs the system-scope one (on an H200, 2 ranks as threads on one GPU,
+// 8 B allReduce: about 10% of the call).
 struct Fifo {
   char* control;
   char* data;
+  bool local;
   __device__ volatile long long* head() const { return (volatile long long*)(control + FIFO_HEAD_OFFSET); }
   __device__ volatile long long* tail() const { return (volatile long long*)(control + FIFO_TAIL_OFFSET); }
   __device__ volatile int* abortWord() const { return (volatile int*)(control + FIFO_ABORT_OFFSET); }
@@ -298,15 +308,30 @@ __device__ __noinline__ void pass(int dtype, int op, bool reduce, bool divide, c
 
 // --- waiting on the proxy's counters ----------------------------------------------------------
 
+// Orders this thread's memory operations for the other end of a FIFO (see Fifo::local).
+__device__ __forceinline__ void fifoFence(bool local) {
+  if (local) {
+    __threadfence();
+  } else {
+    __threadfence_system();
+  }
+}
+
+// The head of the send FIFO as block 0's thread 0 last read it: heads only grow, so while it shows
+// room for a step the slot is free without reading the head again (a read that crosses the bus
+// where the control block lies in host memory). Each kernel sets it to 0 when it starts.
+__shared__ long long knownHead;
+
 // Thread 0 of each block, after the block's __syncthreads: whether this block is the last of
 // the blocks taking part to arrive at the counter (it then acts for every block, and the counter
-// is ready for its next use, which no block reaches before the last one has acted).
-__device__ bool lastToArrive(int* counter, int blocks) {
+// is ready for its next use, which no block reaches before the last one has acted). local: only
+// kernels on this GPU observe what the blocks did (see Fifo::local).
+__device__ bool lastToArrive(int* counter, int blocks, bool local) {
   if (blocks == 1) return true;
-  __threadfence_system();  // this block's reads and writes, which its barrier made ours, come first
+  fifoFence(local);  // this block's reads and writes, which its barrier made ours, come first
   if (atomicAdd(counter, 1) != blocks - 1) return false;
   atomicExch(counter, 0);
-  __threadfence_system();
+  fifoFence(local);
   return true;
 }
 
@@ -327,13 +352,13 @@ __device__ void lead(int* sync, int word, long long step, bool ok) {
 }
 
 // Thread 0 of another block: waits until block 0 passed the wait at step; false once it failed.
-__device__ bool follow(int* sync, int word, long long step) {
+__device__ bool follow(int* sync, int word, long long step, bool local) {
   volatile long long* go = (volatile long long*)(sync + word);
   volatile int* failed = (volatile int*)(sync + SYNC_FAIL);
   while (*go <= step) {
     if (*failed) return false;
   }
-  __threadfence_system();  // the slot's bytes (or its room) come after block 0 saw the counter
+  fifoFence(local);  // the slot's bytes (or its room) come after block 0 saw the counter
   return true;
 }
 
@@ -360,16 +385,22 @@ __device__ bool waitSendRoom(const Fifo& send, const Fifo& recv, long long step,
   if (threadIdx.x == 0) {
     if (blockIdx.x == 0) {
       ok = 1;
-      for (int round = 1; step - *send.head() >= FIFO_STEPS; round++) {
-        if (abortedWaiting(send, recv, round, step, status)) {
-          ok = 0;
-          break;
+      if (step - knownHead >= FIFO_STEPS) {
+        long long head;
+        for (int round = 1; step - (head = *send.head()) >= FIFO_STEPS; round++) {
+          if (abortedWaiting(send, recv, round, step, status)) {
+            ok = 0;
+            break;
+          }
         }
+        knownHead = head;
+        // the slot's new bytes come after the receiver's release (a head seen before was fenced
+        // when it was read)
+        fifoFence(send.local);
       }
-      __threadfence_system();
       lead(sync, SYNC_GO_SEND, step, ok);
     } else {
-      ok = follow(sync, SYNC_GO_SEND, step);
+      ok = follow(sync, SYNC_GO_SEND, step, send.local);
     }
   }
   __syncthreads();
@@ -398,7 +429,7 @@ __device__ bool waitRecvFilled(const Fifo& send, const Fifo& recv, long long ste
           break;
         }
       }
-      __threadfence_system();
+      fifoFence(recv.local);
       if (ok) {
         if (got != expected) {
           status[ST_ERROR] = ERR_SIZE;
@@ -409,7 +440,7 @@ __device__ bool waitRecvFilled(const Fifo& send, const Fifo& recv, long long ste
       }
       lead(sync, SYNC_GO_RECV, step, ok);
     } else {
-      ok = follow(sync, SYNC_GO_RECV, step);
+      ok = follow(sync, SYNC_GO_RECV, step, recv.local);
     }
   }
   __syncthreads();
@@ -419,15 +450,15 @@ __device__ bool waitRecvFilled(const Fifo& send, const Fifo& recv, long long ste
 }
 
 // Every thread's slot writes, in every block, must be visible to the receiver before the size and
-// the tail are: the barrier makes them thread 0's, and its system fence orders them before the
-// counters (as NCCL's simple protocol does, one fence per block rather than one per thread).
+// the tail are: the barrier makes them thread 0's, and its fence orders them before the counters
+// (as NCCL's simple protocol does, one fence per block rather than one per thread).
 __device__ void publish(const Fifo& send, long long step, int bytes, int* sync, int blocks) {
   __syncthreads();
   if (threadIdx.x == 0) {
-    __threadfence_system();
-    if (lastToArrive(sync + SYNC_PUBLISH + (int)(step % FIFO_STEPS), blocks)) {
+    fifoFence(send.local);
+    if (lastToArrive(sync + SYNC_PUBLISH + (int)(step % FIFO_STEPS), blocks, send.local)) {
       *send.size(step) = bytes;
-      __threadfence_system();
+      fifoFence(send.local);
       *send.tail() = step + 1;
     }
   }
@@ -436,9 +467,10 @@ __device__ void publish(const Fifo& send, long long step, int bytes, int* sync, 
 // Every thread of every block has finished reading the slot before the proxy may refill it.
 __device__ void release(const Fifo& recv, long long step, int* sync, int blocks) {
   __syncthreads();
-  if (threadIdx.x == 0 && lastToArrive(sync + SYNC_RELEASE + (int)(step % FIFO_STEPS), blocks)) {
+  if (threadIdx.x == 0 &&
+      lastToArrive(sync + SYNC_RELEASE + (int)(step % FIFO_STEPS), blocks, recv.local)) {
     *recv.size(step) = FIFO_EMPTY;
-    __threadfence_system();
+    fifoFence(recv.local);
     *recv.head() = step + 1;
   }
 }
@@ -539,19 +571,20 @@ __device__ bool answer(int* status, long long sendStep, long long recvStep, int*
     steps[1] = recvStep;
     __threadfence_system();
   }
-  return lastToArrive(sync + SYNC_ANSWER, gridDim.x);
+  return lastToArrive(sync + SYNC_ANSWER, gridDim.x, false);
 }
 
 // One launch per collective: the grid's blocks run one channel's share of it.
 extern "C" __global__ void __launch_bounds__(512, 1)
 channelKernel(const Call* calls, int nCalls, char* src, char* dst, int dtype, int op, int nRanks,
               char* sendControl, char* sendData, char* recvControl, char* recvData, int stepSize,
-              long long sendStep, long long recvStep, int* status, int* sync) {
+              long long sendStep, long long recvStep, int* status, int* sync, int localEdges) {
   // sendData: this FIFO's own slots, or the next rank's receive slots on a direct edge (its GPU's
   // memory through CUDA IPC or peer access, or shared host memory)
-  Fifo send = {sendControl, sendData};
+  Fifo send = {sendControl, sendData, (localEdges & LOCAL_SEND) != 0};
   // recvData: this FIFO's own slots, or the previous rank's send slots when ranks share them
-  Fifo recv = {recvControl, recvData};
+  Fifo recv = {recvControl, recvData, (localEdges & LOCAL_RECV) != 0};
+  if (threadIdx.x == 0) knownHead = 0;
   runPlan(calls, nCalls, src, dst, dtype, op, nRanks, send, recv, stepSize, sendStep, recvStep,
           status, sync, gridDim.x);
   if (answer(status, sendStep, recvStep, sync)) {
@@ -630,19 +663,22 @@ __device__ long long awaitDecision(volatile long long* decision, long long lastS
 // without one, on shutdown, on abort or after an error (the host then launches them again).
 extern "C" __global__ void __launch_bounds__(512, 1)
 residentKernel(long long* mailbox, char* sendControl, char* sendData, char* recvControl,
-               int stepSize, long long lastSeq, int* status, long long idleNanos, int* sync) {
+               int stepSize, long long lastSeq, int* status, long long idleNanos, int* sync,
+               int localEdges) {
   volatile long long* mb = (volatile long long*)mailbox;
   volatile long long* decision = (volatile long long*)(sync + SYNC_DECISION);
   const Call* calls = (const Call*)((char*)mailbox + MB_CALLS_BYTE);
   // sendData: as in channelKernel (a direct edge's slots, fixed before the first collective)
-  Fifo send = {sendControl, sendData};
+  Fifo send = {sendControl, sendData, (localEdges & LOCAL_SEND) != 0};
+  bool recvLocal = (localEdges & LOCAL_RECV) != 0;
+  if (threadIdx.x == 0) knownHead = 0;
   __shared__ long long next;
   __shared__ long long plan[MB_PLAN_WORDS];
   __shared__ int planBlocks;  // blocks other than 0: how many blocks run the plan
   for (;;) {
     if (threadIdx.x == 0) {
       if (blockIdx.x == 0) {
-        Fifo probe = {recvControl, 0};
+        Fifo probe = {recvControl, 0, recvLocal};
         next = awaitPlan(mb, send, probe, lastSeq, idleNanos);
       } else {
         next = awaitDecision(decision, lastSeq);
@@ -674,7 +710,7 @@ residentKernel(long long* mailbox, char* sendControl, char* sendData, char* recv
     bool ok = true;
     if ((int)blockIdx.x < blocks) {
       // recvData: this FIFO's own slots, or the previous rank's send slots when ranks share them
-      Fifo recv = {recvControl, (char*)plan[MB_RECVDATA]};
+      Fifo recv = {recvControl, (char*)plan[MB_RECVDATA], recvLocal};
       ok = runPlan(calls, (int)plan[MB_NCALLS], (char*)plan[MB_SRC], (char*)plan[MB_DST],
                    (int)(plan[MB_TYPE] & 0xff), (int)(plan[MB_TYPE] >> 8), (int)plan[MB_NRANKS],
                    send, recv, stepSize, sendStep, recvStep, status, sync, blocks);
@@ -697,7 +733,7 @@ residentKernel(long long* mailbox, char* sendControl, char* sendData, char* recv
   }
   __syncthreads();
   if (threadIdx.x == 0) __threadfence_system();
-  if (threadIdx.x == 0 && lastToArrive(sync + SYNC_RETURN, gridDim.x)) {
+  if (threadIdx.x == 0 && lastToArrive(sync + SYNC_RETURN, gridDim.x, false)) {
     *(volatile int*)&status[ST_RETURNED] = 1;
   }
 }

@@ -206,6 +206,9 @@ final class SameHostRing implements RingTransport {
     int onDevice = ranksOnDevice(hosts);
     for (DirectFifoKernel k : kernels) {
       k.fitGrid(onDevice, kernels.length);
+      k.peersOnThisDevice(
+          recv.direct() && hosts[prev].deviceId().equals(local.deviceId()),
+          send.direct() && hosts[next].deviceId().equals(local.deviceId()));
       k.watchPeers(recv.direct() ? hosts[prev].pid() : -1, send.direct() ? hosts[next].pid() : -1);
     }
     for (CommChannel ch : ctx.channels) {

@@ -70,6 +70,16 @@ public final class CudaChannelKernel implements PolledChannelKernel, DirectFifoK
   static final int SYNC_INTS = 32;
 
   /**
+   * Bits of the kernels' {@code localEdges} argument ({@code LOCAL_SEND}, {@code LOCAL_RECV} in the
+   * kernel source): the next rank's (previous rank's) kernel on the send (receive) FIFO runs on
+   * this GPU, so the block orders that FIFO's slots and counters with device-scope fences, not
+   * system-scope ones.
+   */
+  static final int LOCAL_SEND = 1;
+
+  static final int LOCAL_RECV = 2;
+
+  /**
    * Blocks per rank that automatic sizing aims at over peer edges: 16 channels of 4 to 6 blocks
    * moved the most between two H200 over NVLink (fewer blocks moved less; more channels or blocks
    * added host threads or contention and moved less again).
@@ -158,6 +168,9 @@ public final class CudaChannelKernel implements PolledChannelKernel, DirectFifoK
 
   /** Whether the send edge writes into another GPU's memory (or this GPU's, for another rank). */
   private volatile boolean peerSend;
+
+  /** {@link #LOCAL_SEND} and {@link #LOCAL_RECV}; set only before the first collective. */
+  private volatile int localEdges;
 
   /** A resident block was launched and may still run. */
   private boolean launched;
@@ -376,6 +389,15 @@ public final class CudaChannelKernel implements PolledChannelKernel, DirectFifoK
     return blocks;
   }
 
+  /**
+   * A direct edge whose other end runs on this GPU needs only device-scope fences. Edges through
+   * the proxy (a Java thread reads the FIFO) and into another GPU keep system-scope ones.
+   */
+  @Override
+  public void peersOnThisDevice(boolean prev, boolean next) {
+    localEdges = (next ? LOCAL_SEND : 0) | (prev ? LOCAL_RECV : 0);
+  }
+
   @Override
   public void unlinkExported() {
     direct.unlinkExported();
@@ -385,6 +407,7 @@ public final class CudaChannelKernel implements PolledChannelKernel, DirectFifoK
   public void dropDirect() {
     direct.close();
     peerSend = false;
+    localEdges = 0;
     blocks = Math.max(1, configuredBlocks);
     recvSlots = recvMemory.devicePointer(FifoLayout.CONTROL_BYTES);
     recvAddress = recvMemory.deviceAddress(FifoLayout.CONTROL_BYTES);
@@ -573,7 +596,8 @@ public final class CudaChannelKernel implements PolledChannelKernel, DirectFifoK
             Pointer.to(new long[] {lastSeq}),
             Pointer.to(status.devicePointer(0)),
             Pointer.to(new long[] {residentNanos}),
-            Pointer.to(sync));
+            Pointer.to(sync),
+            Pointer.to(new int[] {localEdges}));
     cuMemsetD32Async(sync, 0, SYNC_INTS, stream);
     cuLaunchKernel(
         device.kernels().residentKernel(), blocks, 1, 1, THREADS, 1, 1, 0, stream, params, null);
@@ -626,7 +650,8 @@ public final class CudaChannelKernel implements PolledChannelKernel, DirectFifoK
             Pointer.to(new long[] {sendStep}),
             Pointer.to(new long[] {recvStep}),
             Pointer.to(status.devicePointer(0)),
-            Pointer.to(sync));
+            Pointer.to(sync),
+            Pointer.to(new int[] {localEdges}));
     cuMemsetD32Async(sync, 0, SYNC_INTS, stream);
     cuLaunchKernel(
         device.kernels().channelKernel(), grid, 1, 1, THREADS, 1, 1, 0, stream, params, null);

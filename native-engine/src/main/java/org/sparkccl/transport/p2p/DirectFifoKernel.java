@@ -36,6 +36,13 @@ public interface DirectFifoKernel {
   /** Blocks that run the channel on the GPU. */
   int blocks();
 
+  /**
+   * Once the ring's edges are set: whether the previous rank's kernel ({@code prev}) and the next
+   * rank's ({@code next}) run on this kernel's device over direct edges, so that the fences
+   * ordering their FIFOs need cover only that device. Nothing by default.
+   */
+  default void peersOnThisDevice(boolean prev, boolean next) {}
+
   /** Unlinks the shared-memory file of the exported FIFO; the mappings stay until close. */
   void unlinkExported();
 

@@ -86,6 +86,8 @@ class CudaContractTest {
     assertEquals(ResidentMailbox.CALLS, d.get("MB_CALLS_BYTE"));
     assertEquals(CudaChannelKernel.DONE_SEQ, 4 * d.get("ST_DONE_SEQ"));
     assertEquals(CudaChannelKernel.RETURNED, 4 * d.get("ST_RETURNED"));
+    assertEquals(CudaChannelKernel.LOCAL_SEND, d.get("LOCAL_SEND"));
+    assertEquals(CudaChannelKernel.LOCAL_RECV, d.get("LOCAL_RECV"));
   }
 
   @Test
