@@ -232,30 +232,42 @@ final class PerfRank {
     return row(c, perfOp, c.o().algo, bytes, timeUs, wrong);
   }
 
-  /** The most warm-up calls {@code --warmup-ms} adds to a size. */
+  /** The most warm-up calls of a size with {@code --warmup-ms}. */
   static final int MAX_TIMED_WARMUP_CALLS = 20_000;
 
   /**
-   * Untimed calls of one size: {@code -w} of them, then, with {@code --warmup-ms}, as many more as
-   * fill that time at the rate the slowest rank saw. The tuner gives a size its own algorithm (16
+   * Untimed calls of one size: {@code -w} of them, then, with {@code --warmup-ms}, more in rounds
+   * until that time has passed: each round makes as many calls as would fill the time left at the
+   * rate the slowest rank saw in the round before. The tuner gives a size its own algorithm (16
    * KiB: Rabenseifner, 1 MiB: the ring), whose code the JIT has not compiled yet after the small
    * and large warm-up calls; its first size timed 2x slower than the next with 200 warm-up calls (2
-   * ranks, a 2-core VM). Every rank makes the same number of calls: they agree on the slowest rate.
+   * ranks, a 2-core VM). One estimate from the first {@code -w} calls was not enough: where they
+   * met a one-time delay (a new size's first calls), the rate they gave was far too slow, the
+   * warm-up stopped after a few hundred calls, and a size timed with {@code -w 10 -i 30} took 3 to
+   * 7x the sizes on either side (allGather of 64 KiB, 4 rank processes on a 16-core host; 19 us
+   * after 100 warm-up calls). Every rank makes the same number of calls: they agree on each round's
+   * slowest rate and on the time spent.
    */
   static void warmUp(Context c, PerfOp perfOp, long perRank) {
     boolean timed = c.o().warmupMs > 0;
-    int w = timed ? Math.max(1, c.o().warmup) : c.o().warmup;
-    long t0 = System.nanoTime();
-    for (int i = 0; i < w; i++) {
-      perfOp.run(c.comm(), c.send(), c.recv(), perRank, c.type(), c.op(), c.o().root);
-    }
-    if (!timed) {
-      return;
-    }
-    double perCallMs = maxOver(c, (System.nanoTime() - t0) / 1e6 / w);
-    long more = Math.min(MAX_TIMED_WARMUP_CALLS, (long) Math.ceil(c.o().warmupMs / perCallMs) - w);
-    for (long i = 0; i < more; i++) {
-      perfOp.run(c.comm(), c.send(), c.recv(), perRank, c.type(), c.op(), c.o().root);
+    long calls = timed ? Math.max(1, c.o().warmup) : c.o().warmup;
+    long start = System.nanoTime();
+    long made = 0;
+    while (calls > 0) {
+      long t0 = System.nanoTime();
+      for (long i = 0; i < calls; i++) {
+        perfOp.run(c.comm(), c.send(), c.recv(), perRank, c.type(), c.op(), c.o().root);
+      }
+      made += calls;
+      if (!timed) {
+        return;
+      }
+      double perCallMs = maxOver(c, (System.nanoTime() - t0) / 1e6 / calls);
+      double leftMs = c.o().warmupMs - maxOver(c, (System.nanoTime() - start) / 1e6);
+      calls =
+          leftMs <= 0
+              ? 0
+              : Math.min(MAX_TIMED_WARMUP_CALLS - made, (long) Math.ceil(leftMs / perCallMs));
     }
   }
 
