@@ -14,6 +14,13 @@ import java.util.function.BooleanSupplier;
  * costs no hand-off to this thread and none back, two thread wake-ups where the threads sleep. The
  * order stays the submission order, since a task runs only from the head of the queue and only
  * under {@code runLock}, whichever thread runs it.
+ *
+ * <p>A task queued for its caller is reserved for it: this thread leaves it alone unless the caller
+ * gives it up, so the two never race for {@code runLock} (where this thread won, the caller waited
+ * for a hand-off after all; where the caller won, this thread blocked on the lock and the caller's
+ * unlock paid a thread wake-up). While callers run their tasks, this thread waits for work parked,
+ * not yielding: it would otherwise keep a core busy between every two calls, one per rank, and 8
+ * rank processes of a 16-core host then had more polling threads than cores.
  */
 public final class KernelThread {
   private final Thread thread;
@@ -24,6 +31,24 @@ public final class KernelThread {
   private final ReentrantLock runLock = new ReentrantLock();
 
   private volatile boolean stopping;
+
+  /** The task a caller queued to run itself ({@link #queue}); null when none. */
+  private volatile KernelTask reserved;
+
+  /** Whether the last task ran on its caller's thread, not on this one. */
+  private volatile boolean callersRun;
+
+  /**
+   * How long a reserved task may wait at the head for its caller before this thread runs it: a
+   * caller runs it microseconds after queueing it, or gives it up and says so; this covers a caller
+   * that stopped between the two (an exception), so that the tasks behind it still run.
+   */
+  private static final long RESERVATION_NANOS = 50_000_000;
+
+  /** This thread's view of the reserved task it found at the head, and since when. */
+  private KernelTask watched;
+
+  private long watchedSince;
 
   /** Made once: a lambda per idle wait would allocate on every one. */
   private final BooleanSupplier hasWorkOrStop = this::hasWorkOrStop;
@@ -41,10 +66,11 @@ public final class KernelThread {
   }
 
   /**
-   * Queues {@code task} without waking this thread: the caller means to {@link #runInline} it and
-   * must call {@link #wake()} if that fails.
+   * Queues {@code task} without waking this thread, reserved for the caller: it means to {@link
+   * #runInline} it and must call {@link #wake()} if that fails.
    */
   public void queue(KernelTask task) {
+    reserved = task;
     work.add(task);
   }
 
@@ -60,19 +86,32 @@ public final class KernelThread {
    */
   public boolean runInline(KernelTask task) {
     if (!runLock.tryLock()) {
+      giveUp(task);
       return false;
     }
     try {
       if (stopping || work.peek() != task) {
+        giveUp(task);
         return false;
       }
       work.poll();
+      if (reserved == task) {
+        reserved = null;
+      }
+      callersRun = true;
       task.run();
     } finally {
       runLock.unlock();
     }
     waiter.endTask();
     return true;
+  }
+
+  /** The caller will not run {@code task}: this thread may take it (the caller then wakes it). */
+  private void giveUp(KernelTask task) {
+    if (reserved == task) {
+      reserved = null;
+    }
   }
 
   /** Takes {@code runLock} (an inline run ends soon once aborted) by {@code deadline}. */
@@ -85,15 +124,41 @@ public final class KernelThread {
     }
   }
 
+  private boolean reservedTooLong(KernelTask task) {
+    long now = System.nanoTime();
+    if (watched != task) {
+      watched = task;
+      watchedSince = now;
+      return false;
+    }
+    return now - watchedSince > RESERVATION_NANOS;
+  }
+
   private boolean hasWorkOrStop() {
-    return stopping || !work.isEmpty();
+    if (stopping) {
+      return true;
+    }
+    KernelTask head = work.peek();
+    return head != null && head != reserved;
   }
 
   private void loop() {
     while (!stopping) {
       KernelTask task = work.peek();
+      if (task != null && task == reserved) {
+        if (reservedTooLong(task)) {
+          reserved = null; // its caller never came for it: run it here
+        } else {
+          waiter.awaitWorkParked(hasWorkOrStop);
+        }
+        continue;
+      }
       if (task == null) {
-        waiter.awaitWork(hasWorkOrStop);
+        if (callersRun) {
+          waiter.awaitWorkParked(hasWorkOrStop);
+        } else {
+          waiter.awaitWork(hasWorkOrStop);
+        }
         continue;
       }
       // blocks only while a caller runs a task inline
@@ -103,6 +168,7 @@ public final class KernelThread {
           continue; // a caller ran it
         }
         work.poll();
+        callersRun = false;
         task.run();
       } finally {
         runLock.unlock();

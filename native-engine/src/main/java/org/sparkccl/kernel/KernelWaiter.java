@@ -122,6 +122,27 @@ public final class KernelWaiter implements Runnable {
     await(newWork, ready, waited -> {}, true);
   }
 
+  /**
+   * Waits for new work without the brief phase: one park, until {@code ready} is true, {@link
+   * #wakeForWork()} or a bounded time (the caller loops). For a kernel thread whose callers run
+   * their tasks themselves: its brief phase (yielding for {@code idle.yieldUs}) would keep a core
+   * busy between every two calls for nothing.
+   */
+  public void awaitWorkParked(BooleanSupplier ready) {
+    if (ready.getAsBoolean()) {
+      return;
+    }
+    flushProxyWake();
+    parkedForWork = Thread.currentThread();
+    try {
+      if (!ready.getAsBoolean()) {
+        LockSupport.parkNanos(this, MAX_PARK_NANOS);
+      }
+    } finally {
+      parkedForWork = null;
+    }
+  }
+
   private void await(IdleStrategy idle, BooleanSupplier ready, Check check, boolean forWork) {
     if (ready.getAsBoolean()) {
       return;

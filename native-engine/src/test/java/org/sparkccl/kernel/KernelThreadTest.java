@@ -12,6 +12,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
+import org.sparkccl.config.IdleMode;
 import org.sparkccl.idle.IdleStrategies;
 
 /** Who runs a kernel thread's tasks, and in which order, when callers run theirs inline. */
@@ -114,5 +115,46 @@ class KernelThreadTest {
     assertTrue(k.stop(5_000), "stop must succeed once the inline run ended");
     assertEquals(List.of("a", "b cancelled"), log);
     assertFalse(k.runInline(b), "nothing runs inline on a stopped thread");
+  }
+
+  @Test
+  @DisplayName("the thread leaves a task queued for its caller alone, even while it spins for work")
+  void aReservedTaskWaitsForItsCaller() throws InterruptedException {
+    KernelThread k =
+        new KernelThread(
+            "test-kernel", new KernelWaiter(new IdleStrategies(IdleMode.SPIN, 1_000_000_000L)));
+    try {
+      List<String> log = new CopyOnWriteArrayList<>();
+      for (int i = 0; i < 200; i++) {
+        Recording t = new Recording("t" + i, log, new CountDownLatch(0));
+        k.queue(t);
+        // the spinning thread sees the task at once; it must not take it in the meantime
+        Thread.sleep(0, 100_000);
+        assertTrue(k.runInline(t), "call " + i + ": the thread took the caller's task");
+        assertSame(Thread.currentThread(), t.ranOn);
+      }
+      assertEquals(200, log.size());
+    } finally {
+      assertTrue(k.stop(5_000));
+    }
+  }
+
+  @Test
+  @DisplayName("a task whose caller never comes for it runs on the thread after a while")
+  void anAbandonedReservationRunsOnTheThread() throws InterruptedException {
+    KernelThread k = newThread();
+    try {
+      List<String> log = new CopyOnWriteArrayList<>();
+      Recording a = new Recording("a", log, new CountDownLatch(0));
+      Recording b = new Recording("b", log, new CountDownLatch(0));
+      k.queue(a);
+      k.submit(b);
+      assertTrue(b.ended.await(10, TimeUnit.SECONDS), "the tasks behind it must still run");
+      assertEquals(List.of("a", "b"), log);
+      assertNotSame(Thread.currentThread(), a.ranOn);
+      assertFalse(k.runInline(a), "a task the thread ran does not run again");
+    } finally {
+      assertTrue(k.stop(5_000));
+    }
   }
 }
