@@ -53,6 +53,8 @@ public final class KernelThread {
   /** Made once: a lambda per idle wait would allocate on every one. */
   private final BooleanSupplier hasWorkOrStop = this::hasWorkOrStop;
 
+  private final BooleanSupplier mayRunHeadOrStop = this::mayRunHeadOrStop;
+
   public KernelThread(String name, KernelWaiter waiter) {
     this.waiter = waiter;
     this.thread = new Thread(this::loop, name);
@@ -135,6 +137,10 @@ public final class KernelThread {
   }
 
   private boolean hasWorkOrStop() {
+    return stopping || !work.isEmpty();
+  }
+
+  private boolean mayRunHeadOrStop() {
     if (stopping) {
       return true;
     }
@@ -149,7 +155,7 @@ public final class KernelThread {
         if (reservedTooLong(task)) {
           reserved = null; // its caller never came for it: run it here
         } else {
-          waiter.awaitWorkParked(hasWorkOrStop);
+          waiter.awaitWorkParked(mayRunHeadOrStop);
         }
         continue;
       }

@@ -147,6 +147,7 @@ class KernelThreadTest {
       List<String> log = new CopyOnWriteArrayList<>();
       Recording a = new Recording("a", log, new CountDownLatch(0));
       Recording b = new Recording("b", log, new CountDownLatch(0));
+      Thread.sleep(50); // the thread waits on an empty queue when the reserved task comes
       k.queue(a);
       k.submit(b);
       assertTrue(b.ended.await(10, TimeUnit.SECONDS), "the tasks behind it must still run");
