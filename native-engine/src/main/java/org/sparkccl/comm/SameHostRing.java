@@ -206,9 +206,11 @@ final class SameHostRing implements RingTransport {
     int onDevice = ranksOnDevice(hosts);
     for (DirectFifoKernel k : kernels) {
       k.fitGrid(onDevice, kernels.length);
+      // PEER only: its slots are device memory that both ends opened, which CUDA refuses between
+      // MIG instances (one bus id, separate devices); an SHM edge could join two of them
       k.peersOnThisDevice(
-          recv.direct() && hosts[prev].deviceId().equals(local.deviceId()),
-          send.direct() && hosts[next].deviceId().equals(local.deviceId()));
+          recv == EdgeKind.PEER && hosts[prev].deviceId().equals(local.deviceId()),
+          send == EdgeKind.PEER && hosts[next].deviceId().equals(local.deviceId()));
       k.watchPeers(recv.direct() ? hosts[prev].pid() : -1, send.direct() ? hosts[next].pid() : -1);
     }
     for (CommChannel ch : ctx.channels) {

@@ -2,6 +2,7 @@ package org.sparkccl.kernel;
 
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.BooleanSupplier;
 
@@ -33,7 +34,10 @@ public final class KernelThread {
   private volatile boolean stopping;
 
   /** The task a caller queued to run itself ({@link #queue}); null when none. */
-  private volatile KernelTask reserved;
+  private final AtomicReference<KernelTask> reserved = new AtomicReference<>();
+
+  /** When the last task was reserved ({@link System#nanoTime}). */
+  private volatile long reservedAt;
 
   /** Whether the last task ran on its caller's thread, not on this one. */
   private volatile boolean callersRun;
@@ -44,11 +48,6 @@ public final class KernelThread {
    * that stopped between the two (an exception), so that the tasks behind it still run.
    */
   private static final long RESERVATION_NANOS = 50_000_000;
-
-  /** This thread's view of the reserved task it found at the head, and since when. */
-  private KernelTask watched;
-
-  private long watchedSince;
 
   /** Made once: a lambda per idle wait would allocate on every one. */
   private final BooleanSupplier hasWorkOrStop = this::hasWorkOrStop;
@@ -72,7 +71,8 @@ public final class KernelThread {
    * #runInline} it and must call {@link #wake()} if that fails.
    */
   public void queue(KernelTask task) {
-    reserved = task;
+    reservedAt = System.nanoTime();
+    reserved.set(task);
     work.add(task);
   }
 
@@ -97,23 +97,22 @@ public final class KernelThread {
         return false;
       }
       work.poll();
-      if (reserved == task) {
-        reserved = null;
-      }
+      giveUp(task);
       callersRun = true;
       task.run();
     } finally {
       runLock.unlock();
     }
+    if (!work.isEmpty()) {
+      waiter.wakeForWork(); // what was submitted meanwhile may have found this thread parked
+    }
     waiter.endTask();
     return true;
   }
 
-  /** The caller will not run {@code task}: this thread may take it (the caller then wakes it). */
+  /** The caller will not run {@code task} (or ran it): its reservation ends. */
   private void giveUp(KernelTask task) {
-    if (reserved == task) {
-      reserved = null;
-    }
+    reserved.compareAndSet(task, null);
   }
 
   /** Takes {@code runLock} (an inline run ends soon once aborted) by {@code deadline}. */
@@ -126,14 +125,8 @@ public final class KernelThread {
     }
   }
 
-  private boolean reservedTooLong(KernelTask task) {
-    long now = System.nanoTime();
-    if (watched != task) {
-      watched = task;
-      watchedSince = now;
-      return false;
-    }
-    return now - watchedSince > RESERVATION_NANOS;
+  private boolean reservedTooLong() {
+    return System.nanoTime() - reservedAt > RESERVATION_NANOS;
   }
 
   private boolean hasWorkOrStop() {
@@ -145,15 +138,15 @@ public final class KernelThread {
       return true;
     }
     KernelTask head = work.peek();
-    return head != null && head != reserved;
+    return head != null && head != reserved.get();
   }
 
   private void loop() {
     while (!stopping) {
       KernelTask task = work.peek();
-      if (task != null && task == reserved) {
-        if (reservedTooLong(task)) {
-          reserved = null; // its caller never came for it: run it here
+      if (task != null && task == reserved.get()) {
+        if (reservedTooLong()) {
+          giveUp(task); // its caller never came for it: run it here
         } else {
           waiter.awaitWorkParked(mayRunHeadOrStop);
         }
@@ -170,8 +163,8 @@ public final class KernelThread {
       // blocks only while a caller runs a task inline
       runLock.lock();
       try {
-        if (stopping || work.peek() != task) {
-          continue; // a caller ran it
+        if (stopping || work.peek() != task || task == reserved.get()) {
+          continue; // a caller ran it, or queued it again (a reused task) for itself
         }
         work.poll();
         callersRun = false;
