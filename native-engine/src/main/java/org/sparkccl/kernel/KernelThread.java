@@ -21,7 +21,7 @@ import java.util.function.BooleanSupplier;
  * for a hand-off after all; where the caller won, this thread blocked on the lock and the caller's
  * unlock paid a thread wake-up). While callers run their tasks, this thread waits for work parked,
  * not yielding: it would otherwise keep a core busy between every two calls, one per rank, and 8
- * rank processes of a 16-core host then had more polling threads than cores.
+ * rank processes of a 16-core host then kept every core busy.
  */
 public final class KernelThread {
   private final Thread thread;
@@ -88,16 +88,16 @@ public final class KernelThread {
    */
   public boolean runInline(KernelTask task) {
     if (!runLock.tryLock()) {
-      giveUp(task);
+      endReservation(task);
       return false;
     }
     try {
       if (stopping || work.peek() != task) {
-        giveUp(task);
+        endReservation(task);
         return false;
       }
       work.poll();
-      giveUp(task);
+      endReservation(task);
       callersRun = true;
       task.run();
     } finally {
@@ -110,8 +110,8 @@ public final class KernelThread {
     return true;
   }
 
-  /** The caller will not run {@code task} (or ran it): its reservation ends. */
-  private void giveUp(KernelTask task) {
+  /** The caller ran {@code task} or will not run it: its reservation ends. */
+  private void endReservation(KernelTask task) {
     reserved.compareAndSet(task, null);
   }
 
@@ -146,7 +146,7 @@ public final class KernelThread {
       KernelTask task = work.peek();
       if (task != null && task == reserved.get()) {
         if (reservedTooLong()) {
-          giveUp(task); // its caller never came for it: run it here
+          endReservation(task); // its caller never came for it: run it here
         } else {
           waiter.awaitWorkParked(mayRunHeadOrStop);
         }
