@@ -79,9 +79,22 @@ def floor(out):
         return None
 
 
+def tcp_floors(out):
+    """{ranks: us} from OUT/floor-tcp.txt (bench/micro/TcpDoublingFloor.java lines)."""
+    floors = {}
+    try:
+        with open(os.path.join(out, "floor-tcp.txt")) as f:
+            for m in re.finditer(r"busy-polled, (\d+) ranks, 8 B: ([0-9.]+) us per call", f.read()):
+                floors[int(m.group(1))] = float(m.group(2))
+    except OSError:
+        pass
+    return floors
+
+
 def main(out, header):
     runs = load(out)
     rtt = floor(out)
+    tcp_floor = tcp_floors(out)
     series = []
     wrong = []
     for (setup, n), by_size in sorted(runs.items(), key=lambda kv: (kv[0][1], ORDER.index(kv[0][0]) if kv[0][0] in ORDER else 99)):
@@ -94,7 +107,9 @@ def main(out, header):
         series.append({"setup": setup, "label": LABELS.get(setup, setup), "ranks": n,
                        "sizes": sizes, "time_us": t, "busbw_GBps": bw,
                        "passes_time_us": [[r["time_us"] for r in by_size[s]] for s in sizes]})
-    summary = {"header": header, "floor_round_trip_us": rtt, "series": series}
+    summary = {"header": header, "floor_round_trip_us": rtt,
+               "tcp_doubling_floor_us": {str(n): v for n, v in sorted(tcp_floor.items())},
+               "series": series}
     with open(os.path.join(out, "summary.json"), "w") as f:
         json.dump(summary, f, indent=1)
 
@@ -146,6 +161,11 @@ def main(out, header):
         parts = []
         if sock and tcp:
             parts.append(f"socket {sock:.1f} us = {sock / tcp:.2f}x OpenMPI TCP ({tcp:.1f} us; target <= 1.0x)")
+        if n in tcp_floor:
+            parts.append(f"recursive doubling between bare Java threads over busy-polled TCP"
+                         f" {tcp_floor[n]:.1f} us (socket = {sock / tcp_floor[n]:.2f}x, OpenMPI TCP ="
+                         f" {tcp / tcp_floor[n]:.2f}x)" if sock and tcp else
+                         f"TCP floor {tcp_floor[n]:.1f} us")
         if ucx and shm:
             parts.append(f"ucx {ucx:.1f} us = {ucx / shm:.2f}x OpenMPI shm ({shm:.1f} us; target <= 3x)")
         if ucx and rtt:

@@ -3,7 +3,9 @@
 # transports, algo auto and rd; transport auto, which passes everything through shared memory between
 # ranks of one host) beside OpenMPI (shared memory, and TCP with
 # --mca btl tcp,self --mca pml ob1) at 4 and 8 rank processes on this machine, all in one run; a
-# Jucx put ping-pong between two processes gives the floor under the ucx transport. Every setup
+# Jucx put ping-pong between two processes gives the floor under the ucx transport, and recursive
+# doubling between bare Java threads over busy-polled loopback TCP the floor under the socket
+# transport (bench/micro/TcpDoublingFloor.java, at each power-of-two rank count). Every setup
 # runs REPEATS times, interleaved so that the machine's load falls on all of them alike; the table
 # gives medians. Writes bench/build/latency/: one JSON per run (the perf tool's --json; OpenMPI's
 # rows converted), summary.json, table.md and the plots latency-n4.png, latency-n8.png.
@@ -19,7 +21,7 @@
 #   OP [allreduce]: broadcast, reduce, allgather or reducescatter instead (root 0)
 #   SETUPS ["socket-auto socket-rd ucx-auto ucx-rd mpi-shm mpi-tcp"]; TRANSPORT-ALGO for SparkCCL
 #   (transport socket, ucx or auto; algo auto, ring, tree, rd or rh), mpi-shm or mpi-tcp
-#   FLOOR [1]: 0 skips the Jucx put ping-pong
+#   FLOOR [1]: 0 skips the Jucx put ping-pong and the TCP floor
 #   RUN_TIMEOUT [900]: seconds one setup's run may take (its rank processes too); a run past it
 #   is logged as FAILED and the others go on
 #   OUT [bench/build/latency]  SPARKCCL_PERF [bin/sparkccl-perf]  JAVA_CMD [java -cp perf/target/lib/*]
@@ -50,7 +52,7 @@ read -r -a JAVA_CMD <<<"${JAVA_CMD:-java -cp perf/target/lib/*}"
 ensure_deps
 build_mpi_coll
 mkdir -p "$OUT"
-rm -f "$OUT"/run-*.json "$OUT"/*.err "$OUT"/floor.txt
+rm -f "$OUT"/run-*.json "$OUT"/*.err "$OUT"/floor.txt "$OUT"/floor-tcp.txt
 
 run_setup() { # setup ranks pass
   local setup=$1 n=$2 pass=$3 file="$OUT/run-$1-n$2-p$3"
@@ -84,6 +86,17 @@ if [[ $FLOOR == 1 ]]; then
   floor_pid=$!
   timeout 120 "${JAVA_CMD[@]}" "$micro" 0 "$port" 2>"$OUT/floor0.err" | tee "$OUT/floor.txt" >&2 || log "floor FAILED: see $OUT/floor0.err"
   wait "$floor_pid" || true
+  # the floor under the socket transport: recursive doubling of 8 B over busy-polled loopback
+  # TCP between bare Java threads, at each power-of-two rank count of the run
+  tcp=bench/micro/TcpDoublingFloor.java
+  [[ -n ${MICRO_CLASSES:-} ]] && tcp=TcpDoublingFloor
+  for n in $RANKS_LIST; do
+    if (( n >= 2 && (n & (n - 1)) == 0 )); then
+      log "floor: $(quote "${JAVA_CMD[@]}") $tcp $n"
+      timeout 120 "${JAVA_CMD[@]}" "$tcp" "$n" 20000 5 2>>"$OUT/floor-tcp.err" | tee -a "$OUT/floor-tcp.txt" >&2 ||
+        log "TCP floor FAILED: see $OUT/floor-tcp.err"
+    fi
+  done
 fi
 
 for pass in $(seq 1 "$REPEATS"); do

@@ -41,7 +41,8 @@ cp bench/ab_summary.py "$DEST/ab_summary.py"
 mkdir -p "$DEST/bench/micro" "$DEST/micro-classes"
 cp bench/run-latency-bench.sh bench/common.sh bench/mpi_coll.c bench/latency_table.py \
    bench/plot_bench.py "$DEST/bench/"
-javac -nowarn -cp "perf/target/lib/*" -d "$DEST/micro-classes" bench/micro/JucxPutPingPong.java
+javac -nowarn -cp "perf/target/lib/*" -d "$DEST/micro-classes" bench/micro/JucxPutPingPong.java \
+  bench/micro/TcpDoublingFloor.java
 # the Python benchmark without Spark (run.sh DEST python): the executor's channel for Python
 # workers (the plugin's worker package, which needs no Spark), the bench's main, the shim's package
 # (without its bundled jars) and the worker script
