@@ -171,7 +171,8 @@ def main(out, header):
         if ucx and rtt:
             parts.append(f"ucx = {ucx / rtt:.2f}x the put round trip (target <= 2x); recursive doubling"
                          f" needs {int(math.log2(n))} one-way puts in a row: {int(math.log2(n)) * rtt / 2:.1f} us")
-        print(f"- {n} ranks, {size_text(small)}: " + "; ".join(parts))
+        if parts:
+            print(f"- {n} ranks, {size_text(small)}: " + "; ".join(parts))
     if wrong:
         print("- WRONG RESULTS in: " + ", ".join(wrong))
     else:

@@ -13,7 +13,9 @@ import java.util.concurrent.CyclicBarrier;
  * threads, one per rank, each with a non-blocking socket to each of its log2(N) partners, busy
  * polling; a round writes a 16-byte header and the 8 bytes in one write and reads the partner's 24
  * bytes. No FIFO, no proxy, no hand-off: what the socket and NIO cost alone. Every call's sum is
- * checked against one computed apart. Prints the median over rounds of the time per call.
+ * checked against one computed apart. Prints the median over rounds of the time per call. Every
+ * thread spins: with fewer cores than ranks they wait for each other's time slices, and the figure
+ * means nothing.
  *
  * <p>Run: java bench/micro/TcpDoublingFloor.java RANKS [CALLS] [ROUNDS]
  */

@@ -9,7 +9,10 @@ ls perf/target/lib/sparkccl-native-engine-*.jar >/dev/null 2>&1 || mvn -B -q pac
 CP="perf/target/lib/*"
 java bench/micro/WakeUpCost.java
 java bench/micro/TcpRoundTrip.java
-for n in 2 4; do java bench/micro/TcpDoublingFloor.java $n 5000 3; done
+# a spinning thread per rank: only rank counts the cores cover
+for n in 2 4 8; do
+  if [ "$n" -le "$(nproc)" ]; then java bench/micro/TcpDoublingFloor.java $n 5000 3; fi
+done
 java -cp "$CP" bench/micro/ReduceSpeed.java | tail -1
 java -cp "$CP" -Dlog4j2.configurationFile=bin/log4j2.xml bench/micro/AuthCost.java 2>/dev/null
 for n in 2 4; do java -cp "$CP" -Dlog4j2.configurationFile=bin/log4j2.xml bench/micro/ThreadRanksLatency.java $n 2; done
