@@ -332,8 +332,9 @@ class ErrorsTest {
   }
 
   /**
-   * 4 KiB goes by recursive doubling through the shared-memory lanes of ranks that share a process
-   * (nothing but the lanes' own words tells a waiting rank there), 4 MiB by the ring.
+   * 4 KiB by recursive doubling (forced) over point-to-point links, shared-memory lanes where the
+   * run allows them (a waiting rank there reads nothing but the lanes' own words), 4 MiB by the
+   * tuner's choice, the ring.
    */
   @ParameterizedTest(name = "{0} floats")
   @ValueSource(ints = {1024, 1 << 20})
@@ -342,7 +343,16 @@ class ErrorsTest {
   void rankThatAbortsMidCollectiveFailsTheOthers(int count) {
     int n = 3;
     Duration timeout = Duration.ofSeconds(20);
-    Communicator[] comms = RankHarness.createAll(n, config(timeout), WAIT);
+    CclConfig config =
+        count < 1 << 20
+            ? TestConfig.builder()
+                .algo(Algorithm.RD)
+                .buffSize(64 << 10)
+                .nChannels(2)
+                .timeout(timeout)
+                .build()
+            : config(timeout);
+    Communicator[] comms = RankHarness.createAll(n, config, WAIT);
     AtomicInteger[] done = {new AtomicInteger(), new AtomicInteger(), new AtomicInteger()};
     AtomicLong abortedAt = new AtomicLong();
     long[] failedAt = new long[n];
