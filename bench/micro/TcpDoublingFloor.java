@@ -7,6 +7,7 @@ import java.nio.channels.SocketChannel;
 import java.util.Arrays;
 import java.util.SplittableRandom;
 import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.TimeUnit;
 
 /**
  * The floor of an 8-byte allReduce by recursive doubling over loopback TCP for a Java engine: N
@@ -21,6 +22,9 @@ import java.util.concurrent.CyclicBarrier;
  */
 public class TcpDoublingFloor {
   private static final int FRAME = 24;
+
+  /** Every wait ends: a rank whose partner died fails instead of spinning on. */
+  private static final long WAIT_SECONDS = 60;
 
   public static void main(String[] args) throws Exception {
     int n = Integer.parseInt(args[0]);
@@ -107,7 +111,7 @@ public class TcpDoublingFloor {
     ByteBuffer in = ByteBuffer.allocateDirect(FRAME).order(ByteOrder.nativeOrder());
     SplittableRandom random = new SplittableRandom(42);
     for (int k = -1; k < rounds; k++) { // round -1 warms the JIT up
-      barrier.await();
+      barrier.await(WAIT_SECONDS, TimeUnit.SECONDS);
       long t0 = System.nanoTime();
       for (int c = 0; c < calls; c++) {
         // every rank draws the same sequence: rank r's value is the (r+1)-th draw of the call
@@ -127,8 +131,16 @@ public class TcpDoublingFloor {
             partners[s].write(out);
           }
           in.clear();
+          long deadline = 0;
           while (in.hasRemaining()) {
-            partners[s].read(in);
+            if (partners[s].read(in) == 0) {
+              long now = System.nanoTime();
+              if (deadline == 0) {
+                deadline = now + TimeUnit.SECONDS.toNanos(WAIT_SECONDS);
+              } else if (now > deadline) {
+                throw new IllegalStateException("rank " + rank + ": no data from its partner");
+              }
+            }
           }
           value += in.getLong(16);
         }
