@@ -162,10 +162,11 @@ def main(out, header):
         if sock and tcp:
             parts.append(f"socket {sock:.1f} us = {sock / tcp:.2f}x OpenMPI TCP ({tcp:.1f} us; target <= 1.0x)")
         if n in tcp_floor:
-            parts.append(f"recursive doubling between bare Java threads over busy-polled TCP"
-                         f" {tcp_floor[n]:.1f} us (socket = {sock / tcp_floor[n]:.2f}x, OpenMPI TCP ="
-                         f" {tcp / tcp_floor[n]:.2f}x)" if sock and tcp else
-                         f"TCP floor {tcp_floor[n]:.1f} us")
+            f = tcp_floor[n]
+            text = f"recursive doubling between bare Java threads over busy-polled TCP {f:.1f} us"
+            if sock and tcp:
+                text += f" (socket = {sock / f:.2f}x, OpenMPI TCP = {tcp / f:.2f}x)"
+            parts.append(text)
         if ucx and shm:
             parts.append(f"ucx {ucx:.1f} us = {ucx / shm:.2f}x OpenMPI shm ({shm:.1f} us; target <= 3x)")
         if ucx and rtt:

@@ -90,9 +90,10 @@ if [[ $FLOOR == 1 ]]; then
   # TCP between bare Java threads, at each power-of-two rank count of the run
   tcp=bench/micro/TcpDoublingFloor.java
   [[ -n ${MICRO_CLASSES:-} ]] && tcp=TcpDoublingFloor
+  cores=$(nproc)
   for n in $RANKS_LIST; do
-    if (( n > $(nproc) )); then
-      log "TCP floor at $n ranks skipped: it spins a thread per rank and this machine has $(nproc) cores"
+    if (( n > cores )); then
+      log "TCP floor at $n ranks skipped: it spins a thread per rank and this machine has $cores cores"
     elif (( n >= 2 && (n & (n - 1)) == 0 )); then
       log "floor: $(quote "${JAVA_CMD[@]}") $tcp $n"
       timeout 120 "${JAVA_CMD[@]}" "$tcp" "$n" 20000 5 2>>"$OUT/floor-tcp.err" | tee -a "$OUT/floor-tcp.txt" >&2 ||
