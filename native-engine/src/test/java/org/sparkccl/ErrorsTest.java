@@ -25,6 +25,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 import org.sparkccl.bootstrap.LocalBootstrap;
 import org.sparkccl.config.Algorithm;
 import org.sparkccl.config.CclConfig;
+import org.sparkccl.config.IdleMode;
 import org.sparkccl.config.Key;
 import org.sparkccl.config.LogLevel;
 import org.sparkccl.config.Transport;
@@ -206,6 +207,52 @@ class ErrorsTest {
     }
     assertTrue(comms[0].isAborted(), "isAborted() after abort()");
     assertNull(errors[n], "the aborting thread failed: " + errors[n]);
+  }
+
+  /**
+   * A Spark task whose Python worker dies is aborted twice at once: by the task's failure listener
+   * and by the worker's session, which then closes the communicator. The close must not release the
+   * links before the first abort has told the peers, or a peer waits out its whole timeout.
+   */
+  @Test
+  @DisplayName("a rank aborted from two threads while one of them closes it still tells its peers")
+  void abortRacingCloseStillTellsThePeers() throws Exception {
+    Duration timeout = Duration.ofSeconds(30);
+    CclConfig cfg =
+        TestConfig.builder().idle(IdleMode.SPIN).buffSize(64 << 10).timeout(timeout).build();
+    for (int round = 0; round < 25; round++) {
+      Communicator[] comms = RankHarness.createAll(2, cfg, WAIT);
+      DeviceBuffer b = HostDevice.INSTANCE.allocate(4 * 1024);
+      try {
+        assertNull(
+            RankHarness.allReduceAndCheck(
+                comms, 1024, DataType.FLOAT32, ReduceOp.SUM, true, round, WAIT));
+        CompletableFuture<Void> waiting =
+            comms[0].allReduceAsync(b, b, 1024, DataType.FLOAT32, ReduceOp.SUM);
+        Thread listener = new Thread(comms[1]::abort, "failure-listener");
+        Thread session =
+            new Thread(
+                () -> {
+                  comms[1].abort();
+                  comms[1].close();
+                },
+                "worker-session");
+        long t0 = System.nanoTime();
+        listener.start();
+        session.start();
+        Throwable e = RankHarness.await(waiting, timeout.dividedBy(2), "rank 0, round " + round);
+        long ms = (System.nanoTime() - t0) / 1_000_000;
+        assertTrue(e instanceof CclException, "round " + round + ": rank 0 got " + e);
+        assertTrue(
+            ms < 5000,
+            "round " + round + ": rank 0 heard of the abort after " + ms + " ms; expected < 5 s");
+        listener.join(WAIT.toMillis());
+        session.join(WAIT.toMillis());
+      } finally {
+        RankHarness.closeQuietly(comms);
+        RankHarness.closeBuffer(b);
+      }
+    }
   }
 
   @Test

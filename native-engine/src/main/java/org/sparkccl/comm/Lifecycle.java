@@ -1,5 +1,6 @@
 package org.sparkccl.comm;
 
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 import org.apache.logging.log4j.Logger;
@@ -25,6 +26,14 @@ final class Lifecycle {
 
   private final CommContext ctx;
 
+  /**
+   * Open until the first failure has been told to the peers. A rank aborted from two threads at
+   * once (a task's failure listener and its Python worker's session) may see the second close the
+   * communicator while the first is still telling its peers; closing waits for that, since a peer
+   * that is never told waits out its whole timeout.
+   */
+  private final CountDownLatch failureSpread = new CountDownLatch(1);
+
   Lifecycle(CommContext ctx) {
     this.ctx = ctx;
   }
@@ -36,18 +45,22 @@ final class Lifecycle {
     if (!ctx.failure.record(err)) {
       return;
     }
-    if (e instanceof CclAbortedException && e.getCause() == null) {
-      LOG.info("{}", err.getMessage());
-    } else {
-      LOG.error("rank {}: communicator failed: {}", ctx.rank, err.getMessage());
-    }
-    ctx.proxy.dropAll();
-    for (CommChannel ch : ctx.channels) {
-      if (ch != null) {
-        ch.abort();
+    try {
+      if (e instanceof CclAbortedException && e.getCause() == null) {
+        LOG.info("{}", err.getMessage());
+      } else {
+        LOG.error("rank {}: communicator failed: {}", ctx.rank, err.getMessage());
       }
+      ctx.proxy.dropAll();
+      for (CommChannel ch : ctx.channels) {
+        if (ch != null) {
+          ch.abort();
+        }
+      }
+      ctx.proxy.runExclusive(() -> notifyPeers(true, err.getMessage()));
+    } finally {
+      failureSpread.countDown();
     }
-    ctx.proxy.runExclusive(() -> notifyPeers(true, err.getMessage()));
   }
 
   private void notifyPeers(boolean failed, String message) {
@@ -109,6 +122,31 @@ final class Lifecycle {
     return true;
   }
 
+  /**
+   * Waits (until {@code deadline}) for the thread that recorded the failure to tell the peers. An
+   * interrupt does not cut it short (a killed Spark task closes from an interrupted thread); it is
+   * kept for the caller.
+   */
+  private void awaitFailureSpread(long deadline) {
+    boolean interrupted = false;
+    try {
+      while (true) {
+        try {
+          if (!failureSpread.await(millisLeft(deadline), TimeUnit.MILLISECONDS)) {
+            LOG.warn("rank {}: closing before the peers were told of the failure", ctx.rank);
+          }
+          return;
+        } catch (InterruptedException e) {
+          interrupted = true;
+        }
+      }
+    } finally {
+      if (interrupted) {
+        Thread.currentThread().interrupt();
+      }
+    }
+  }
+
   /** At least 1 ms, so that a thread already done is still seen as stopped. */
   private static long millisLeft(long deadlineNanos) {
     return Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadlineNanos - System.nanoTime()));
@@ -119,11 +157,13 @@ final class Lifecycle {
    * threads and the sockets. Also the way out of a constructor that failed half-way.
    */
   void release() {
+    long stopDeadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(STOP_MILLIS);
     boolean failed = ctx.failure.get() != null;
     if (!failed) {
       notifyPeers(false, "rank " + ctx.rank + " closed its communicator");
+    } else {
+      awaitFailureSpread(stopDeadline);
     }
-    long stopDeadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(STOP_MILLIS);
     ctx.proxy.dropAll();
     ctx.proxy.close(millisLeft(stopDeadline));
     Links links = ctx.links();
