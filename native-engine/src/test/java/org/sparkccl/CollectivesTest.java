@@ -113,7 +113,13 @@ class CollectivesTest {
         new Setup(3, 1, SMALL_BUFF, false, "ring"),
         new Setup(4, 1, SMALL_BUFF, false, "tree"),
         new Setup(5, 1, SMALL_BUFF, true, "tree"),
-        new Setup(8, 1, SMALL_BUFF, true, "tree"));
+        new Setup(8, 1, SMALL_BUFF, true, "tree"),
+        // reduceScatter by recursive halving at every size (power-of-two rank counts; at 3 ranks
+        // it runs as a ring); the other collectives have no halving version and run as rings
+        new Setup(2, 1, SMALL_BUFF, false, "rh"),
+        new Setup(3, 1, SMALL_BUFF, true, "rh"),
+        new Setup(4, 1, SMALL_BUFF, true, "rh"),
+        new Setup(8, 1, SMALL_BUFF, true, "rh"));
   }
 
   /**

@@ -10,6 +10,7 @@ import java.time.Duration;
 import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 import org.sparkccl.bootstrap.LocalBootstrap;
@@ -94,8 +95,28 @@ class HotPathAllocationTest {
             + BOUND_PER_POINT_TO_POINT_CALL);
   }
 
-  /** Bytes per allReduce over both ranks, engine threads and callers together, in steady state. */
+  @Test
+  @DisplayName("a reduceScatter by recursive halving allocates a bounded number of bytes per call")
+  void halvingReduceScattersAllocateABoundedAmount() {
+    long perCall = bytesPerCall(Transport.SOCKET, Algorithm.RH, POINT_TO_POINT_RANKS, true);
+    assertTrue(
+        perCall <= BOUND_PER_POINT_TO_POINT_CALL,
+        "reduceScatter by halving: "
+            + perCall
+            + " bytes per reduceScatter, expected at most "
+            + BOUND_PER_POINT_TO_POINT_CALL);
+  }
+
   private static long bytesPerAllReduce(Transport transport, Algorithm algo, int ranks) {
+    return bytesPerCall(transport, algo, ranks, false);
+  }
+
+  /**
+   * Bytes per allReduce (or in-place reduceScatter, {@code scatter}) over all ranks, engine threads
+   * and callers together, in steady state.
+   */
+  private static long bytesPerCall(
+      Transport transport, Algorithm algo, int ranks, boolean scatter) {
     Allocations mx = new Allocations();
     CclConfig config =
         CclConfig.builder()
@@ -122,7 +143,7 @@ class HotPathAllocationTest {
                 }
                 buf.copyFromHost(mine, 0);
                 for (int i = 0; i < WARMUP; i++) {
-                  comm.allReduce(buf, buf, COUNT, DataType.FLOAT32, ReduceOp.MAX);
+                  call(comm, buf, scatter);
                 }
                 barrier.await(30, TimeUnit.SECONDS);
                 if (rank == 0) {
@@ -131,12 +152,16 @@ class HotPathAllocationTest {
                 barrier.await(30, TimeUnit.SECONDS);
                 long before = mx.of(Thread.currentThread().getId());
                 for (int i = 0; i < CALLS; i++) {
-                  comm.allReduce(buf, buf, COUNT, DataType.FLOAT32, ReduceOp.MAX);
+                  call(comm, buf, scatter);
                 }
                 callers[rank] = mx.of(Thread.currentThread().getId()) - before;
                 ByteBuffer got = Reference.heap(COUNT * 4);
                 buf.copyToHost(0, got);
-                for (int i = 0; i < COUNT; i++) {
+                // a reduceScatter in place writes this rank's block only
+                int block = COUNT / ranks;
+                for (int i = scatter ? rank * block : 0;
+                    i < (scatter ? (rank + 1) * block : COUNT);
+                    i++) {
                   // max over the ranks of rank + 1 + i, unchanged by repeating the call
                   assertEquals(
                       ranks + i, got.getFloat(4 * i), 0f, "rank " + rank + " element " + i);
@@ -155,10 +180,25 @@ class HotPathAllocationTest {
     }
     long perCall = total / CALLS;
     System.out.printf(
-        "hot path allocation, %s, %s, %d ranks: %d bytes per allReduce (engine threads %d, callers"
+        "hot path allocation, %s, %s, %d ranks: %d bytes per %s (engine threads %d, callers"
             + " %s)%n",
-        transport, algo, ranks, perCall, engine[1] - engine[0], java.util.Arrays.toString(callers));
+        transport,
+        algo,
+        ranks,
+        perCall,
+        scatter ? "reduceScatter" : "allReduce",
+        engine[1] - engine[0],
+        java.util.Arrays.toString(callers));
     return perCall;
+  }
+
+  /** One max-allReduce of the whole buffer, or an in-place reduceScatter of it. */
+  private static void call(Communicator comm, DeviceBuffer buf, boolean scatter) {
+    if (scatter) {
+      comm.reduceScatter(buf, buf, COUNT / comm.nRanks(), DataType.FLOAT32, ReduceOp.MAX);
+    } else {
+      comm.allReduce(buf, buf, COUNT, DataType.FLOAT32, ReduceOp.MAX);
+    }
   }
 
   /**

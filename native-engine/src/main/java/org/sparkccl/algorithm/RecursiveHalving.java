@@ -53,6 +53,55 @@ public record RecursiveHalving(RecursiveDoubling rd) {
   }
 
   /**
+   * The rounds of a reduceScatter by recursive halving over a power-of-two rank count, {@code
+   * blockCount} elements per rank: partners from the farthest (the highest bit of the rank) to the
+   * nearest, each round splitting the blocks still in play at a block boundary, so that after the
+   * last round this rank keeps exactly its own block {@code [rank * blockCount, (rank + 1) *
+   * blockCount)}. ({@link #rounds} goes the other way, nearest first, and leaves rank {@code r}
+   * with the block of {@code r}'s bits reversed, which an allReduce does not mind.)
+   *
+   * <p>Example, 4 ranks, rank 1: round 0 with rank 3 keeps blocks {@code [0, 2)} and hands over
+   * {@code [2, 4)}; round 1 with rank 0 keeps block 1 and hands over block 0.
+   */
+  public Round[] scatterRounds(long blockCount) {
+    if (blockCount < 0) {
+      throw new IllegalArgumentException("blockCount=" + blockCount + ", expected >= 0");
+    }
+    if (!isPowerOfTwo(rd.nRanks())) {
+      throw new IllegalArgumentException(
+          "a reduceScatter by halving needs a power-of-two rank count, got " + rd.nRanks());
+    }
+    int[] partners = rd.partners();
+    Round[] rounds = new Round[partners.length];
+    long from = 0;
+    long to = rd.nRanks();
+    for (int k = 0; k < partners.length; k++) {
+      int partner = partners[partners.length - 1 - k];
+      long mid = from + (to - from) / 2;
+      boolean lower = rd.rank() < partner;
+      long keepFrom = lower ? from : mid;
+      long keepTo = lower ? mid : to;
+      long giveFrom = lower ? mid : from;
+      long giveTo = lower ? to : mid;
+      rounds[k] =
+          new Round(
+              partner,
+              keepFrom * blockCount,
+              keepTo * blockCount,
+              giveFrom * blockCount,
+              giveTo * blockCount);
+      from = keepFrom;
+      to = keepTo;
+    }
+    return rounds;
+  }
+
+  /** Whether {@code n} ranks can run a reduceScatter by halving ({@link #scatterRounds}). */
+  public static boolean isPowerOfTwo(int n) {
+    return n >= 1 && Integer.bitCount(n) == 1;
+  }
+
+  /**
    * Sequential transfers on the longest path: {@code log2(core)} halving and as many doubling
    * rounds, plus the fold in and the result out when {@code nRanks} is not a power of two.
    */

@@ -6,6 +6,8 @@ import static org.sparkccl.kernel.HostDoublingKernel.Kind.RECEIVE_COPY;
 import static org.sparkccl.kernel.HostDoublingKernel.Kind.RECEIVE_REDUCE;
 import static org.sparkccl.kernel.HostDoublingKernel.Kind.SEND;
 
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -176,7 +178,7 @@ public final class CollectiveLauncher {
           int size = dtype.size();
           launchLocalCopy(src, dst, localSrc * size, localDst * size, count * size, coll);
         } else if (peerToPeer) {
-          launchPeerToPeer(algo, src, dst, call, coll);
+          launchPeerToPeer(algo, src, dst, localDst, call, coll);
         } else {
           launchRing(src, dst, call, used, localSrc, localDst, planner, coll);
         }
@@ -230,8 +232,9 @@ public final class CollectiveLauncher {
    * shared memory; on a ring transport the tuner's cost model describes only up to a size ({@link
    * RingTransport#tunedUpTo}: UCX), or up to the shared-memory edge limit where every two ranks
    * share memory; they run above it only when asked for explicitly ({@code algo=tree}, {@code
-   * algo=rd}, {@code algo=rh}). Their kernels run on the host only; elsewhere every collective is a
-   * ring. Where the ring and every point-to-point edge lie in shared memory, the tuner takes the
+   * algo=rd}, {@code algo=rh}); for a reduceScatter by halving the size that counts is its widest
+   * edge, half the input. Their kernels run on the host only; elsewhere every collective is a ring.
+   * Where the ring and every point-to-point edge lie in shared memory, the tuner takes the
    * constants measured there ({@code tuner.shm.*}).
    */
   private Algorithm pick(CollectiveCall.Kind kind, long bytes) {
@@ -239,12 +242,25 @@ public final class CollectiveLauncher {
       return Algorithm.RING;
     }
     Links links = ctx.links();
-    return choose(
-        (links.inSharedMemory() ? sharedMemoryTuner : tuner).choose(kind, bytes, ctx.nRanks),
-        ctx.config.algo(),
-        bytes,
-        Math.max(links.ring().tunedUpTo(), links.peers().allSharedUpTo()));
+    boolean scatter = kind == CollectiveCall.Kind.REDUCE_SCATTER;
+    // bytes is a reduceScatter's block; halving hands over half the blocks in its first round
+    long widestEdge = scatter ? bytes * (ctx.nRanks / 2) : bytes;
+    Algorithm algo =
+        choose(
+            (links.inSharedMemory() ? sharedMemoryTuner : tuner).choose(kind, bytes, ctx.nRanks),
+            ctx.config.algo(),
+            widestEdge,
+            Math.max(links.ring().tunedUpTo(), links.peers().allSharedUpTo()));
+    boolean scatterTooBig = scatter && bytes * ctx.nRanks > SCATTER_SCRATCH_MAX;
+    return algo == Algorithm.RH && scatterTooBig ? Algorithm.RING : algo;
   }
+
+  /**
+   * The largest input (all blocks) of a reduceScatter by halving: each of its plans keeps a scratch
+   * buffer of that size on the heap. The tuner picks halving for small blocks only; this bounds
+   * what {@code algo=rh} can ask for.
+   */
+  static final long SCATTER_SCRATCH_MAX = 64L << 20;
 
   /**
    * The algorithm of a collective of {@code bytes}: the tuner's choice {@code tuned} when it was
@@ -273,7 +289,12 @@ public final class CollectiveLauncher {
    * else plans it anew and keeps it ({@link PeerPlan}).
    */
   private void launchPeerToPeer(
-      Algorithm algo, DeviceBuffer src, DeviceBuffer dst, CollectiveCall call, Collective coll) {
+      Algorithm algo,
+      DeviceBuffer src,
+      DeviceBuffer dst,
+      long localDst,
+      CollectiveCall call,
+      Collective coll) {
     PeerPlan kept = peerPlans.find(algo, call);
     PeerPlan plan;
     if (kept != null && kept.reusable()) {
@@ -284,16 +305,30 @@ public final class CollectiveLauncher {
       }
     } else {
       plan = new PeerPlan(ctx.rank, algo, call);
-      Runnable kernel =
-          algo == Algorithm.TREE
-              ? planTree(call, plan)
-              : planDoubling(call, plan, algo == Algorithm.RH);
+      Runnable kernel;
+      if (algo == Algorithm.TREE) {
+        kernel = planTree(call, plan);
+      } else if (call.kind() == CollectiveCall.Kind.REDUCE_SCATTER) {
+        kernel = planScatter(call, plan);
+      } else {
+        kernel = planDoubling(call, plan, algo == Algorithm.RH);
+      }
       plan.task = new ChannelTask(ctx, lifecycle, ctx.channels[0], coll, kernel);
       peerPlans.keep(plan, kept);
     }
     plan.usedBy(coll);
+    // a reduceScatter's kernel works in the input's layout; its result block lies at localDst
+    int dstShift =
+        call.kind() == CollectiveCall.Kind.REDUCE_SCATTER
+            ? (int) ((ctx.rank * call.count() - localDst) * call.dtype().size())
+            : 0;
     plan.operands.set(
-        ((HostBuffer) src).memory(), ((HostBuffer) dst).memory(), call.op(), plan.what);
+        ((HostBuffer) src).memory(),
+        ((HostBuffer) dst).memory(),
+        dstShift,
+        plan.scratch,
+        call.op(),
+        plan.what);
     plan.task.reuseFor(coll);
     submit(ctx.channels[0], coll, plan.task);
   }
@@ -416,10 +451,58 @@ public final class CollectiveLauncher {
             bytes,
             call.dtype(),
             ctx.nRanks,
-            ctx.config.stepSize());
+            ctx.config.stepSize(),
+            0);
+    return doublingRun(work, plan);
+  }
+
+  private Runnable doublingRun(HostDoublingKernel.Work work, PeerPlan plan) {
     KernelWaiter waiter = ctx.channels[0].waiter;
     HostOperands operands = plan.operands;
     return () -> HostDoublingKernel.run(work, operands, waiter, guard);
+  }
+
+  /**
+   * Plans a reduceScatter by recursive halving ({@link RecursiveHalving#scatterRounds}, a
+   * power-of-two rank count) over point-to-point links: each round hands the partner the half of
+   * the blocks in play that it keeps and reduces the half this rank keeps, the rounds before the
+   * last into the plan's scratch buffer (laid out as the input: the destination holds one block),
+   * the last into the destination.
+   */
+  private Runnable planScatter(CollectiveCall call, PeerPlan plan) {
+    RecursiveDoubling rd = new RecursiveDoubling(ctx.rank, ctx.nRanks);
+    RecursiveHalving.Round[] rounds = new RecursiveHalving(rd).scatterRounds(call.count());
+    List<HostDoublingKernel.Exchange> ex = exchanges;
+    ex.clear();
+    for (RecursiveHalving.Round r : rounds) {
+      ex.add(
+          ranged(
+              plan,
+              EXCHANGE,
+              r.partner(),
+              r.giveFrom(),
+              r.giveCount(),
+              r.keepFrom(),
+              r.keepCount(),
+              call));
+    }
+    long blockBytes = call.count() * call.dtype().size();
+    long bytes = blockBytes * ctx.nRanks;
+    if (rounds.length > 1) {
+      plan.scratch = ByteBuffer.allocate(Math.toIntExact(bytes)).order(ByteOrder.nativeOrder());
+    }
+    HostDoublingKernel.Work work =
+        new HostDoublingKernel.Work(
+            ex.toArray(new HostDoublingKernel.Exchange[ex.size()]),
+            ex.size(),
+            ctx.rank * blockBytes,
+            blockBytes,
+            bytes,
+            call.dtype(),
+            ctx.nRanks,
+            ctx.config.stepSize(),
+            rounds.length - 1);
+    return doublingRun(work, plan);
   }
 
   /** An exchange of the whole buffer. */

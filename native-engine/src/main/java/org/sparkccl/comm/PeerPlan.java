@@ -1,5 +1,6 @@
 package org.sparkccl.comm;
 
+import java.nio.ByteBuffer;
 import java.util.Arrays;
 import java.util.Locale;
 import java.util.function.Supplier;
@@ -35,6 +36,12 @@ final class PeerPlan {
   private boolean[] sends = new boolean[4];
   private long[] bytes = new long[4];
   private int size;
+
+  /**
+   * A reduceScatter's working memory for its rounds before the last (on the heap: a plan replaced
+   * while its collective runs cannot free anything, and nothing else owns it), or null.
+   */
+  ByteBuffer scratch;
 
   /** Runs the kernel; made once the work is planned. */
   ChannelTask task;

@@ -14,7 +14,10 @@ import org.sparkccl.fifo.FifoLayout;
  *
  * <p>Rabenseifner's allReduce ({@code algorithm.RecursiveHalving}) runs here too: its exchanges
  * send one byte range and receive another, reducing (halving rounds) or copying ({@link
- * Kind#EXCHANGE_COPY}, the allGather rounds).
+ * Kind#EXCHANGE_COPY}, the allGather rounds). So does a reduceScatter by recursive halving ({@code
+ * RecursiveHalving.scatterRounds}): its rounds before the last reduce into a scratch buffer laid
+ * out as the input, since the destination holds only this rank's block, and the last into the
+ * destination.
  */
 public final class HostDoublingKernel {
   /**
@@ -65,7 +68,8 @@ public final class HostDoublingKernel {
    * which this rank holds the complete result of bytes {@code [finalOffset, finalOffset +
    * finalBytes)}, where {@code AVG} divides them ({@code exchanges.length} when that is after the
    * last; -1 when the result arrives already divided). It depends only on the collective's shape:
-   * launches of the same shape reuse it, each with its own {@link HostOperands}.
+   * launches of the same shape reuse it, each with its own {@link HostOperands}. The exchanges
+   * before {@code scratchUntil} write the operands' scratch buffer instead of the destination.
    */
   public record Work(
       Exchange[] exchanges,
@@ -75,7 +79,8 @@ public final class HostDoublingKernel {
       long bytes,
       DataType type,
       int nRanks,
-      int stepSize) {}
+      int stepSize,
+      int scratchUntil) {}
 
   public static void run(Work w, HostOperands o, KernelWaiter waiter, KernelGuard guard) {
     ByteBuffer current = o.src;
@@ -84,9 +89,11 @@ public final class HostDoublingKernel {
       if (i == w.finalAt()) {
         divideIfAverage(w, o);
       }
-      exchange(w, o, ex[i], current, waiter, guard);
+      boolean toScratch = i < w.scratchUntil();
+      ByteBuffer out = toScratch ? o.scratch : o.dst;
+      exchange(w, o, ex[i], current, out, toScratch ? 0 : o.dstShift, waiter, guard);
       if (ex[i].kind() != Kind.SEND) {
-        current = o.dst;
+        current = out;
       }
     }
     if (ex.length == w.finalAt()) {
@@ -97,23 +104,25 @@ public final class HostDoublingKernel {
   private static void divideIfAverage(Work w, HostOperands o) {
     if (o.op == ReduceOp.AVG) {
       int elems = (int) (w.finalBytes() / w.type().size());
-      Reducer.divide(w.type(), o.dst, (int) w.finalOffset(), elems, w.nRanks());
+      Reducer.divide(w.type(), o.dst, (int) w.finalOffset() - o.dstShift, elems, w.nRanks());
     }
   }
 
   /**
-   * One exchange, slice by slice. Sending runs {@link #AHEAD} slices before the reduction, and
-   * reads slices the reduction has not written yet (or, in halving and allGather rounds, a range it
-   * never writes), so in place is safe.
+   * One exchange, slice by slice, writing {@code out} at the exchange's offsets less {@code
+   * outShift}. Sending runs {@link #AHEAD} slices before the reduction, and reads slices the
+   * reduction has not written yet (or, in halving and allGather rounds, a range it never writes),
+   * so in place is safe.
    */
   private static void exchange(
       Work w,
       HostOperands o,
       Exchange e,
       ByteBuffer current,
+      ByteBuffer out,
+      int outShift,
       KernelWaiter waiter,
       KernelGuard guard) {
-    ByteBuffer dst = o.dst;
     int step = w.stepSize();
     long sendSlices = e.send() == null ? 0 : (e.sendBytes() + step - 1) / step;
     long recvSlices = e.recv() == null ? 0 : (e.recvBytes() + step - 1) / step;
@@ -133,15 +142,16 @@ public final class HostDoublingKernel {
       int at = (int) (e.recvOffset() + s * step);
       ByteBuffer in = e.recv().awaitFilled(len, waiter, guard, o.what);
       int elems = len / w.type().size();
+      int outAt = at - outShift;
       if (e.kind() == Kind.RECEIVE_COPY || e.kind() == Kind.EXCHANGE_COPY) {
-        dst.put(at, in, 0, len);
+        out.put(outAt, in, 0, len);
       } else {
         if (e.partnerLower()) {
-          Reducer.reduce(w.type(), o.op, in, 0, current, at, dst, at, elems);
+          Reducer.reduce(w.type(), o.op, in, 0, current, at, out, outAt, elems);
         } else {
-          Reducer.reduce(w.type(), o.op, current, at, in, 0, dst, at, elems);
+          Reducer.reduce(w.type(), o.op, current, at, in, 0, out, outAt, elems);
         }
-        NanBits.canonicalize(w.type(), dst, at, elems);
+        NanBits.canonicalize(w.type(), out, outAt, elems);
       }
       e.recv().release();
     }

@@ -14,13 +14,37 @@ import org.sparkccl.ReduceOp;
 public final class HostOperands {
   ByteBuffer src;
   ByteBuffer dst;
+
+  /**
+   * Where the kernel's byte offsets, which follow {@code src}, lie in {@code dst}: offset {@code x}
+   * is {@code dst}'s byte {@code x - dstShift}. Zero but for a reduceScatter into a buffer that
+   * holds only this rank's block.
+   */
+  int dstShift;
+
+  /** Working memory laid out as {@code src}, for rounds before the result; null where none is. */
+  ByteBuffer scratch;
+
   ReduceOp op;
   Supplier<String> what;
 
   /** Sets the operands of the next launch. */
   public void set(ByteBuffer src, ByteBuffer dst, ReduceOp op, Supplier<String> what) {
+    set(src, dst, 0, null, op, what);
+  }
+
+  /** Sets the operands of the next launch, with a shifted destination and a scratch buffer. */
+  public void set(
+      ByteBuffer src,
+      ByteBuffer dst,
+      int dstShift,
+      ByteBuffer scratch,
+      ReduceOp op,
+      Supplier<String> what) {
     this.src = src;
     this.dst = dst;
+    this.dstShift = dstShift;
+    this.scratch = scratch;
     this.op = op;
     this.what = what;
   }

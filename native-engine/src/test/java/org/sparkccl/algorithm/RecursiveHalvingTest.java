@@ -1,15 +1,18 @@
 package org.sparkccl.algorithm;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.util.Arrays;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * The Rabenseifner plan, checked element by element: partners agree on what each hands the other,
- * and after the halving rounds the core ranks' final blocks cover every element exactly once.
+ * and after the halving rounds the core ranks' final blocks cover every element exactly once. The
+ * reduceScatter rounds leave every rank its own block, reduced over every rank.
  */
 @DisplayName("Rabenseifner plan")
 class RecursiveHalvingTest {
@@ -48,6 +51,64 @@ class RecursiveHalvingTest {
         assertEquals(1, covered[e], n + " ranks, count " + count + ": element " + e);
       }
     }
+  }
+
+  /**
+   * Runs the reduceScatter rounds on bit sets of contributing ranks, one per element and rank: in
+   * each round a rank merges in what its partner hands over (the partner's own sets, as they stood
+   * before the round). After the last round every rank's own block holds every rank's contribution.
+   */
+  @ParameterizedTest(name = "{0} ranks")
+  @ValueSource(ints = {1, 2, 4, 8, 16})
+  void scatterRoundsLeaveEveryRankItsOwnBlockFullyReduced(int n) {
+    for (long blockCount : new long[] {0, 1, 3, 1000}) {
+      int total = (int) (n * blockCount);
+      RecursiveHalving.Round[][] rounds = new RecursiveHalving.Round[n][];
+      long[][] contributors = new long[n][total];
+      for (int r = 0; r < n; r++) {
+        rounds[r] = new RecursiveHalving(new RecursiveDoubling(r, n)).scatterRounds(blockCount);
+        assertEquals(Integer.numberOfTrailingZeros(n), rounds[r].length, "rounds of rank " + r);
+        Arrays.fill(contributors[r], 1L << r);
+      }
+      for (int k = 0; k < Integer.numberOfTrailingZeros(n); k++) {
+        long[][] before = new long[n][];
+        for (int r = 0; r < n; r++) {
+          before[r] = contributors[r].clone();
+        }
+        for (int r = 0; r < n; r++) {
+          RecursiveHalving.Round mine = rounds[r][k];
+          RecursiveHalving.Round theirs = rounds[mine.partner()][k];
+          String where = n + " ranks, block " + blockCount + ", rank " + r + ", round " + k;
+          assertEquals(r, theirs.partner(), where);
+          assertEquals(mine.keepFrom(), theirs.giveFrom(), where);
+          assertEquals(mine.keepTo(), theirs.giveTo(), where);
+          assertEquals(mine.keepCount(), mine.giveCount(), where);
+          for (long e = mine.keepFrom(); e < mine.keepTo(); e++) {
+            contributors[r][(int) e] |= before[mine.partner()][(int) e];
+          }
+        }
+      }
+      long all = (1L << n) - 1;
+      for (int r = 0; r < n; r++) {
+        long from = n == 1 ? 0 : rounds[r][rounds[r].length - 1].keepFrom();
+        long to = n == 1 ? blockCount : rounds[r][rounds[r].length - 1].keepTo();
+        assertEquals(r * blockCount, from, n + " ranks: rank " + r + " keeps another block");
+        assertEquals((r + 1) * blockCount, to, n + " ranks: rank " + r + " keeps another block");
+        for (long e = from; e < to; e++) {
+          assertEquals(all, contributors[r][(int) e], n + " ranks, rank " + r + ", element " + e);
+        }
+      }
+    }
+  }
+
+  @ParameterizedTest(name = "{0} ranks")
+  @ValueSource(ints = {3, 5, 6, 7, 12})
+  void scatterRoundsRefuseOtherRankCounts(int n) {
+    IllegalArgumentException e =
+        assertThrows(
+            IllegalArgumentException.class,
+            () -> new RecursiveHalving(new RecursiveDoubling(0, n)).scatterRounds(4));
+    assertTrue(e.getMessage().contains("power-of-two"), e.getMessage());
   }
 
   @ParameterizedTest(name = "{0} ranks")

@@ -61,6 +61,9 @@ class TunerTest {
         for (Kind kind : Kind.values()) {
           boolean treePossible = Tuner.hasTree(kind) && n >= 3;
           boolean rdPossible = kind == Kind.ALL_REDUCE && n >= 2;
+          // reduceScatter halves over power-of-two rank counts
+          boolean rhPossible =
+              rdPossible || (kind == Kind.REDUCE_SCATTER && n >= 2 && Integer.bitCount(n) == 1);
           for (long bytes : sizes(rnd)) {
             Algorithm a = t.choose(kind, bytes, n);
             Supplier<String> where =
@@ -68,8 +71,9 @@ class TunerTest {
             assertNotEquals(Algorithm.AUTO, a, where);
             if (forced == Algorithm.RING
                 || (forced == Algorithm.TREE && !treePossible)
-                || ((forced == Algorithm.RD || forced == Algorithm.RH) && !rdPossible)
-                || (!treePossible && !rdPossible)) {
+                || (forced == Algorithm.RD && !rdPossible)
+                || (forced == Algorithm.RH && !rhPossible)
+                || (!treePossible && !rhPossible)) {
               assertEquals(Algorithm.RING, a, where);
             } else if (forced != Algorithm.AUTO) {
               assertEquals(forced, a, where);
@@ -77,7 +81,7 @@ class TunerTest {
               double ring = t.predictUs(kind, Algorithm.RING, bytes, n);
               double tree = treePossible ? t.predictUs(kind, Algorithm.TREE, bytes, n) : ring;
               double rd = rdPossible ? t.predictUs(kind, Algorithm.RD, bytes, n) : ring;
-              double rh = rdPossible ? t.predictUs(kind, Algorithm.RH, bytes, n) : ring;
+              double rh = rhPossible ? t.predictUs(kind, Algorithm.RH, bytes, n) : ring;
               // ties go to the earlier of ring, tree, rd, rh
               Algorithm cheapest = Algorithm.RING;
               double best = ring;
@@ -96,6 +100,18 @@ class TunerTest {
             }
           }
         }
+      }
+    }
+  }
+
+  @Test
+  @DisplayName("reduceScatter halves at power-of-two rank counts only, allReduce at any")
+  void halvingExistsForAllReduceAndPowerOfTwoReduceScatters() {
+    for (int n = 1; n <= 17; n++) {
+      boolean pow2 = n == 1 || n == 2 || n == 4 || n == 8 || n == 16;
+      for (Kind kind : Kind.values()) {
+        boolean expected = kind == Kind.ALL_REDUCE || (kind == Kind.REDUCE_SCATTER && pow2);
+        assertEquals(expected, Tuner.hasHalving(kind, n), kind + ", " + n + " ranks");
       }
     }
   }
@@ -201,7 +217,8 @@ class TunerTest {
         for (Algorithm algo :
             new Algorithm[] {Algorithm.RING, Algorithm.TREE, Algorithm.RD, Algorithm.RH}) {
           if ((algo == Algorithm.TREE && (!Tuner.hasTree(kind) || n < 2))
-              || ((algo == Algorithm.RD || algo == Algorithm.RH) && !Tuner.hasDoubling(kind))) {
+              || (algo == Algorithm.RD && !Tuner.hasDoubling(kind))
+              || (algo == Algorithm.RH && !Tuner.hasHalving(kind, n))) {
             continue;
           }
           double last = -1;
