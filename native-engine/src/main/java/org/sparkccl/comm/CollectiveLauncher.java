@@ -401,18 +401,7 @@ public final class CollectiveLauncher {
       }
       if (halving) {
         RecursiveHalving.Round[] rounds = new RecursiveHalving(rd).rounds(call.count());
-        for (RecursiveHalving.Round r : rounds) {
-          ex.add(
-              ranged(
-                  plan,
-                  EXCHANGE,
-                  r.partner(),
-                  r.giveFrom(),
-                  r.giveCount(),
-                  r.keepFrom(),
-                  r.keepCount(),
-                  call));
-        }
+        addHalvingRounds(plan, rounds, call);
         finalAt = ex.size();
         if (rounds.length > 0) {
           RecursiveHalving.Round last = rounds[rounds.length - 1];
@@ -474,18 +463,7 @@ public final class CollectiveLauncher {
     RecursiveHalving.Round[] rounds = new RecursiveHalving(rd).scatterRounds(call.count());
     List<HostDoublingKernel.Exchange> ex = exchanges;
     ex.clear();
-    for (RecursiveHalving.Round r : rounds) {
-      ex.add(
-          ranged(
-              plan,
-              EXCHANGE,
-              r.partner(),
-              r.giveFrom(),
-              r.giveCount(),
-              r.keepFrom(),
-              r.keepCount(),
-              call));
-    }
+    addHalvingRounds(plan, rounds, call);
     long blockBytes = call.count() * call.dtype().size();
     long bytes = blockBytes * ctx.nRanks;
     if (rounds.length > 1) {
@@ -503,6 +481,26 @@ public final class CollectiveLauncher {
             ctx.config.stepSize(),
             rounds.length - 1);
     return doublingRun(work, plan);
+  }
+
+  /**
+   * Adds a halving exchange for each of {@code rounds}: send the range given up, reduce the range
+   * kept.
+   */
+  private void addHalvingRounds(
+      PeerPlan plan, RecursiveHalving.Round[] rounds, CollectiveCall call) {
+    for (RecursiveHalving.Round r : rounds) {
+      exchanges.add(
+          ranged(
+              plan,
+              EXCHANGE,
+              r.partner(),
+              r.giveFrom(),
+              r.giveCount(),
+              r.keepFrom(),
+              r.keepCount(),
+              call));
+    }
   }
 
   /** An exchange of the whole buffer. */
