@@ -119,7 +119,12 @@ class CollectivesTest {
         new Setup(2, 1, SMALL_BUFF, false, "rh"),
         new Setup(3, 1, SMALL_BUFF, true, "rh"),
         new Setup(4, 1, SMALL_BUFF, true, "rh"),
-        new Setup(8, 1, SMALL_BUFF, true, "rh"));
+        new Setup(8, 1, SMALL_BUFF, true, "rh"),
+        // allGather by recursive doubling likewise
+        new Setup(2, 1, SMALL_BUFF, false, "rd"),
+        new Setup(3, 1, SMALL_BUFF, true, "rd"),
+        new Setup(4, 1, SMALL_BUFF, true, "rd"),
+        new Setup(8, 1, SMALL_BUFF, true, "rd"));
   }
 
   /**

@@ -69,7 +69,9 @@ public record RecursiveHalving(RecursiveDoubling rd) {
     }
     if (!isPowerOfTwo(rd.nRanks())) {
       throw new IllegalArgumentException(
-          "a reduceScatter by halving needs a power-of-two rank count, got " + rd.nRanks());
+          "a reduceScatter by halving or an allGather by doubling needs a power-of-two rank"
+              + " count, got "
+              + rd.nRanks());
     }
     int[] partners = rd.partners();
     Round[] rounds = new Round[partners.length];
@@ -96,7 +98,26 @@ public record RecursiveHalving(RecursiveDoubling rd) {
     return rounds;
   }
 
-  /** Whether {@code n} ranks can run a reduceScatter by halving ({@link #scatterRounds}). */
+  /**
+   * The rounds of an allGather by recursive doubling over a power-of-two rank count, {@code
+   * blockCount} elements per rank: {@link #scatterRounds} backwards, nearest partner first. In each
+   * this rank sends the blocks it holds ({@code [keepFrom, keepTo)}, its own block in the first
+   * round) and receives the partner's ({@code [giveFrom, giveTo)}), so the blocks held double every
+   * round.
+   */
+  public Round[] gatherRounds(long blockCount) {
+    Round[] scatter = scatterRounds(blockCount);
+    Round[] rounds = new Round[scatter.length];
+    for (int k = 0; k < scatter.length; k++) {
+      rounds[k] = scatter[scatter.length - 1 - k];
+    }
+    return rounds;
+  }
+
+  /**
+   * Whether {@code n} ranks can run a reduceScatter by halving ({@link #scatterRounds}) or an
+   * allGather by doubling ({@link #gatherRounds}).
+   */
   public static boolean isPowerOfTwo(int n) {
     return n >= 1 && Integer.bitCount(n) == 1;
   }

@@ -25,11 +25,12 @@ import org.sparkccl.config.Algorithm;
  *       (halving, then doubling), and like the ring {@code 2(p-1)/p} of the bytes per link over a
  *       power-of-two core of {@code p} ranks, times {@link #RH_BYTES_OVER_RING}; a rank count that
  *       is not a power of two adds the fold in and the result out, every byte each.
- *   <li>ring reduceScatter: {@code n-1} hops, each carrying one block ({@code bytes} is a rank's
- *       block here) over every link;
- *   <li>reduceScatter by recursive halving ({@link RecursiveHalving#scatterRounds}, power-of-two
- *       rank counts): {@code log2 n} tree hops carrying {@code n/2, n/4, ..., 1} blocks, {@code
- *       n-1} in all, times {@link #RH_BYTES_OVER_RING}.
+ *   <li>ring reduceScatter and allGather: {@code n-1} hops, each carrying one block ({@code bytes}
+ *       is a rank's block here) over every link;
+ *   <li>reduceScatter by recursive halving ({@link RecursiveHalving#scatterRounds}) and allGather
+ *       by recursive doubling ({@link RecursiveHalving#gatherRounds}), power-of-two rank counts:
+ *       {@code log2 n} tree hops carrying {@code n/2, n/4, ..., 1} blocks (the other way round for
+ *       the allGather), {@code n-1} in all, times {@link #RH_BYTES_OVER_RING}.
  * </ul>
  *
  * <p>Where two predict the same time the ring is preferred, then the tree.
@@ -94,9 +95,13 @@ public final class Tuner {
         || kind == CollectiveCall.Kind.REDUCE;
   }
 
-  /** Whether {@code kind} has a recursive doubling version: allReduce only. */
-  public static boolean hasDoubling(CollectiveCall.Kind kind) {
-    return kind == CollectiveCall.Kind.ALL_REDUCE;
+  /**
+   * Whether {@code kind} on {@code nRanks} ranks has a recursive doubling version: allReduce (any
+   * rank count) and allGather (power-of-two rank counts).
+   */
+  public static boolean hasDoubling(CollectiveCall.Kind kind, int nRanks) {
+    return kind == CollectiveCall.Kind.ALL_REDUCE
+        || (kind == CollectiveCall.Kind.ALL_GATHER && RecursiveHalving.isPowerOfTwo(nRanks));
   }
 
   /**
@@ -104,7 +109,7 @@ public final class Tuner {
    * (Rabenseifner's, any rank count) and reduceScatter (power-of-two rank counts).
    */
   public static boolean hasHalving(CollectiveCall.Kind kind, int nRanks) {
-    return hasDoubling(kind)
+    return kind == CollectiveCall.Kind.ALL_REDUCE
         || (kind == CollectiveCall.Kind.REDUCE_SCATTER && RecursiveHalving.isPowerOfTwo(nRanks));
   }
 
@@ -113,7 +118,7 @@ public final class Tuner {
     return switch (algo) {
       case RING -> true;
       case TREE -> hasTree(kind) && nRanks >= 3;
-      case RD -> hasDoubling(kind) && nRanks >= 2;
+      case RD -> hasDoubling(kind, nRanks) && nRanks >= 2;
       case RH -> hasHalving(kind, nRanks) && nRanks >= 2;
       case AUTO -> false;
     };
@@ -145,11 +150,11 @@ public final class Tuner {
   public double predictUs(CollectiveCall.Kind kind, Algorithm algo, long bytes, int nRanks) {
     int depth = Tree.depth(nRanks);
     boolean allReduce = kind == CollectiveCall.Kind.ALL_REDUCE;
-    if (kind == CollectiveCall.Kind.REDUCE_SCATTER) {
+    if (kind == CollectiveCall.Kind.REDUCE_SCATTER || kind == CollectiveCall.Kind.ALL_GATHER) {
       double perBlock = (nRanks - 1) * bytes * usPerByte;
-      return algo == Algorithm.RH
-          ? Integer.numberOfTrailingZeros(nRanks) * treeHopUs + perBlock * RH_BYTES_OVER_RING
-          : (nRanks - 1) * hopUs + perBlock;
+      return algo == Algorithm.RING
+          ? (nRanks - 1) * hopUs + perBlock
+          : Integer.numberOfTrailingZeros(nRanks) * treeHopUs + perBlock * RH_BYTES_OVER_RING;
     }
     if (algo == Algorithm.RD) {
       int rounds = RecursiveDoubling.rounds(nRanks);

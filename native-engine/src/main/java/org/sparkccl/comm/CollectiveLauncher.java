@@ -178,7 +178,7 @@ public final class CollectiveLauncher {
           int size = dtype.size();
           launchLocalCopy(src, dst, localSrc * size, localDst * size, count * size, coll);
         } else if (peerToPeer) {
-          launchPeerToPeer(algo, src, dst, localDst, call, coll);
+          launchPeerToPeer(algo, src, dst, localSrc, localDst, call, coll);
         } else {
           launchRing(src, dst, call, used, localSrc, localDst, planner, coll);
         }
@@ -232,10 +232,10 @@ public final class CollectiveLauncher {
    * shared memory; on a ring transport the tuner's cost model describes only up to a size ({@link
    * RingTransport#tunedUpTo}: UCX), or up to the shared-memory edge limit where every two ranks
    * share memory; they run above it only when asked for explicitly ({@code algo=tree}, {@code
-   * algo=rd}, {@code algo=rh}); for a reduceScatter by halving the size that counts is its widest
-   * edge, half the input. Their kernels run on the host only; elsewhere every collective is a ring.
-   * Where the ring and every point-to-point edge lie in shared memory, the tuner takes the
-   * constants measured there ({@code tuner.shm.*}).
+   * algo=rd}, {@code algo=rh}); for a reduceScatter by halving or an allGather by doubling the size
+   * that counts is the widest edge, half of all blocks. Their kernels run on the host only;
+   * elsewhere every collective is a ring. Where the ring and every point-to-point edge lie in
+   * shared memory, the tuner takes the constants measured there ({@code tuner.shm.*}).
    */
   private Algorithm pick(CollectiveCall.Kind kind, long bytes) {
     if (ctx.nRanks == 1 || ctx.device != HostDevice.INSTANCE) {
@@ -243,8 +243,10 @@ public final class CollectiveLauncher {
     }
     Links links = ctx.links();
     boolean scatter = kind == CollectiveCall.Kind.REDUCE_SCATTER;
-    // bytes is a reduceScatter's block; halving hands over half the blocks in its first round
-    long widestEdge = scatter ? bytes * (ctx.nRanks / 2) : bytes;
+    // bytes is a reduceScatter's or allGather's block; halving hands over half the blocks in its
+    // first round, doubling in its last
+    boolean blocks = scatter || kind == CollectiveCall.Kind.ALL_GATHER;
+    long widestEdge = blocks ? bytes * (ctx.nRanks / 2) : bytes;
     Algorithm algo =
         choose(
             (links.inSharedMemory() ? sharedMemoryTuner : tuner).choose(kind, bytes, ctx.nRanks),
@@ -292,6 +294,7 @@ public final class CollectiveLauncher {
       Algorithm algo,
       DeviceBuffer src,
       DeviceBuffer dst,
+      long localSrc,
       long localDst,
       CollectiveCall call,
       Collective coll) {
@@ -310,6 +313,8 @@ public final class CollectiveLauncher {
         kernel = planTree(call, plan);
       } else if (call.kind() == CollectiveCall.Kind.REDUCE_SCATTER) {
         kernel = planScatter(call, plan);
+      } else if (call.kind() == CollectiveCall.Kind.ALL_GATHER) {
+        kernel = planGather(call, plan);
       } else {
         kernel = planDoubling(call, plan, algo == Algorithm.RH);
       }
@@ -317,13 +322,17 @@ public final class CollectiveLauncher {
       peerPlans.keep(plan, kept);
     }
     plan.usedBy(coll);
-    // a reduceScatter's kernel works in the input's layout; its result block lies at localDst
+    // a reduceScatter's and an allGather's kernel work in the layout of all blocks; a
+    // reduceScatter's result block lies at localDst, an allGather's input block at localSrc
+    long blockAt = ctx.rank * call.count();
+    int size = call.dtype().size();
+    CollectiveCall.Kind kind = call.kind();
+    int srcShift = kind == CollectiveCall.Kind.ALL_GATHER ? (int) ((blockAt - localSrc) * size) : 0;
     int dstShift =
-        call.kind() == CollectiveCall.Kind.REDUCE_SCATTER
-            ? (int) ((ctx.rank * call.count() - localDst) * call.dtype().size())
-            : 0;
+        kind == CollectiveCall.Kind.REDUCE_SCATTER ? (int) ((blockAt - localDst) * size) : 0;
     plan.operands.set(
         ((HostBuffer) src).memory(),
+        srcShift,
         ((HostBuffer) dst).memory(),
         dstShift,
         plan.scratch,
@@ -408,19 +417,7 @@ public final class CollectiveLauncher {
           finalOffset = last.keepFrom() * size;
           finalBytes = last.keepCount() * size;
         }
-        for (int k = rounds.length - 1; k >= 0; k--) {
-          RecursiveHalving.Round r = rounds[k];
-          ex.add(
-              ranged(
-                  plan,
-                  EXCHANGE_COPY,
-                  r.partner(),
-                  r.keepFrom(),
-                  r.keepCount(),
-                  r.giveFrom(),
-                  r.giveCount(),
-                  call));
-        }
+        addCopyRounds(plan, rounds, true, call);
       } else {
         for (int partner : rd.partners()) {
           ex.add(exchange(plan, EXCHANGE, partner, call));
@@ -431,9 +428,26 @@ public final class CollectiveLauncher {
         ex.add(exchange(plan, SEND, from, call));
       }
     }
+    return doublingRun(plan, call, bytes, finalAt, finalOffset, finalBytes, 0);
+  }
+
+  /**
+   * The kernel's run of the exchanges planned in {@link #exchanges}, over {@code bytes} in all:
+   * before exchange {@code finalAt} this rank holds the complete result of {@code finalBytes} at
+   * {@code finalOffset}; the exchanges before {@code scratchUntil} write the plan's scratch buffer
+   * ({@link HostDoublingKernel.Work}).
+   */
+  private Runnable doublingRun(
+      PeerPlan plan,
+      CollectiveCall call,
+      long bytes,
+      int finalAt,
+      long finalOffset,
+      long finalBytes,
+      int scratchUntil) {
     HostDoublingKernel.Work work =
         new HostDoublingKernel.Work(
-            ex.toArray(new HostDoublingKernel.Exchange[ex.size()]),
+            exchanges.toArray(new HostDoublingKernel.Exchange[exchanges.size()]),
             finalAt,
             finalOffset,
             finalBytes,
@@ -441,11 +455,7 @@ public final class CollectiveLauncher {
             call.dtype(),
             ctx.nRanks,
             ctx.config.stepSize(),
-            0);
-    return doublingRun(work, plan);
-  }
-
-  private Runnable doublingRun(HostDoublingKernel.Work work, PeerPlan plan) {
+            scratchUntil);
     KernelWaiter waiter = ctx.channels[0].waiter;
     HostOperands operands = plan.operands;
     return () -> HostDoublingKernel.run(work, operands, waiter, guard);
@@ -461,26 +471,50 @@ public final class CollectiveLauncher {
   private Runnable planScatter(CollectiveCall call, PeerPlan plan) {
     RecursiveDoubling rd = new RecursiveDoubling(ctx.rank, ctx.nRanks);
     RecursiveHalving.Round[] rounds = new RecursiveHalving(rd).scatterRounds(call.count());
-    List<HostDoublingKernel.Exchange> ex = exchanges;
-    ex.clear();
+    exchanges.clear();
     addHalvingRounds(plan, rounds, call);
     long blockBytes = call.count() * call.dtype().size();
     long bytes = blockBytes * ctx.nRanks;
     if (rounds.length > 1) {
       plan.scratch = ByteBuffer.allocate(Math.toIntExact(bytes)).order(ByteOrder.nativeOrder());
     }
-    HostDoublingKernel.Work work =
-        new HostDoublingKernel.Work(
-            ex.toArray(new HostDoublingKernel.Exchange[ex.size()]),
-            ex.size(),
-            ctx.rank * blockBytes,
-            blockBytes,
-            bytes,
-            call.dtype(),
-            ctx.nRanks,
-            ctx.config.stepSize(),
-            rounds.length - 1);
-    return doublingRun(work, plan);
+    return doublingRun(
+        plan, call, bytes, rounds.length, ctx.rank * blockBytes, blockBytes, rounds.length - 1);
+  }
+
+  /**
+   * Plans an allGather by recursive doubling ({@link RecursiveHalving#gatherRounds}, a power-of-two
+   * rank count) over point-to-point links: each round sends the blocks this rank holds and copies
+   * in the partner's, the first sending this rank's block from the input and placing it in the
+   * destination too.
+   */
+  private Runnable planGather(CollectiveCall call, PeerPlan plan) {
+    RecursiveDoubling rd = new RecursiveDoubling(ctx.rank, ctx.nRanks);
+    exchanges.clear();
+    addCopyRounds(plan, new RecursiveHalving(rd).gatherRounds(call.count()), false, call);
+    long bytes = call.count() * call.dtype().size() * ctx.nRanks;
+    return doublingRun(plan, call, bytes, -1, 0, 0, 0);
+  }
+
+  /**
+   * Adds a copy exchange for each of {@code rounds}, last first when {@code backwards}: send the
+   * range kept (complete by then), take the range given up.
+   */
+  private void addCopyRounds(
+      PeerPlan plan, RecursiveHalving.Round[] rounds, boolean backwards, CollectiveCall call) {
+    for (int i = 0; i < rounds.length; i++) {
+      RecursiveHalving.Round r = rounds[backwards ? rounds.length - 1 - i : i];
+      exchanges.add(
+          ranged(
+              plan,
+              EXCHANGE_COPY,
+              r.partner(),
+              r.keepFrom(),
+              r.keepCount(),
+              r.giveFrom(),
+              r.giveCount(),
+              call));
+    }
   }
 
   /**

@@ -6,11 +6,15 @@ public enum Algorithm {
   AUTO,
   RING,
   TREE,
-  /** Recursive doubling, for allReduce (other collectives run as rings). */
+  /**
+   * Recursive doubling: allReduce, and allGather with a power-of-two rank count (other collectives,
+   * and allGathers it cannot run, run as rings).
+   */
   RD,
   /**
    * Rabenseifner's allReduce: reduce-scatter by recursive halving, then allGather by recursive
-   * doubling (other collectives run as rings).
+   * doubling; reduceScatter by recursive halving alone (power-of-two rank counts, inputs up to 64
+   * MiB). Other collectives, and reduceScatters it cannot run, run as rings.
    */
   RH;
 

@@ -17,7 +17,9 @@ import org.sparkccl.fifo.FifoLayout;
  * Kind#EXCHANGE_COPY}, the allGather rounds). So does a reduceScatter by recursive halving ({@code
  * RecursiveHalving.scatterRounds}): its rounds before the last reduce into a scratch buffer laid
  * out as the input, since the destination holds only this rank's block, and the last into the
- * destination.
+ * destination. And an allGather by recursive doubling ({@code RecursiveHalving.gatherRounds}):
+ * {@link Kind#EXCHANGE_COPY} rounds, the first sending from the input, which holds one block, and
+ * placing that block in the destination as it goes.
  */
 public final class HostDoublingKernel {
   /**
@@ -84,6 +86,7 @@ public final class HostDoublingKernel {
 
   public static void run(Work w, HostOperands o, KernelWaiter waiter, KernelGuard guard) {
     ByteBuffer current = o.src;
+    int currentShift = o.srcShift;
     Exchange[] ex = w.exchanges();
     for (int i = 0; i < ex.length; i++) {
       if (i == w.finalAt()) {
@@ -91,9 +94,11 @@ public final class HostDoublingKernel {
       }
       boolean toScratch = i < w.scratchUntil();
       ByteBuffer out = toScratch ? o.scratch : o.dst;
-      exchange(w, o, ex[i], current, out, toScratch ? 0 : o.dstShift, waiter, guard);
+      int outShift = toScratch ? 0 : o.dstShift;
+      exchange(w, o, ex[i], current, currentShift, out, outShift, waiter, guard);
       if (ex[i].kind() != Kind.SEND) {
         current = out;
+        currentShift = outShift;
       }
     }
     if (ex.length == w.finalAt()) {
@@ -109,30 +114,37 @@ public final class HostDoublingKernel {
   }
 
   /**
-   * One exchange, slice by slice, writing {@code out} at the exchange's offsets less {@code
-   * outShift}. Sending runs {@link #AHEAD} slices before the reduction, and reads slices the
-   * reduction has not written yet (or, in halving and allGather rounds, a range it never writes),
-   * so in place is safe.
+   * One exchange, slice by slice, reading {@code current} and writing {@code out} at the exchange's
+   * offsets less {@code currentShift} and {@code outShift}. Sending runs {@link #AHEAD} slices
+   * before the reduction, and reads slices the reduction has not written yet (or, in halving and
+   * allGather rounds, a range it never writes), so in place is safe. A copy exchange that sends
+   * from elsewhere than {@code out} (an allGather's first round) also places what it sends there.
    */
   private static void exchange(
       Work w,
       HostOperands o,
       Exchange e,
       ByteBuffer current,
+      int currentShift,
       ByteBuffer out,
       int outShift,
       KernelWaiter waiter,
       KernelGuard guard) {
+    boolean placeSent =
+        e.kind() == Kind.EXCHANGE_COPY && (current != out || currentShift != outShift);
     int step = w.stepSize();
     long sendSlices = e.send() == null ? 0 : (e.sendBytes() + step - 1) / step;
     long recvSlices = e.recv() == null ? 0 : (e.recvBytes() + step - 1) / step;
     long sent = 0;
     for (long s = 0; s < Math.max(sendSlices, recvSlices); s++) {
       while (sent < sendSlices && sent <= s + AHEAD) {
-        int at = (int) (sent * step);
-        int len = (int) Math.min(step, e.sendBytes() - at);
-        e.send().awaitRoom(waiter, guard, o.what).put(0, current, (int) e.sendOffset() + at, len);
+        int at = (int) (e.sendOffset() + sent * step);
+        int len = (int) Math.min(step, e.sendOffset() + e.sendBytes() - at);
+        e.send().awaitRoom(waiter, guard, o.what).put(0, current, at - currentShift, len);
         e.send().publish(len);
+        if (placeSent) {
+          out.put(at - outShift, current, at - currentShift, len);
+        }
         sent++;
       }
       if (s >= recvSlices) {
@@ -146,10 +158,11 @@ public final class HostDoublingKernel {
       if (e.kind() == Kind.RECEIVE_COPY || e.kind() == Kind.EXCHANGE_COPY) {
         out.put(outAt, in, 0, len);
       } else {
+        int currentAt = at - currentShift;
         if (e.partnerLower()) {
-          Reducer.reduce(w.type(), o.op, in, 0, current, at, out, outAt, elems);
+          Reducer.reduce(w.type(), o.op, in, 0, current, currentAt, out, outAt, elems);
         } else {
-          Reducer.reduce(w.type(), o.op, current, at, in, 0, out, outAt, elems);
+          Reducer.reduce(w.type(), o.op, current, currentAt, in, 0, out, outAt, elems);
         }
         NanBits.canonicalize(w.type(), out, outAt, elems);
       }

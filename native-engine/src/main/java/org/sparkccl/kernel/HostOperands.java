@@ -13,16 +13,23 @@ import org.sparkccl.ReduceOp;
  */
 public final class HostOperands {
   ByteBuffer src;
+
+  /**
+   * Where the kernel's byte offsets lie in {@code src}: offset {@code x} is {@code src}'s byte
+   * {@code x - srcShift}. Zero but for an allGather, whose input holds only this rank's block.
+   */
+  int srcShift;
+
   ByteBuffer dst;
 
   /**
-   * Where the kernel's byte offsets, which follow {@code src}, lie in {@code dst}: offset {@code x}
-   * is {@code dst}'s byte {@code x - dstShift}. Zero but for a reduceScatter into a buffer that
-   * holds only this rank's block.
+   * Where the kernel's byte offsets lie in {@code dst}: offset {@code x} is {@code dst}'s byte
+   * {@code x - dstShift}. Zero but for a reduceScatter into a buffer that holds only this rank's
+   * block.
    */
   int dstShift;
 
-  /** Working memory laid out as {@code src}, for rounds before the result; null where none is. */
+  /** Working memory laid out as the kernel's offsets, for rounds before the result; or null. */
   ByteBuffer scratch;
 
   ReduceOp op;
@@ -30,18 +37,20 @@ public final class HostOperands {
 
   /** Sets the operands of the next launch. */
   public void set(ByteBuffer src, ByteBuffer dst, ReduceOp op, Supplier<String> what) {
-    set(src, dst, 0, null, op, what);
+    set(src, 0, dst, 0, null, op, what);
   }
 
-  /** Sets the operands of the next launch, with a shifted destination and a scratch buffer. */
+  /** Sets the operands of the next launch, with shifted buffers and a scratch buffer. */
   public void set(
       ByteBuffer src,
+      int srcShift,
       ByteBuffer dst,
       int dstShift,
       ByteBuffer scratch,
       ReduceOp op,
       Supplier<String> what) {
     this.src = src;
+    this.srcShift = srcShift;
     this.dst = dst;
     this.dstShift = dstShift;
     this.scratch = scratch;

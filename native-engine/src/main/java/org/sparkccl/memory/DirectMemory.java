@@ -25,12 +25,33 @@ public final class DirectMemory {
 
   private DirectMemory() {}
 
-  /** A zeroed, native-order direct buffer of {@code bytes} bytes. */
+  /**
+   * A zeroed, native-order direct buffer of {@code bytes} bytes.
+   *
+   * @throws IllegalStateException when the JVM's direct memory cannot hold it: an exception, not
+   *     the JVM's {@code OutOfMemoryError}, so that a launch that needs a new FIFO fails its
+   *     communicator (and so every rank) at once instead of escaping as an error that no one
+   *     reports to the peers
+   */
   public static ByteBuffer allocate(int bytes) {
     if (bytes < 0) {
       throw new IllegalArgumentException("bytes=" + bytes + " is negative");
     }
-    ByteBuffer b = ByteBuffer.allocateDirect(bytes).order(ByteOrder.nativeOrder());
+    ByteBuffer b;
+    try {
+      b = ByteBuffer.allocateDirect(bytes).order(ByteOrder.nativeOrder());
+    } catch (OutOfMemoryError e) {
+      throw new IllegalStateException(
+          "direct memory exhausted: "
+              + bytes
+              + " bytes wanted, "
+              + OUTSTANDING.get()
+              + " held by SparkCCL in this JVM ("
+              + e.getMessage()
+              + "). Every ring channel and point-to-point link holds a FIFO of buffSize bytes:"
+              + " lower buffSize or raise the JVM's -XX:MaxDirectMemorySize",
+          e);
+    }
     OUTSTANDING.addAndGet(bytes);
     return b;
   }

@@ -12,7 +12,8 @@ import org.junit.jupiter.params.provider.ValueSource;
 /**
  * The Rabenseifner plan, checked element by element: partners agree on what each hands the other,
  * and after the halving rounds the core ranks' final blocks cover every element exactly once. The
- * reduceScatter rounds leave every rank its own block, reduced over every rank.
+ * reduceScatter rounds leave every rank its own block, reduced over every rank; the allGather
+ * rounds every block on every rank.
  */
 @DisplayName("Rabenseifner plan")
 class RecursiveHalvingTest {
@@ -96,6 +97,54 @@ class RecursiveHalvingTest {
         assertEquals((r + 1) * blockCount, to, n + " ranks: rank " + r + " keeps another block");
         for (long e = from; e < to; e++) {
           assertEquals(all, contributors[r][(int) e], n + " ranks, rank " + r + ", element " + e);
+        }
+      }
+    }
+  }
+
+  /**
+   * Runs the allGather rounds on the set of elements each rank holds: a rank sends only elements it
+   * holds (its own block in the first round), takes the partner's range, and holds every element
+   * after the last round.
+   */
+  @ParameterizedTest(name = "{0} ranks")
+  @ValueSource(ints = {1, 2, 4, 8, 16})
+  void gatherRoundsSendOnlyWhatIsHeldAndEndWithEverything(int n) {
+    for (long blockCount : new long[] {0, 1, 3, 1000}) {
+      int total = (int) (n * blockCount);
+      RecursiveHalving.Round[][] rounds = new RecursiveHalving.Round[n][];
+      boolean[][] held = new boolean[n][total];
+      for (int r = 0; r < n; r++) {
+        rounds[r] = new RecursiveHalving(new RecursiveDoubling(r, n)).gatherRounds(blockCount);
+        Arrays.fill(held[r], (int) (r * blockCount), (int) ((r + 1) * blockCount), true);
+        if (n > 1) {
+          assertEquals(r * blockCount, rounds[r][0].keepFrom(), "rank " + r + " sends first");
+          assertEquals((r + 1) * blockCount, rounds[r][0].keepTo(), "rank " + r + " sends first");
+        }
+      }
+      for (int k = 0; k < Integer.numberOfTrailingZeros(n); k++) {
+        boolean[][] before = new boolean[n][];
+        for (int r = 0; r < n; r++) {
+          before[r] = held[r].clone();
+        }
+        for (int r = 0; r < n; r++) {
+          RecursiveHalving.Round mine = rounds[r][k];
+          RecursiveHalving.Round theirs = rounds[mine.partner()][k];
+          String where = n + " ranks, block " + blockCount + ", rank " + r + ", round " + k;
+          assertEquals(r, theirs.partner(), where);
+          assertEquals(mine.giveFrom(), theirs.keepFrom(), where);
+          assertEquals(mine.giveTo(), theirs.keepTo(), where);
+          for (long e = mine.keepFrom(); e < mine.keepTo(); e++) {
+            assertTrue(before[r][(int) e], where + ": sends element " + e + ", not held");
+          }
+          for (long e = mine.giveFrom(); e < mine.giveTo(); e++) {
+            held[r][(int) e] = true;
+          }
+        }
+      }
+      for (int r = 0; r < n; r++) {
+        for (int e = 0; e < total; e++) {
+          assertTrue(held[r][e], n + " ranks, block " + blockCount + ": rank " + r + " lacks " + e);
         }
       }
     }

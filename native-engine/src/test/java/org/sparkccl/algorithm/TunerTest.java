@@ -60,10 +60,12 @@ class TunerTest {
         Tuner t = model(rnd, forced);
         for (Kind kind : Kind.values()) {
           boolean treePossible = Tuner.hasTree(kind) && n >= 3;
-          boolean rdPossible = kind == Kind.ALL_REDUCE && n >= 2;
-          // reduceScatter halves over power-of-two rank counts
+          // reduceScatter halves and allGather doubles over power-of-two rank counts
+          boolean pow2 = n >= 2 && Integer.bitCount(n) == 1;
+          boolean rdPossible =
+              (kind == Kind.ALL_REDUCE && n >= 2) || (kind == Kind.ALL_GATHER && pow2);
           boolean rhPossible =
-              rdPossible || (kind == Kind.REDUCE_SCATTER && n >= 2 && Integer.bitCount(n) == 1);
+              (kind == Kind.ALL_REDUCE && n >= 2) || (kind == Kind.REDUCE_SCATTER && pow2);
           for (long bytes : sizes(rnd)) {
             Algorithm a = t.choose(kind, bytes, n);
             Supplier<String> where =
@@ -73,7 +75,7 @@ class TunerTest {
                 || (forced == Algorithm.TREE && !treePossible)
                 || (forced == Algorithm.RD && !rdPossible)
                 || (forced == Algorithm.RH && !rhPossible)
-                || (!treePossible && !rhPossible)) {
+                || (!treePossible && !rdPossible && !rhPossible)) {
               assertEquals(Algorithm.RING, a, where);
             } else if (forced != Algorithm.AUTO) {
               assertEquals(forced, a, where);
@@ -117,10 +119,14 @@ class TunerTest {
   }
 
   @Test
-  @DisplayName("only allReduce has recursive doubling")
-  void doublingExistsForAllReduceOnly() {
-    for (Kind kind : Kind.values()) {
-      assertEquals(kind == Kind.ALL_REDUCE, Tuner.hasDoubling(kind), kind.toString());
+  @DisplayName("allGather doubles at power-of-two rank counts only, allReduce at any")
+  void doublingExistsForAllReduceAndPowerOfTwoAllGathers() {
+    for (int n = 1; n <= 17; n++) {
+      boolean pow2 = n == 1 || n == 2 || n == 4 || n == 8 || n == 16;
+      for (Kind kind : Kind.values()) {
+        boolean expected = kind == Kind.ALL_REDUCE || (kind == Kind.ALL_GATHER && pow2);
+        assertEquals(expected, Tuner.hasDoubling(kind, n), kind + ", " + n + " ranks");
+      }
     }
   }
 
@@ -217,7 +223,7 @@ class TunerTest {
         for (Algorithm algo :
             new Algorithm[] {Algorithm.RING, Algorithm.TREE, Algorithm.RD, Algorithm.RH}) {
           if ((algo == Algorithm.TREE && (!Tuner.hasTree(kind) || n < 2))
-              || (algo == Algorithm.RD && !Tuner.hasDoubling(kind))
+              || (algo == Algorithm.RD && !Tuner.hasDoubling(kind, n))
               || (algo == Algorithm.RH && !Tuner.hasHalving(kind, n))) {
             continue;
           }

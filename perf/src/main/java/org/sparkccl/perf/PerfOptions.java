@@ -56,7 +56,7 @@ final class PerfOptions {
   @Option(
       names = {"-a", "--algo"},
       description =
-          "algorithm: ring, tree, rd (recursive doubling, allReduce), rh (Rabenseifner allReduce; reduceScatter by recursive halving) or auto (default ${DEFAULT-VALUE})")
+          "algorithm: ring, tree, rd (recursive doubling: allReduce; allGather), rh (Rabenseifner allReduce; reduceScatter by recursive halving) or auto (default ${DEFAULT-VALUE})")
   String algo = "auto";
 
   @Option(
