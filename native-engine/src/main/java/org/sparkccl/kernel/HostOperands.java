@@ -36,11 +36,6 @@ public final class HostOperands {
   Supplier<String> what;
 
   /** Sets the operands of the next launch. */
-  public void set(ByteBuffer src, ByteBuffer dst, ReduceOp op, Supplier<String> what) {
-    set(src, 0, dst, 0, null, op, what);
-  }
-
-  /** Sets the operands of the next launch, with shifted buffers and a scratch buffer. */
   public void set(
       ByteBuffer src,
       int srcShift,
