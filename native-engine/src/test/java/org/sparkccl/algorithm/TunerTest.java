@@ -165,8 +165,9 @@ class TunerTest {
 
   @Test
   @DisplayName(
-      "in shared memory the tuner never picks a tree unless asked, and with the default constants"
-          + " picks what won on a 16-core host")
+      "in shared memory the tuner never picks a tree, a halving reduceScatter or a doubling"
+          + " allGather unless asked, and with the default constants picks what won on a 16-core"
+          + " host")
   void sharedMemoryLeavesTreesOut() {
     SplittableRandom rnd = new SplittableRandom(7);
     for (int m = 0; m < MODELS; m++) {
@@ -182,8 +183,18 @@ class TunerTest {
             assertNotEquals(Algorithm.TREE, auto.choose(kind, bytes, n), where);
             assertEquals(Algorithm.TREE, tree.choose(kind, bytes, n), where + ", algo=tree");
           }
+          for (Kind kind : new Kind[] {Kind.REDUCE_SCATTER, Kind.ALL_GATHER}) {
+            String where = kind + ", " + bytes + " bytes, " + n + " ranks";
+            assertEquals(Algorithm.RING, auto.choose(kind, bytes, n), where);
+          }
         }
       }
+    }
+    for (int n : new int[] {4, 8}) {
+      Tuner rh = Tuner.forSharedMemory(1.5, 2.5, 4, Algorithm.RH);
+      Tuner rd = Tuner.forSharedMemory(1.5, 2.5, 4, Algorithm.RD);
+      assertEquals(Algorithm.RH, rh.choose(Kind.REDUCE_SCATTER, 8, n), n + " ranks, algo=rh");
+      assertEquals(Algorithm.RD, rd.choose(Kind.ALL_GATHER, 8, n), n + " ranks, algo=rd");
     }
     Tuner t = Tuner.forSharedMemory(1.5, 2.5, 4, Algorithm.AUTO);
     for (int n : new int[] {4, 8}) {
