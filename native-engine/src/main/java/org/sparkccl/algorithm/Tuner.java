@@ -40,9 +40,8 @@ import org.sparkccl.config.Algorithm;
  * thread while a ring hop there is a copy into the next rank's slot. On a 16-core host with 4 and 8
  * rank processes the ring chain beat the tree for broadcast and reduce from 8 B to 16 KiB but once,
  * and recursive doubling, Rabenseifner or the ring beat the tree allReduce at every size
- * (docs/benchmarks.md). The reduceScatter by halving and the allGather by doubling are left out
- * there too: on the same host, 4 KiB to 4 MiB, the ring beat them at every size but 4 KiB (a tie)
- * and 64 KiB for the allGather (doubling 1.2-1.3x faster), and by 8-11x at 16 KiB with 8 ranks.
+ * (docs/benchmarks.md). There the reduceScatter by halving weighs its bytes by {@link
+ * #SHM_HALVING_BYTES_OVER_RING} instead.
  */
 public final class Tuner {
   /**
@@ -53,12 +52,22 @@ public final class Tuner {
    */
   static final double RH_BYTES_OVER_RING = 1.15;
 
+  /**
+   * The halving reduceScatter's time per byte over the ring's where every edge lies in shared
+   * memory: one kernel thread per rank reduces every block it receives, where a ring hop there is a
+   * copy into the next rank's slot with the reductions spread along the ring. Fitted on a 16-core
+   * host, 8 rank processes, 64 KiB input: 35-47 us against the ring's 26-33 (docs/benchmarks.md);
+   * with it halving keeps the inputs up to about 16 KiB at 8 ranks, where it won (8 KiB: 10.2
+   * against 14.4 us), and none at 4 ranks, where it never won.
+   */
+  static final double SHM_HALVING_BYTES_OVER_RING = 1.9;
+
   private final double hopUs;
   private final double treeHopUs;
   private final double usPerByte;
   private final Algorithm forced;
 
-  /** Every edge lies in shared memory: the model leaves out what never won there. */
+  /** Every edge lies in shared memory: no trees, and a costlier halving reduceScatter. */
   private final boolean sharedMemory;
 
   /**
@@ -139,7 +148,7 @@ public final class Tuner {
     Algorithm best = Algorithm.RING;
     double bestUs = predictUs(kind, best, bytes, nRanks);
     for (Algorithm a : CANDIDATES) {
-      if (weighs(a, kind) && applies(a, kind, nRanks)) {
+      if ((!sharedMemory || a != Algorithm.TREE) && applies(a, kind, nRanks)) {
         double us = predictUs(kind, a, bytes, nRanks);
         if (us < bestUs) {
           best = a;
@@ -150,26 +159,19 @@ public final class Tuner {
     return best;
   }
 
-  /**
-   * Whether the model weighs {@code a} for {@code kind}: in shared memory neither trees nor the
-   * point-to-point reduceScatter and allGather (see the class comment).
-   */
-  private boolean weighs(Algorithm a, CollectiveCall.Kind kind) {
-    return !sharedMemory
-        || (a != Algorithm.TREE
-            && kind != CollectiveCall.Kind.REDUCE_SCATTER
-            && kind != CollectiveCall.Kind.ALL_GATHER);
-  }
-
   /** The model's time for one call, in microseconds. */
   public double predictUs(CollectiveCall.Kind kind, Algorithm algo, long bytes, int nRanks) {
     int depth = Tree.depth(nRanks);
     boolean allReduce = kind == CollectiveCall.Kind.ALL_REDUCE;
     if (kind == CollectiveCall.Kind.REDUCE_SCATTER || kind == CollectiveCall.Kind.ALL_GATHER) {
       double perBlock = (nRanks - 1) * bytes * usPerByte;
+      double overRing =
+          sharedMemory && kind == CollectiveCall.Kind.REDUCE_SCATTER
+              ? SHM_HALVING_BYTES_OVER_RING
+              : RH_BYTES_OVER_RING;
       return algo == Algorithm.RING
           ? (nRanks - 1) * hopUs + perBlock
-          : Integer.numberOfTrailingZeros(nRanks) * treeHopUs + perBlock * RH_BYTES_OVER_RING;
+          : Integer.numberOfTrailingZeros(nRanks) * treeHopUs + perBlock * overRing;
     }
     if (algo == Algorithm.RD) {
       int rounds = RecursiveDoubling.rounds(nRanks);
