@@ -57,8 +57,8 @@ public final class Tuner {
    * memory: one kernel thread per rank reduces every block it receives, where a ring hop there is a
    * copy into the next rank's slot with the reductions spread along the ring. Fitted on a 16-core
    * host, 8 rank processes, 64 KiB input: 35-47 us against the ring's 26-33 (docs/benchmarks.md);
-   * with it halving keeps the inputs up to about 16 KiB at 8 ranks, where it won (8 KiB: 10.2
-   * against 14.4 us), and none at 4 ranks, where it never won.
+   * with it halving keeps the inputs below 16 KiB at 8 ranks, where it won (8 KiB: 10.2 against
+   * 14.4 us), and none at 4 ranks, where it never won.
    */
   static final double SHM_HALVING_BYTES_OVER_RING = 1.9;
 
