@@ -11,8 +11,12 @@ import org.sparkccl.config.Algorithm;
  *
  * <ul>
  *   <li>ring allReduce: {@code 2(n-1)} hops, {@code 2(n-1)/n} of the bytes per link;
- *   <li>tree allReduce: {@code 2 floor(log2 n)} hops, each interior rank sends every byte to two
- *       children and its parent: about {@code 2x} the bytes per link;
+ *   <li>tree allReduce: {@code 2 floor(log2 n)} hops, and {@code 2 floor(log2 n)} times the bytes
+ *       per link: each level waits for the one below it to finish a slice before it forwards
+ *       (measured over sockets on a 16-core host, against the ring's {@code 2(n-1)/n}: 4.0x the
+ *       bytes at 4 ranks and 6.1x at 8, at 8 MiB; docs/benchmarks.md). With 2x, as one interior
+ *       rank's links alone would give, the tree took 8 ranks from 32 KiB to 1 MiB and ran 2.3x
+ *       slower than the ring at 512 KiB;
  *   <li>ring broadcast/reduce: a chain of {@code n-1} hops, every byte once per link;
  *   <li>tree broadcast/reduce: {@code floor(log2 n)} hops, every byte twice (two children);
  *   <li>recursive doubling allReduce: {@link RecursiveDoubling#rounds} hops (both directions of an
@@ -188,7 +192,7 @@ public final class Tuner {
           : (nRanks - 1) * hopUs + bytes * usPerByte;
     }
     return allReduce
-        ? 2.0 * depth * treeHopUs + 2.0 * bytes * usPerByte
+        ? 2.0 * depth * treeHopUs + 2.0 * depth * bytes * usPerByte
         : depth * treeHopUs + 2.0 * bytes * usPerByte;
   }
 }

@@ -90,7 +90,7 @@ public enum Key {
    * How waiting threads idle: {@code auto} (spin when the host's cores cover every local rank's
    * polling threads, else back off), {@code spin}, {@code backoff} or {@code park}.
    */
-  IDLE("idle", "backoff"),
+  IDLE("idle", "auto"),
   /**
    * Cores each rank may keep busy, for {@code idle=auto} (Spark: {@code spark.task.cpus}); 0: every
    * core the JVM sees.

@@ -159,13 +159,15 @@ class IdleStrategiesTest {
   }
 
   @Test
-  @DisplayName("the defaults: backoff with a 200 us yield window and no cap on cores per rank")
-  void defaultsAreBackoffWith200Us() {
+  @DisplayName(
+      "the defaults: auto, which backs off until the ranks have met, with a 200 us yield window"
+          + " and no cap on cores per rank")
+  void defaultsAreAutoWith200Us() {
     CclConfig c = CclConfig.builder().build();
-    assertEquals(IdleMode.BACKOFF, c.idle());
+    assertEquals(IdleMode.AUTO, c.idle());
     assertEquals(200, c.idleYieldUs());
     assertEquals(0, c.idleCpusPerRank());
-    assertEquals(IdleMode.BACKOFF, IdleStrategies.defaults().mode());
+    assertEquals(IdleMode.AUTO, IdleStrategies.defaults().mode());
     assertEquals(IdleMode.BACKOFF, IdleStrategies.defaults().effectiveMode());
   }
 

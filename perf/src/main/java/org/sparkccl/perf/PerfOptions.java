@@ -123,6 +123,14 @@ final class PerfOptions {
               + " has compiled its code (default ${DEFAULT-VALUE}; 0 skips them)")
   int jitWarmup = PerfRank.JIT_WARMUP_CALLS;
 
+  @Option(
+      names = "--call-times",
+      description =
+          "also time every call of a size on rank 0 and print their spread (median, 99th"
+              + " percentile, slowest) above its row: whether a slow size is every call a little"
+              + " slower or a few calls far slower")
+  boolean callTimes;
+
   @Option(names = "-c", description = "check results: 0 or 1 (default ${DEFAULT-VALUE})")
   int check = 1;
 
@@ -154,6 +162,9 @@ final class PerfOptions {
     a.addAll(List.of("--root", "" + root, "-a", algo));
     a.addAll(List.of("-w", "" + warmup, "--warmup-ms", "" + warmupMs));
     a.addAll(List.of("-i", "" + iters, "-c", "" + check));
+    if (callTimes) {
+      a.add("--call-times");
+    }
     a.addAll(List.of("--jit-warmup", "" + jitWarmup, "--device", deviceOf(r)));
     if (json != null) {
       a.addAll(List.of("--json", json));

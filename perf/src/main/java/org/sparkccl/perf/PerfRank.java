@@ -222,12 +222,19 @@ final class PerfRank {
     long bytes = perfOp.bytes(perRank, n, c.type());
     c.buffers().fillSend(perfOp.sendCount(perRank, n), c.type(), 1, c.o().rank);
     warmUp(c, perfOp, perRank);
+    long[] ends = c.o().callTimes ? new long[c.o().iters] : null;
     barrier(c);
     long t0 = System.nanoTime();
     for (int i = 0; i < c.o().iters; i++) {
       perfOp.run(c.comm(), c.send(), c.recv(), perRank, c.type(), c.op(), c.o().root);
+      if (ends != null) {
+        ends[i] = System.nanoTime();
+      }
     }
     double timeUs = maxOver(c, (System.nanoTime() - t0) / 1e3 / c.o().iters);
+    if (ends != null && c.o().rank == 0) {
+      System.out.println(CallTimes.describe(t0, ends));
+    }
     long wrong = c.o().check == 1 ? check(c, perfOp, perRank, size) : 0;
     return row(c, perfOp, c.o().algo, bytes, timeUs, wrong);
   }
