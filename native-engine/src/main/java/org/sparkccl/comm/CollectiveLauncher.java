@@ -57,6 +57,9 @@ public final class CollectiveLauncher {
   private final Lifecycle lifecycle;
   private final Tuner tuner;
 
+  /** The tuner where the communicator's threads spin and not every edge lies in shared memory. */
+  private final Tuner spinningTuner;
+
   /** The tuner where the ring and every point-to-point edge lie in shared memory. */
   private final Tuner sharedMemoryTuner;
 
@@ -86,6 +89,12 @@ public final class CollectiveLauncher {
             ctx.config.hopLatencyUs(),
             ctx.config.treeHopLatencyUs(),
             ctx.config.linkGBps(),
+            ctx.config.algo());
+    this.spinningTuner =
+        new Tuner(
+            ctx.config.spinHopLatencyUs(),
+            ctx.config.spinTreeHopLatencyUs(),
+            ctx.config.spinLinkGBps(),
             ctx.config.algo());
     this.sharedMemoryTuner =
         Tuner.forSharedMemory(
@@ -235,7 +244,8 @@ public final class CollectiveLauncher {
    * algo=rd}, {@code algo=rh}); for a reduceScatter by halving or an allGather by doubling the size
    * that counts is the widest edge, half of all blocks. Their kernels run on the host only;
    * elsewhere every collective is a ring. Where the ring and every point-to-point edge lie in
-   * shared memory, the tuner takes the constants measured there ({@code tuner.shm.*}).
+   * shared memory, the tuner takes the constants measured there ({@code tuner.shm.*}); elsewhere,
+   * where the threads spin, those of a hop without a thread wake-up ({@code tuner.spin.*}).
    */
   private Algorithm pick(CollectiveCall.Kind kind, long bytes) {
     if (ctx.nRanks == 1 || ctx.device != HostDevice.INSTANCE) {
@@ -249,12 +259,19 @@ public final class CollectiveLauncher {
     long widestEdge = blocks ? bytes * (ctx.nRanks / 2) : bytes;
     Algorithm algo =
         choose(
-            (links.inSharedMemory() ? sharedMemoryTuner : tuner).choose(kind, bytes, ctx.nRanks),
+            tunerFor(links).choose(kind, bytes, ctx.nRanks),
             ctx.config.algo(),
             widestEdge,
             Math.max(links.ring().tunedUpTo(), links.peers().allSharedUpTo()));
     boolean scatterTooBig = scatter && bytes * ctx.nRanks > SCATTER_SCRATCH_MAX;
     return algo == Algorithm.RH && scatterTooBig ? Algorithm.RING : algo;
+  }
+
+  private Tuner tunerFor(Links links) {
+    if (links.inSharedMemory()) {
+      return sharedMemoryTuner;
+    }
+    return links.everyRankSpins() ? spinningTuner : tuner;
   }
 
   /**

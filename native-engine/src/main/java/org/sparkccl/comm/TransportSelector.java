@@ -14,8 +14,10 @@ import org.apache.logging.log4j.Logger;
 import org.sparkccl.CclException;
 import org.sparkccl.auth.ChallengeResponse;
 import org.sparkccl.bootstrap.Bootstrap;
+import org.sparkccl.config.IdleMode;
 import org.sparkccl.config.Transport;
 import org.sparkccl.device.HostDevice;
+import org.sparkccl.idle.AutoIdle;
 import org.sparkccl.kernel.ChannelKernel;
 import org.sparkccl.kernel.HostChannelKernel;
 import org.sparkccl.transport.p2p.DirectFifoKernel;
@@ -72,7 +74,7 @@ final class TransportSelector {
       ctx.settleIdle(ex.ranksOnHost);
       RingTransport ring = chooseAndConnect(candidates, ex);
       PeerLinks peers = peerLinks(sockets, ex);
-      return new Links(sockets, ring, peers);
+      return new Links(sockets, ring, peers, ex.everyRankSpins);
     } catch (RuntimeException e) {
       candidates.forEach(c -> c.close(false));
       sockets.close();
@@ -190,13 +192,14 @@ final class TransportSelector {
       byte[][][] infos,
       int ranksOnHost,
       String[] hosts,
-      boolean[] allowsShm) {}
+      boolean[] allowsShm,
+      boolean everyRankSpins) {}
 
   private Exchange exchange(SocketTransport sockets, List<RingTransport> candidates) {
     byte[] address = sockets.address().getBytes(StandardCharsets.UTF_8);
     byte[] secret = ctx.rank == 0 ? ChallengeResponse.newSecret() : new byte[0];
     byte[] host = HostIdentity.local().getBytes(StandardCharsets.UTF_8);
-    int size = 8 + 4 + secret.length + 4 + address.length + 4 + 4 + host.length + 2;
+    int size = 8 + 4 + secret.length + 4 + address.length + 4 + 4 + host.length + 2 + IDLE_BYTES;
     byte[][] mine = new byte[candidates.size()][];
     for (int i = 0; i < mine.length; i++) {
       mine[i] = candidates.get(i).localInfo();
@@ -215,6 +218,9 @@ final class TransportSelector {
     out.putInt(host.length).put(host);
     out.put((byte) (ctx.config.encrypt() ? 1 : 0));
     out.put((byte) (allowsShm() ? 1 : 0));
+    out.put((byte) ctx.config.idle().ordinal());
+    out.putInt(AutoIdle.pollingThreadsPerRank(ctx.config.nChannels(), ctx.config.socketThreads()));
+    out.putInt(Runtime.getRuntime().availableProcessors()).putInt(ctx.config.idleCpusPerRank());
     byte[][] all = bootstrap.allGather(out.array(), ctx.config.timeout());
     String[] addresses = new String[ctx.nRanks];
     byte[][][] infos = new byte[candidates.size()][ctx.nRanks][];
@@ -223,6 +229,7 @@ final class TransportSelector {
     int ranksOnHost = 0;
     String[] hosts = new String[ctx.nRanks];
     boolean[] allowsShm = new boolean[ctx.nRanks];
+    int[][] idleInputs = new int[ctx.nRanks][];
     for (int r = 0; r < ctx.nRanks; r++) {
       ByteBuffer in = ByteBuffer.wrap(all[r]);
       try {
@@ -251,6 +258,7 @@ final class TransportSelector {
                   + "; expected every rank to have the same encrypt setting");
         }
         allowsShm[r] = in.get() != 0;
+        idleInputs[r] = new int[] {in.get(), in.getInt(), in.getInt(), in.getInt()};
       } catch (BufferUnderflowException e) {
         throw new CclException(
             "rank "
@@ -271,7 +279,48 @@ final class TransportSelector {
               + " bytes; expected "
               + ChallengeResponse.SECRET_BYTES);
     }
-    return new Exchange(tokens[0], secrets[0], addresses, infos, ranksOnHost, hosts, allowsShm);
+    return new Exchange(
+        tokens[0],
+        secrets[0],
+        addresses,
+        infos,
+        ranksOnHost,
+        hosts,
+        allowsShm,
+        everyRankSpins(hosts, idleInputs));
+  }
+
+  /** What a rank sends for {@link #everyRankSpins}: idle mode, polling threads, cores, cap. */
+  private static final int IDLE_BYTES = 1 + 4 + 4 + 4;
+
+  /**
+   * Whether every rank's waits spin while work is in flight, from each rank's idle mode, polling
+   * threads, cores and cap, and the ranks on its host: the same answer on every rank.
+   */
+  private boolean everyRankSpins(String[] hosts, int[][] idleInputs) {
+    IdleMode[] modes = IdleMode.values();
+    for (int r = 0; r < hosts.length; r++) {
+      int[] in = idleInputs[r];
+      if (in[0] < 0 || in[0] >= modes.length) {
+        throw new CclException(
+            "rank "
+                + ctx.rank
+                + ": rank "
+                + r
+                + " sent idle mode "
+                + in[0]
+                + "; expected 0.."
+                + (modes.length - 1));
+      }
+      int onHost = 0;
+      for (String h : hosts) {
+        onHost += h.equals(hosts[r]) ? 1 : 0;
+      }
+      if (!AutoIdle.spinsWhenBusy(modes[in[0]], onHost, in[1], in[2], in[3])) {
+        return false;
+      }
+    }
+    return true;
   }
 
   /** Whether this rank may share point-to-point FIFOs with ranks of its host at all. */

@@ -50,6 +50,9 @@ public final class CclConfig {
   private final double hopLatencyUs;
   private final double linkGBps;
   private final double treeHopLatencyUs;
+  private final double spinHopLatencyUs;
+  private final double spinLinkGBps;
+  private final double spinTreeHopLatencyUs;
   private final double shmHopLatencyUs;
   private final double shmLinkGBps;
   private final double shmTreeHopLatencyUs;
@@ -82,6 +85,9 @@ public final class CclConfig {
     this.hopLatencyUs = b.hopLatencyUs;
     this.linkGBps = b.linkGBps;
     this.treeHopLatencyUs = b.treeHopLatencyUs;
+    this.spinHopLatencyUs = b.spinHopLatencyUs;
+    this.spinLinkGBps = b.spinLinkGBps;
+    this.spinTreeHopLatencyUs = b.spinTreeHopLatencyUs;
     this.shmHopLatencyUs = b.shmHopLatencyUs;
     this.shmLinkGBps = b.shmLinkGBps;
     this.shmTreeHopLatencyUs = b.shmTreeHopLatencyUs;
@@ -269,6 +275,21 @@ public final class CclConfig {
     return linkGBps;
   }
 
+  /** {@link #hopLatencyUs} where the communicator's threads spin. */
+  public double spinHopLatencyUs() {
+    return spinHopLatencyUs;
+  }
+
+  /** {@link #treeHopLatencyUs} where the communicator's threads spin. */
+  public double spinTreeHopLatencyUs() {
+    return spinTreeHopLatencyUs;
+  }
+
+  /** {@link #linkGBps} where the communicator's threads spin. */
+  public double spinLinkGBps() {
+    return spinLinkGBps;
+  }
+
   /** {@link #hopLatencyUs} where every edge lies in shared memory. */
   public double shmHopLatencyUs() {
     return shmHopLatencyUs;
@@ -326,6 +347,9 @@ public final class CclConfig {
       case TUNER_HOP_LATENCY_US -> Double.toString(hopLatencyUs);
       case TUNER_LINK_GBPS -> Double.toString(linkGBps);
       case TUNER_TREE_HOP_LATENCY_US -> Double.toString(treeHopLatencyUs);
+      case TUNER_SPIN_HOP_LATENCY_US -> Double.toString(spinHopLatencyUs);
+      case TUNER_SPIN_LINK_GBPS -> Double.toString(spinLinkGBps);
+      case TUNER_SPIN_TREE_HOP_LATENCY_US -> Double.toString(spinTreeHopLatencyUs);
       case TUNER_SHM_HOP_LATENCY_US -> Double.toString(shmHopLatencyUs);
       case TUNER_SHM_LINK_GBPS -> Double.toString(shmLinkGBps);
       case TUNER_SHM_TREE_HOP_LATENCY_US -> Double.toString(shmTreeHopLatencyUs);
@@ -366,6 +390,9 @@ public final class CclConfig {
     private double hopLatencyUs;
     private double linkGBps;
     private double treeHopLatencyUs;
+    private double spinHopLatencyUs;
+    private double spinLinkGBps;
+    private double spinTreeHopLatencyUs;
     private double shmHopLatencyUs;
     private double shmLinkGBps;
     private double shmTreeHopLatencyUs;
@@ -406,6 +433,9 @@ public final class CclConfig {
       hopLatencyUs = c.hopLatencyUs;
       linkGBps = c.linkGBps;
       treeHopLatencyUs = c.treeHopLatencyUs;
+      spinHopLatencyUs = c.spinHopLatencyUs;
+      spinLinkGBps = c.spinLinkGBps;
+      spinTreeHopLatencyUs = c.spinTreeHopLatencyUs;
       shmHopLatencyUs = c.shmHopLatencyUs;
       shmLinkGBps = c.shmLinkGBps;
       shmTreeHopLatencyUs = c.shmTreeHopLatencyUs;
@@ -447,6 +477,9 @@ public final class CclConfig {
         case TUNER_HOP_LATENCY_US -> hopLatencyUs(Values.decimal(k, text));
         case TUNER_LINK_GBPS -> linkGBps(Values.decimal(k, text));
         case TUNER_TREE_HOP_LATENCY_US -> treeHopLatencyUs(Values.decimal(k, text));
+        case TUNER_SPIN_HOP_LATENCY_US -> spinHopLatencyUs(Values.decimal(k, text));
+        case TUNER_SPIN_LINK_GBPS -> spinLinkGBps(Values.decimal(k, text));
+        case TUNER_SPIN_TREE_HOP_LATENCY_US -> spinTreeHopLatencyUs(Values.decimal(k, text));
         case TUNER_SHM_HOP_LATENCY_US -> shmHopLatencyUs(Values.decimal(k, text));
         case TUNER_SHM_LINK_GBPS -> shmLinkGBps(Values.decimal(k, text));
         case TUNER_SHM_TREE_HOP_LATENCY_US -> shmTreeHopLatencyUs(Values.decimal(k, text));
@@ -610,6 +643,21 @@ public final class CclConfig {
       return this;
     }
 
+    public Builder spinHopLatencyUs(double v) {
+      spinHopLatencyUs = v;
+      return this;
+    }
+
+    public Builder spinLinkGBps(double v) {
+      spinLinkGBps = v;
+      return this;
+    }
+
+    public Builder spinTreeHopLatencyUs(double v) {
+      spinTreeHopLatencyUs = v;
+      return this;
+    }
+
     public Builder shmHopLatencyUs(double v) {
       shmHopLatencyUs = v;
       return this;
@@ -675,6 +723,9 @@ public final class CclConfig {
       positive(Key.TUNER_HOP_LATENCY_US, hopLatencyUs);
       positive(Key.TUNER_LINK_GBPS, linkGBps);
       positive(Key.TUNER_TREE_HOP_LATENCY_US, treeHopLatencyUs);
+      positive(Key.TUNER_SPIN_HOP_LATENCY_US, spinHopLatencyUs);
+      positive(Key.TUNER_SPIN_LINK_GBPS, spinLinkGBps);
+      positive(Key.TUNER_SPIN_TREE_HOP_LATENCY_US, spinTreeHopLatencyUs);
       positive(Key.TUNER_SHM_HOP_LATENCY_US, shmHopLatencyUs);
       positive(Key.TUNER_SHM_LINK_GBPS, shmLinkGBps);
       positive(Key.TUNER_SHM_TREE_HOP_LATENCY_US, shmTreeHopLatencyUs);

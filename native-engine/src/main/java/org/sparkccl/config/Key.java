@@ -116,6 +116,17 @@ public enum Key {
   /** The tuner's cost of one hop over point-to-point links (tree, rd) in microseconds. */
   TUNER_TREE_HOP_LATENCY_US("tuner.treeHopLatencyUs", "43"),
   /**
+   * {@code tuner.hopLatencyUs} where the communicator's threads spin ({@code idle} settled to
+   * {@code spin}): a hop is then a transport's latency, not a thread wake-up. Fitted to the fastest
+   * algorithm at each size over sockets on a 16-core host, 4 and 8 rank processes ({@code
+   * docs/benchmarks.md}).
+   */
+  TUNER_SPIN_HOP_LATENCY_US("tuner.spin.hopLatencyUs", "12"),
+  /** {@code tuner.linkGBps} where the communicator's threads spin. */
+  TUNER_SPIN_LINK_GBPS("tuner.spin.linkGBps", "3"),
+  /** {@code tuner.treeHopLatencyUs} where the communicator's threads spin. */
+  TUNER_SPIN_TREE_HOP_LATENCY_US("tuner.spin.treeHopLatencyUs", "15"),
+  /**
    * The tuner's cost of one ring hop where the ring and every point-to-point edge lie in shared
    * memory (rank processes of one host); measured on a 16-core host with 2 to 8 rank processes
    * ({@code docs/benchmarks.md}).

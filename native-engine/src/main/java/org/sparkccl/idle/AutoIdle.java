@@ -1,5 +1,7 @@
 package org.sparkccl.idle;
 
+import org.sparkccl.config.IdleMode;
+
 /**
  * What {@code idle=auto} decides from: the threads that poll while work is in flight, on this host,
  * against the cores they may use. Spinning threads that outnumber their cores take turns by the
@@ -26,6 +28,19 @@ public final class AutoIdle {
       return available;
     }
     return (int) Math.min(available, (long) cpusPerRank * ranksOnHost);
+  }
+
+  /**
+   * Whether a rank's waits on work in flight spin: {@code spin}, or {@code auto} where the cores
+   * cover the polling threads. Every rank computes this for every other from what the bootstrap
+   * exchange carries, so that a choice that depends on it (the tuner's constants) is the same on
+   * every rank, even where hosts differ in cores.
+   */
+  public static boolean spinsWhenBusy(
+      IdleMode mode, int ranksOnHost, int threadsPerRank, int available, int cpusPerRank) {
+    return mode == IdleMode.SPIN
+        || (mode == IdleMode.AUTO
+            && spins(ranksOnHost, threadsPerRank, cores(available, cpusPerRank, ranksOnHost)));
   }
 
   /** Whether {@code cores} cover {@code ranksOnHost} ranks of {@code threadsPerRank} each. */

@@ -14,6 +14,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 import org.sparkccl.comm.CollectiveCall.Kind;
 import org.sparkccl.config.Algorithm;
+import org.sparkccl.config.CclConfig;
 
 /**
  * The tuner's choice under random model constants: always a concrete algorithm, the forced one
@@ -140,6 +141,24 @@ class TunerTest {
       assertEquals(Algorithm.RD, t.choose(Kind.ALL_REDUCE, 8, n), n + " ranks, 8 B");
       assertEquals(Algorithm.RING, t.choose(Kind.ALL_REDUCE, 64L << 20, n), n + " ranks, 64 MiB");
     }
+  }
+
+  @Test
+  @DisplayName(
+      "with the default constants for spinning threads, 8 ranks take recursive doubling for a 32"
+          + " KiB allReduce and the ring for a 128 KiB reduce and an 8 MiB allReduce, as measured"
+          + " over sockets on a 16-core host")
+  void spinningDefaultsFollowTheSocketMeasurements() {
+    CclConfig c = CclConfig.builder().build();
+    Tuner t =
+        new Tuner(c.spinHopLatencyUs(), c.spinTreeHopLatencyUs(), c.spinLinkGBps(), Algorithm.AUTO);
+    // fastest there: rd 123 us against rh 219 and the ring 212; the ring 94 against the tree 200;
+    // the ring 8627 against Rabenseifner 11092
+    assertEquals(Algorithm.RD, t.choose(Kind.ALL_REDUCE, 32 << 10, 8), "allReduce 32 KiB");
+    assertEquals(Algorithm.RING, t.choose(Kind.REDUCE, 128 << 10, 8), "reduce 128 KiB");
+    assertEquals(Algorithm.RING, t.choose(Kind.ALL_REDUCE, 8 << 20, 8), "allReduce 8 MiB");
+    // 4 ranks, 128 KiB: Rabenseifner 121 us against the ring 161
+    assertEquals(Algorithm.RH, t.choose(Kind.ALL_REDUCE, 128 << 10, 4), "4 ranks, 128 KiB");
   }
 
   @Test

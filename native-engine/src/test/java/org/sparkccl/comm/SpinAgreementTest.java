@@ -1,0 +1,92 @@
+package org.sparkccl.comm;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+import org.sparkccl.TestConfig;
+import org.sparkccl.bootstrap.LocalBootstrap;
+import org.sparkccl.config.CclConfig;
+import org.sparkccl.config.IdleMode;
+import org.sparkccl.idle.AutoIdle;
+
+/**
+ * The tuner takes {@code tuner.spin.*} only where every rank spins, and every rank must make the
+ * same choice: a rank that picked Rabenseifner while its peer picked the ring would wait forever.
+ * So whether every rank spins is computed from what each rank sent, the same on every rank, even
+ * where one rank backs off and the other spins.
+ */
+@DisplayName("whether every rank spins")
+class SpinAgreementTest {
+  private static final Duration WAIT = Duration.ofSeconds(60);
+
+  @Test
+  @DisplayName("is the same on every rank, and true only where every rank's waits spin")
+  void everyRankAgrees() throws Exception {
+    IdleMode[][] cases = {
+      {IdleMode.SPIN, IdleMode.SPIN},
+      {IdleMode.SPIN, IdleMode.BACKOFF},
+      {IdleMode.PARK, IdleMode.SPIN},
+      {IdleMode.AUTO, IdleMode.AUTO},
+    };
+    int cores = Runtime.getRuntime().availableProcessors();
+    for (IdleMode[] modes : cases) {
+      // auto: two ranks of two polling threads each, on however many cores this machine has
+      boolean autoSpins = AutoIdle.spins(2, AutoIdle.pollingThreadsPerRank(1, 0), cores);
+      boolean expected = true;
+      for (IdleMode m : modes) {
+        expected &= m == IdleMode.SPIN || (m == IdleMode.AUTO && autoSpins);
+      }
+      boolean[] seen = spinsSeenByEachRank(modes);
+      String where = modes[0] + " and " + modes[1] + " on " + cores + " cores";
+      assertEquals(expected, seen[0], "rank 0, " + where);
+      assertEquals(expected, seen[1], "rank 1, " + where);
+    }
+  }
+
+  @Test
+  @DisplayName("follows auto's rule from each rank's cores, threads and cap")
+  void autoFollowsTheCores() {
+    assertEquals(true, AutoIdle.spinsWhenBusy(IdleMode.AUTO, 8, 2, 16, 0));
+    assertEquals(false, AutoIdle.spinsWhenBusy(IdleMode.AUTO, 8, 3, 16, 0));
+    assertEquals(false, AutoIdle.spinsWhenBusy(IdleMode.AUTO, 4, 2, 16, 1));
+    assertEquals(true, AutoIdle.spinsWhenBusy(IdleMode.SPIN, 4, 2, 2, 0));
+    assertEquals(false, AutoIdle.spinsWhenBusy(IdleMode.BACKOFF, 1, 1, 64, 0));
+  }
+
+  private static boolean[] spinsSeenByEachRank(IdleMode[] modes) throws Exception {
+    LocalBootstrap.Group group = LocalBootstrap.group(modes.length);
+    ExecutorService pool = Executors.newFixedThreadPool(modes.length);
+    try {
+      List<Future<Boolean>> seen = new ArrayList<>();
+      for (int r = 0; r < modes.length; r++) {
+        CclConfig config = TestConfig.builder().idle(modes[r]).timeout(WAIT).build();
+        int rank = r;
+        seen.add(
+            pool.submit(
+                () -> {
+                  CommCore core = CommCore.create(group.rank(rank), config);
+                  try {
+                    return core.context().links().everyRankSpins();
+                  } finally {
+                    core.close();
+                  }
+                }));
+      }
+      boolean[] out = new boolean[modes.length];
+      for (int r = 0; r < modes.length; r++) {
+        out[r] = seen.get(r).get(WAIT.toSeconds(), TimeUnit.SECONDS);
+      }
+      return out;
+    } finally {
+      pool.shutdownNow();
+    }
+  }
+}
