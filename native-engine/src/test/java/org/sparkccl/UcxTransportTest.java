@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import java.time.Duration;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
+import org.sparkccl.config.Algorithm;
 import org.sparkccl.config.CclConfig;
 import org.sparkccl.config.Transport;
 import org.sparkccl.transport.ucx.UcxTransport;
@@ -43,6 +44,38 @@ class UcxTransportTest {
       RankHarness.closeAll(comms, WAIT);
     }
     assertEquals(before, UcxTransport.liveObjects(), "UCX objects left after close");
+  }
+
+  @Test
+  @DisplayName(
+      "a ring step of up to 440 bytes travels inside its UCX record, a larger one beside it,"
+          + " and both arrive whole, lap after lap")
+  void stepsOnBothSidesOfTheInlineLimit() {
+    CclConfig config =
+        CclConfig.builder()
+            .transport(Transport.UCX)
+            .algo(Algorithm.RING)
+            .timeout(Duration.ofSeconds(30))
+            .build();
+    Communicator[] comms = RankHarness.createAll(3, config, WAIT);
+    try {
+      assertEquals("ucx", comms[0].ringTransport());
+      // a ring allReduce of 3 ranks moves count / 3 elements a step: 110 floats are 440 bytes,
+      // the most a record carries, 111 are 444; 1 float is 4 bytes (ranks without data send 0)
+      int[] counts = {330, 333, 3, 1, 1200, 330};
+      for (int i = 0; i < counts.length; i++) {
+        // more calls than the FIFO has slots, so that records are reused
+        for (int lap = 0; lap < 3; lap++) {
+          long seed = 31L * i + lap;
+          assertNull(
+              RankHarness.allReduceAndCheck(
+                  comms, counts[i], DataType.FLOAT32, ReduceOp.SUM, lap == 1, seed, WAIT),
+              counts[i] + " floats, lap " + lap);
+        }
+      }
+    } finally {
+      RankHarness.closeAll(comms, WAIT);
+    }
   }
 
   @Test

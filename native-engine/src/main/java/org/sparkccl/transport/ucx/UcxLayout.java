@@ -16,9 +16,11 @@ import org.sparkccl.fifo.FifoLayout;
  *     16 int32 size (room)     20 int32 rkey id (which published region addr lies in)
  *     24 int64 idx again       (read last: a torn entry never matches both)
  * RECORDS  (written by the previous rank, which sends to this one; read here by the receiver)
- *   STEPS x 64 bytes, record for step s in s % STEPS:
- *     0  int64 seq = s + 1     8  int32 bytes sent      12 int32 flags (0)
+ *   STEPS x 512 bytes, record for step s in s % STEPS:
+ *     0  int64 seq = s + 1     8  int32 bytes sent      12 int32 flags (0, or FLAG_INLINE)
  *     16 CollectiveCall (24)   56 int64 seq again
+ *     with FLAG_INLINE (a step of at most INLINE_MAX bytes, NCCL's LL idea: data and flag in
+ *     one write): 64 the data, then at 64 + size rounded up to 8 an int64 seq a third time
  * OUT_ENTRIES, OUT_RECORDS  (local staging: what this rank puts into its peers' areas)
  * </pre>
  *
@@ -28,7 +30,7 @@ import org.sparkccl.fifo.FifoLayout;
 final class UcxLayout {
   static final int STEPS = FifoLayout.STEPS;
   static final int ENTRY_BYTES = 32;
-  static final int RECORD_BYTES = 64;
+  static final int RECORD_BYTES = 512;
   static final int ENTRIES_OFFSET = 0;
   static final int RECORDS_OFFSET = ENTRIES_OFFSET + STEPS * ENTRY_BYTES;
   static final int OUT_ENTRIES_OFFSET = RECORDS_OFFSET + STEPS * RECORD_BYTES;
@@ -46,6 +48,13 @@ final class UcxLayout {
   static final int RECORD_FLAGS = 12;
   static final int RECORD_CALL = 16;
   static final int RECORD_SEQ_END = 56;
+  static final int RECORD_DATA = 64;
+
+  /** The record's flag for a step whose data travels in the record, not in the slot. */
+  static final int FLAG_INLINE = 1;
+
+  /** The most bytes a step may carry in its record: the rest of it, less the closing seq. */
+  static final int INLINE_MAX = RECORD_BYTES - RECORD_DATA - 8;
 
   static {
     if (RECORD_CALL + CollectiveCall.BYTES > RECORD_SEQ_END) {
@@ -69,5 +78,10 @@ final class UcxLayout {
 
   static int outRecord(long step) {
     return OUT_RECORDS_OFFSET + FifoLayout.slotOf(step) * RECORD_BYTES;
+  }
+
+  /** Where an inline record of {@code size} bytes of data repeats its seq, from its start. */
+  static int inlineSeq(int size) {
+    return RECORD_DATA + ((size + 7) & ~7);
   }
 }

@@ -51,7 +51,7 @@ final class UcxRecvConnection extends UcxConnection implements RecvConnection {
         UcxLayout.ENTRY_BYTES,
         peerSideAddress + UcxLayout.entry(step),
         peerSide[0]);
-    return new Request(step, data.capacity());
+    return new Request(data, step);
   }
 
   /**
@@ -78,16 +78,22 @@ final class UcxRecvConnection extends UcxConnection implements RecvConnection {
     transport.proxyExecutor().execute(() -> sendNotice(type, text));
   }
 
-  /** One step: done when the sender's completion record for it is here. */
+  /**
+   * One step: done when the sender's completion record for it is here, and for a record that
+   * carries the data ({@link UcxLayout#FLAG_INLINE}), its closing seq too; that data is then copied
+   * into the slot.
+   */
   private final class Request implements NetRequest {
+    private final ByteBuffer slot;
     private final long step;
     private final int room;
     private int size;
     private CollectiveCall call;
 
-    Request(long step, int room) {
+    Request(ByteBuffer slot, long step) {
+      this.slot = slot;
       this.step = step;
-      this.room = room;
+      this.room = slot.capacity();
     }
 
     @Override
@@ -98,11 +104,26 @@ final class UcxRecvConnection extends UcxConnection implements RecvConnection {
           || (long) LONGS.getAcquire(side, r + UcxLayout.RECORD_SEQ) != step + 1) {
         return false;
       }
-      size = side.getInt(r + UcxLayout.RECORD_SIZE);
-      if (size < 0 || size > room) {
+      int sent = side.getInt(r + UcxLayout.RECORD_SIZE);
+      boolean inline = (side.getInt(r + UcxLayout.RECORD_FLAGS) & UcxLayout.FLAG_INLINE) != 0;
+      if (sent < 0 || sent > room || (inline && sent > UcxLayout.INLINE_MAX)) {
         throw failure(
-            "protocol error: step " + step + " arrived with " + size + " bytes, room for " + room);
+            "protocol error: step "
+                + step
+                + " arrived with "
+                + sent
+                + " bytes"
+                + (inline ? " in its record" : "")
+                + ", room for "
+                + (inline ? Math.min(room, UcxLayout.INLINE_MAX) : room));
       }
+      if (inline) {
+        if ((long) LONGS.getAcquire(side, r + UcxLayout.inlineSeq(sent)) != step + 1) {
+          return false;
+        }
+        slot.put(0, side, r + UcxLayout.RECORD_DATA, sent);
+      }
+      size = sent;
       call = CollectiveCall.decode(side, r + UcxLayout.RECORD_CALL);
       return true;
     }

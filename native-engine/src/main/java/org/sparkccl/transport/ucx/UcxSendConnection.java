@@ -17,8 +17,11 @@ import org.sparkccl.transport.SendConnection;
  * handshake. For each step it waits for the receiver's entry in its own side area ({@code idx =
  * step + 1}), puts the slot straight into the receiver's slot (striped over {@code
  * ib.qpsPerConnection} endpoints), flushes those endpoints so the data has landed, and then puts
- * the completion record (size and {@link CollectiveCall}) into the receiver's side area. Proxy
- * thread only.
+ * the completion record (size and {@link CollectiveCall}) into the receiver's side area. A step of
+ * at most {@link UcxLayout#INLINE_MAX} bytes travels inside its record instead, in one put with no
+ * flush, its seq repeated after the data (NCCL's LL idea: the receiver never waits for a separate
+ * flag): a flush is a round trip to the receiver, so a small step cost about three one-way
+ * latencies and now costs one. Proxy thread only.
  */
 final class UcxSendConnection extends UcxConnection implements SendConnection {
   /** Smallest piece worth its own endpoint when a slot is striped. */
@@ -56,7 +59,7 @@ final class UcxSendConnection extends UcxConnection implements SendConnection {
     if (peerClosed) {
       throw failure("rank " + peer + " has closed its communicator");
     }
-    Request r = new Request(step, size, call);
+    Request r = new Request(data, step, size, call);
     queue.add(r);
     progress();
     return r;
@@ -105,6 +108,7 @@ final class UcxSendConnection extends UcxConnection implements SendConnection {
 
   /** One step: waiting for the receiver's entry, then flushing the data, then done. */
   private final class Request implements NetRequest {
+    private final ByteBuffer data;
     private final long step;
     private final int size;
     private final CollectiveCall call;
@@ -112,7 +116,8 @@ final class UcxSendConnection extends UcxConnection implements SendConnection {
     private UcpRequest[] flushRequests;
     private boolean done;
 
-    Request(long step, int size, CollectiveCall call) {
+    Request(ByteBuffer data, long step, int size, CollectiveCall call) {
+      this.data = data;
       this.step = step;
       this.size = size;
       this.call = call;
@@ -120,6 +125,13 @@ final class UcxSendConnection extends UcxConnection implements SendConnection {
 
     void advance() {
       if (done) {
+        return;
+      }
+      if (flushes == null && size <= UcxLayout.INLINE_MAX) {
+        if (entryPosted()) {
+          putInlineRecord();
+          done = true;
+        }
         return;
       }
       if (flushes == null && !putData()) {
@@ -137,13 +149,22 @@ final class UcxSendConnection extends UcxConnection implements SendConnection {
       done = true;
     }
 
+    /**
+     * Whether the receiver's entry for this step is here: its slot is free, and so is this step's
+     * record, which the receiver has read before it freed the slot.
+     */
+    private boolean entryPosted() {
+      int e = UcxLayout.entry(step);
+      return (long) LONGS.getAcquire(side, e + UcxLayout.ENTRY_IDX_END) == step + 1
+          && (long) LONGS.getAcquire(side, e + UcxLayout.ENTRY_IDX) == step + 1;
+    }
+
     /** Puts the data if the receiver's entry for this step is there; false if not yet. */
     private boolean putData() {
-      int e = UcxLayout.entry(step);
-      if ((long) LONGS.getAcquire(side, e + UcxLayout.ENTRY_IDX_END) != step + 1
-          || (long) LONGS.getAcquire(side, e + UcxLayout.ENTRY_IDX) != step + 1) {
+      if (!entryPosted()) {
         return false;
       }
+      int e = UcxLayout.entry(step);
       long remote = side.getLong(e + UcxLayout.ENTRY_ADDR);
       int room = side.getInt(e + UcxLayout.ENTRY_SIZE);
       int rkeyId = side.getInt(e + UcxLayout.ENTRY_RKEY);
@@ -178,17 +199,37 @@ final class UcxSendConnection extends UcxConnection implements SendConnection {
 
     /** The data has landed: tell the receiver with the completion record. */
     private void putRecord() {
+      int r = writeRecordHeader(0);
+      endpoints[0].putNonBlockingImplicit(
+          sideAddress + r,
+          UcxLayout.RECORD_DATA,
+          peerSideAddress + UcxLayout.record(step),
+          peerSide[0]);
+    }
+
+    /**
+     * The record with the data in it, closed by the seq after the data, in one put: a put lands in
+     * order (the plain record's two seqs rely on it too), so the closing seq is the last of it to
+     * arrive.
+     */
+    private void putInlineRecord() {
+      int r = writeRecordHeader(UcxLayout.FLAG_INLINE);
+      side.put(r + UcxLayout.RECORD_DATA, data, 0, size);
+      int close = UcxLayout.inlineSeq(size);
+      LONGS.setRelease(side, r + close, step + 1);
+      endpoints[0].putNonBlockingImplicit(
+          sideAddress + r, close + 8, peerSideAddress + UcxLayout.record(step), peerSide[0]);
+    }
+
+    /** Fills this step's outgoing record up to its second seq; returns the record's offset. */
+    private int writeRecordHeader(int flags) {
       int r = UcxLayout.outRecord(step);
       side.putLong(r + UcxLayout.RECORD_SEQ, step + 1);
       side.putInt(r + UcxLayout.RECORD_SIZE, size);
-      side.putInt(r + UcxLayout.RECORD_FLAGS, 0);
+      side.putInt(r + UcxLayout.RECORD_FLAGS, flags);
       call.encode(side, r + UcxLayout.RECORD_CALL);
       LONGS.setRelease(side, r + UcxLayout.RECORD_SEQ_END, step + 1);
-      endpoints[0].putNonBlockingImplicit(
-          sideAddress + r,
-          UcxLayout.RECORD_BYTES,
-          peerSideAddress + UcxLayout.record(step),
-          peerSide[0]);
+      return r;
     }
 
     @Override
