@@ -17,6 +17,9 @@ import org.sparkccl.transport.RecvConnection;
 final class UcxRecvConnection extends UcxConnection implements RecvConnection {
   private final int stepSize;
 
+  /** One request per FIFO slot, reused for every step of that slot (one is in flight at a time). */
+  private final Request[] requests = new Request[FifoLayout.STEPS];
+
   UcxRecvConnection(
       UcxTransport transport,
       String description,
@@ -51,7 +54,11 @@ final class UcxRecvConnection extends UcxConnection implements RecvConnection {
         UcxLayout.ENTRY_BYTES,
         peerSideAddress + UcxLayout.entry(step),
         peerSide[0]);
-    return new Request(data, step);
+    int k = FifoLayout.slotOf(step);
+    if (requests[k] == null) {
+      requests[k] = new Request();
+    }
+    return requests[k].reuse(data, step);
   }
 
   /**
@@ -84,16 +91,19 @@ final class UcxRecvConnection extends UcxConnection implements RecvConnection {
    * into the slot.
    */
   private final class Request implements NetRequest {
-    private final ByteBuffer slot;
-    private final long step;
-    private final int room;
+    private ByteBuffer slot;
+    private long step;
+    private int room;
     private int size;
     private CollectiveCall call;
 
-    Request(ByteBuffer slot, long step) {
+    Request reuse(ByteBuffer slot, long step) {
       this.slot = slot;
       this.step = step;
       this.room = slot.capacity();
+      this.size = 0;
+      this.call = null;
+      return this;
     }
 
     @Override

@@ -30,6 +30,13 @@ final class UcxSendConnection extends UcxConnection implements SendConnection {
   private final UcpRemoteKey[] peerSlots;
   private final int stepSize;
   private final ArrayDeque<Request> queue = new ArrayDeque<>();
+
+  /**
+   * One request per FIFO slot, reused for every step of that slot: the proxy posts a step only once
+   * the slot's previous step has completed, so a small collective allocates none.
+   */
+  private final Request[] requests = new Request[FifoLayout.STEPS];
+
   private Consumer<CollectiveCall> announceListener = c -> {};
 
   UcxSendConnection(
@@ -59,7 +66,11 @@ final class UcxSendConnection extends UcxConnection implements SendConnection {
     if (peerClosed) {
       throw failure("rank " + peer + " has closed its communicator");
     }
-    Request r = new Request(data, step, size, call);
+    int k = FifoLayout.slotOf(step);
+    if (requests[k] == null) {
+      requests[k] = new Request();
+    }
+    Request r = requests[k].reuse(data, step, size, call);
     queue.add(r);
     progress();
     return r;
@@ -108,19 +119,32 @@ final class UcxSendConnection extends UcxConnection implements SendConnection {
 
   /** One step: waiting for the receiver's entry, then flushing the data, then done. */
   private final class Request implements NetRequest {
-    private final ByteBuffer data;
-    private final long step;
-    private final int size;
-    private final CollectiveCall call;
+    private ByteBuffer data;
+    private long step = -1;
+    private int size;
+    private CollectiveCall call;
     private Completion[] flushes;
     private UcpRequest[] flushRequests;
-    private boolean done;
+    private boolean done = true;
 
-    Request(ByteBuffer data, long step, int size, CollectiveCall call) {
+    /** Makes this the request of {@code step}, once the slot's previous step is done. */
+    Request reuse(ByteBuffer data, long step, int size, CollectiveCall call) {
+      if (!done) {
+        throw failure(
+            "protocol error: step "
+                + step
+                + " posted while step "
+                + this.step
+                + " of its slot is still in flight");
+      }
       this.data = data;
       this.step = step;
       this.size = size;
       this.call = call;
+      this.flushes = null;
+      this.flushRequests = null;
+      this.done = false;
+      return this;
     }
 
     void advance() {
