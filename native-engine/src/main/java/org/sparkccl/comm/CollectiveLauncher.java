@@ -704,17 +704,49 @@ public final class CollectiveLauncher {
       }
       ch.sendBase += plan.sendSteps();
       ch.recvBase += plan.recvSteps();
-      ChannelWork work = new ChannelWork(plan, src, dst, ctx.nRanks, call);
       if (group != null) {
-        group[c] = work;
+        group[c] = new ChannelWork(plan, src, dst, ctx.nRanks, call);
         continue;
       }
-      submit(ch, coll, new ChannelTask(ctx, lifecycle, ch, coll, work));
+      submit(ch, coll, ringTask(ch, coll, plan, src, dst, call));
     }
     if (group != null) {
       ctx.channels[0].kernelThread.submit(new ChannelGroupTask(ctx, lifecycle, coll, group));
       coll.submitted = used;
     }
+  }
+
+  /**
+   * The channel's ring task for {@code coll}: on host memory the channel's last one, reused once
+   * the collective it ran for has completed (then it is no longer queued or running, and the host
+   * kernel keeps nothing of its work); else a new one. A GPU kernel may hold its work after it
+   * returns, so its tasks are always new.
+   */
+  private ChannelTask ringTask(
+      CommChannel ch,
+      Collective coll,
+      ChannelPlan plan,
+      DeviceBuffer src,
+      DeviceBuffer dst,
+      CollectiveCall call) {
+    boolean host = ctx.device == HostDevice.INSTANCE;
+    ChannelTask task;
+    if (host && ch.ringTask != null && ch.ringTaskUser.future.isDone()) {
+      ch.ringWork.reset(plan, src, dst, ctx.nRanks, call);
+      task = ch.ringTask;
+      task.reuseFor(coll);
+    } else {
+      ChannelWork work = new ChannelWork(plan, src, dst, ctx.nRanks, call);
+      task = new ChannelTask(ctx, lifecycle, ch, coll, work);
+      if (host) {
+        ch.ringWork = work;
+        ch.ringTask = task;
+      }
+    }
+    if (host) {
+      ch.ringTaskUser = coll;
+    }
+    return task;
   }
 
   /**

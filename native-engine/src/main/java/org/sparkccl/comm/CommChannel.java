@@ -7,6 +7,7 @@ import org.sparkccl.device.Device;
 import org.sparkccl.fifo.Fifo;
 import org.sparkccl.idle.IdleStrategies;
 import org.sparkccl.kernel.ChannelKernel;
+import org.sparkccl.kernel.ChannelWork;
 import org.sparkccl.kernel.KernelGuard;
 import org.sparkccl.kernel.KernelThread;
 import org.sparkccl.kernel.KernelWaiter;
@@ -50,6 +51,16 @@ final class CommChannel {
   final OpRing<RecvProxyOp> recvOps = new OpRing<>();
 
   long recvBase;
+
+  /**
+   * The ring's work and task of this channel's last host-memory collective, and that collective:
+   * the next one reuses them once it has completed (a small collective made both anew per call).
+   * Used under the launch lock only.
+   */
+  ChannelWork ringWork;
+
+  ChannelTask ringTask;
+  Collective ringTaskUser;
 
   /** The collective the kernel thread is running, for messages and announcements. */
   volatile Collective current;
