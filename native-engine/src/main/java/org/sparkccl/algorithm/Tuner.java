@@ -68,6 +68,7 @@ public final class Tuner {
 
   private final double hopUs;
   private final double treeHopUs;
+  private final double linkGBps;
   private final double usPerByte;
   private final Algorithm forced;
 
@@ -91,6 +92,7 @@ public final class Tuner {
       boolean sharedMemory) {
     this.hopUs = hopLatencyUs;
     this.treeHopUs = treeHopLatencyUs;
+    this.linkGBps = linkGBps;
     this.usPerByte = 1e-3 / linkGBps;
     this.forced = forced;
     this.sharedMemory = sharedMemory;
@@ -103,6 +105,11 @@ public final class Tuner {
   public static Tuner forSharedMemory(
       double hopLatencyUs, double treeHopLatencyUs, double linkGBps, Algorithm forced) {
     return new Tuner(hopLatencyUs, treeHopLatencyUs, linkGBps, forced, true);
+  }
+
+  /** The model's constants, for a log line. */
+  public String constants() {
+    return "hop " + hopUs + " us, tree hop " + treeHopUs + " us, link " + linkGBps + " GB/s";
   }
 
   /** Whether {@code kind} has a tree version. */

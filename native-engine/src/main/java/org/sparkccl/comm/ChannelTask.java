@@ -46,6 +46,16 @@ final class ChannelTask implements KernelTask {
     this.coll = next;
   }
 
+  /** Whether the collective it last ran for has completed: it is no longer queued or running. */
+  boolean finished() {
+    return coll.future.isDone();
+  }
+
+  /** The ring's work it runs, or null for another task. */
+  ChannelWork ringWork() {
+    return ringWork;
+  }
+
   @Override
   public void run() {
     ch.current = coll;

@@ -267,6 +267,20 @@ public final class CollectiveLauncher {
     return algo == Algorithm.RH && scatterTooBig ? Algorithm.RING : algo;
   }
 
+  /**
+   * Which of the tuner's constant sets this communicator's collectives use, and their values, for
+   * the log line of a new communicator.
+   */
+  String tunerInUse() {
+    Links links = ctx.links();
+    if (links == null) {
+      return tuner.constants();
+    }
+    String set =
+        links.inSharedMemory() ? "shared-memory " : links.everyRankSpins() ? "spinning " : "";
+    return set + tunerFor(links).constants();
+  }
+
   private Tuner tunerFor(Links links) {
     if (links.inSharedMemory()) {
       return sharedMemoryTuner;
@@ -729,22 +743,17 @@ public final class CollectiveLauncher {
       DeviceBuffer src,
       DeviceBuffer dst,
       CollectiveCall call) {
-    boolean host = ctx.device == HostDevice.INSTANCE;
-    ChannelTask task;
-    if (host && ch.ringTask != null && ch.ringTaskUser.future.isDone()) {
-      ch.ringWork.reset(plan, src, dst, ctx.nRanks, call);
-      task = ch.ringTask;
-      task.reuseFor(coll);
-    } else {
-      ChannelWork work = new ChannelWork(plan, src, dst, ctx.nRanks, call);
-      task = new ChannelTask(ctx, lifecycle, ch, coll, work);
-      if (host) {
-        ch.ringWork = work;
-        ch.ringTask = task;
-      }
+    ChannelTask last = ch.ringTask;
+    if (last != null && last.finished()) {
+      last.ringWork().reset(plan, src, dst, ctx.nRanks, call);
+      last.reuseFor(coll);
+      return last;
     }
-    if (host) {
-      ch.ringTaskUser = coll;
+    ChannelTask task =
+        new ChannelTask(
+            ctx, lifecycle, ch, coll, new ChannelWork(plan, src, dst, ctx.nRanks, call));
+    if (ctx.device == HostDevice.INSTANCE) {
+      ch.ringTask = task;
     }
     return task;
   }

@@ -7,7 +7,6 @@ import org.sparkccl.device.Device;
 import org.sparkccl.fifo.Fifo;
 import org.sparkccl.idle.IdleStrategies;
 import org.sparkccl.kernel.ChannelKernel;
-import org.sparkccl.kernel.ChannelWork;
 import org.sparkccl.kernel.KernelGuard;
 import org.sparkccl.kernel.KernelThread;
 import org.sparkccl.kernel.KernelWaiter;
@@ -53,14 +52,11 @@ final class CommChannel {
   long recvBase;
 
   /**
-   * The ring's work and task of this channel's last host-memory collective, and that collective:
-   * the next one reuses them once it has completed (a small collective made both anew per call).
-   * Used under the launch lock only.
+   * The ring task (and its work) of this channel's last host-memory collective: the next one reuses
+   * it once that collective has completed (a small collective made both anew per call). Used under
+   * the launch lock only.
    */
-  ChannelWork ringWork;
-
   ChannelTask ringTask;
-  Collective ringTaskUser;
 
   /** The collective the kernel thread is running, for messages and announcements. */
   volatile Collective current;

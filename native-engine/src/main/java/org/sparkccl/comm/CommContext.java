@@ -93,9 +93,18 @@ final class CommContext {
   void settleIdle(int ranksOnHost) {
     idle.settle(
         ranksOnHost,
-        AutoIdle.pollingThreadsPerRank(config.nChannels(), config.socketThreads()),
-        AutoIdle.cores(
-            Runtime.getRuntime().availableProcessors(), config.idleCpusPerRank(), ranksOnHost));
+        pollingThreadsPerRank(),
+        AutoIdle.cores(availableCores(), config.idleCpusPerRank(), ranksOnHost));
+  }
+
+  /** This rank's threads that poll while work is in flight (what {@code idle=auto} counts). */
+  int pollingThreadsPerRank() {
+    return AutoIdle.pollingThreadsPerRank(config.nChannels(), config.socketThreads());
+  }
+
+  /** The cores this JVM sees. */
+  static int availableCores() {
+    return Runtime.getRuntime().availableProcessors();
   }
 
   Links links() {

@@ -46,10 +46,9 @@ public final class CommCore {
       throw e;
     }
     Links links = ctx.links();
-    boolean shm = links != null && links.inSharedMemory();
     LOG.info(
         "rank {}/{} ready: device={} channels={} transport={}(nThreads={}, nSocksPerThread={},"
-            + " qps={}) algo={} (the tuner's {}constants: hop {} us, link {} GB/s) buffSize={}"
+            + " qps={}) algo={} (the tuner's constants: {}) buffSize={}"
             + " stepSize={} idle={} timeout={}ms next={} prev={} listen={}",
         ctx.rank,
         ctx.nRanks,
@@ -60,9 +59,7 @@ public final class CommCore {
         config.socketsPerThread(),
         config.qpsPerConnection(),
         config.algo(),
-        shm ? "shared-memory " : "",
-        shm ? config.shmHopLatencyUs() : config.hopLatencyUs(),
-        shm ? config.shmLinkGBps() : config.linkGBps(),
+        collectives.tunerInUse(),
         config.buffSize(),
         config.stepSize(),
         ctx.idle,

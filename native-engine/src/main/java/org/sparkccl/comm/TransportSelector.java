@@ -219,8 +219,8 @@ final class TransportSelector {
     out.put((byte) (ctx.config.encrypt() ? 1 : 0));
     out.put((byte) (allowsShm() ? 1 : 0));
     out.put((byte) ctx.config.idle().ordinal());
-    out.putInt(AutoIdle.pollingThreadsPerRank(ctx.config.nChannels(), ctx.config.socketThreads()));
-    out.putInt(Runtime.getRuntime().availableProcessors()).putInt(ctx.config.idleCpusPerRank());
+    out.putInt(ctx.pollingThreadsPerRank());
+    out.putInt(CommContext.availableCores()).putInt(ctx.config.idleCpusPerRank());
     byte[][] all = bootstrap.allGather(out.array(), ctx.config.timeout());
     String[] addresses = new String[ctx.nRanks];
     byte[][][] infos = new byte[candidates.size()][ctx.nRanks][];
@@ -299,6 +299,10 @@ final class TransportSelector {
    */
   private boolean everyRankSpins(String[] hosts, int[][] idleInputs) {
     IdleMode[] modes = IdleMode.values();
+    Map<String, Integer> ranksOn = new HashMap<>();
+    for (String h : hosts) {
+      ranksOn.merge(h, 1, Integer::sum);
+    }
     for (int r = 0; r < hosts.length; r++) {
       int[] in = idleInputs[r];
       if (in[0] < 0 || in[0] >= modes.length) {
@@ -312,11 +316,7 @@ final class TransportSelector {
                 + "; expected 0.."
                 + (modes.length - 1));
       }
-      int onHost = 0;
-      for (String h : hosts) {
-        onHost += h.equals(hosts[r]) ? 1 : 0;
-      }
-      if (!AutoIdle.spinsWhenBusy(modes[in[0]], onHost, in[1], in[2], in[3])) {
+      if (!AutoIdle.spinsWhenBusy(modes[in[0]], ranksOn.get(hosts[r]), in[1], in[2], in[3])) {
         return false;
       }
     }

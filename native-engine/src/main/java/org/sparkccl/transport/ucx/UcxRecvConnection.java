@@ -93,14 +93,12 @@ final class UcxRecvConnection extends UcxConnection implements RecvConnection {
   private final class Request implements NetRequest {
     private ByteBuffer slot;
     private long step;
-    private int room;
     private int size;
     private CollectiveCall call;
 
     Request reuse(ByteBuffer slot, long step) {
       this.slot = slot;
       this.step = step;
-      this.room = slot.capacity();
       this.size = 0;
       this.call = null;
       return this;
@@ -115,6 +113,7 @@ final class UcxRecvConnection extends UcxConnection implements RecvConnection {
         return false;
       }
       int sent = side.getInt(r + UcxLayout.RECORD_SIZE);
+      int room = slot.capacity();
       boolean inline = (side.getInt(r + UcxLayout.RECORD_FLAGS) & UcxLayout.FLAG_INLINE) != 0;
       if (sent < 0 || sent > room || (inline && sent > UcxLayout.INLINE_MAX)) {
         throw failure(

@@ -151,7 +151,7 @@ final class UcxSendConnection extends UcxConnection implements SendConnection {
       if (done) {
         return;
       }
-      if (flushes == null && size <= UcxLayout.INLINE_MAX) {
+      if (size <= UcxLayout.INLINE_MAX) {
         if (entryPosted()) {
           putInlineRecord();
           done = true;
