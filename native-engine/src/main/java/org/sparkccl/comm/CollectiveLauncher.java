@@ -28,6 +28,7 @@ import org.sparkccl.device.HostBuffer;
 import org.sparkccl.device.HostDevice;
 import org.sparkccl.fifo.Fifo;
 import org.sparkccl.kernel.ChannelWork;
+import org.sparkccl.kernel.HostChannelKernel;
 import org.sparkccl.kernel.HostDoublingKernel;
 import org.sparkccl.kernel.HostOperands;
 import org.sparkccl.kernel.HostTreeKernel;
@@ -635,7 +636,8 @@ public final class CollectiveLauncher {
     if (send) {
       enqueueSend(link.sendOps, link.send(), link.fifo, link.nextStep, slices, call, link.site);
     } else {
-      enqueueRecv(link.recvOps, link.recv(), link.fifo, link.nextStep, slices, call, link.site);
+      enqueueRecv(
+          link.recvOps, link.recv(), link.fifo, link.nextStep, slices, call, link.site, null, null);
     }
     edge.restart(link.fifo, link.nextStep, null, null, null);
     link.nextStep += slices;
@@ -663,7 +665,11 @@ public final class CollectiveLauncher {
     ctx.proxy.enqueue(op);
   }
 
-  /** As {@link #enqueueSend}, for receiving into {@code fifo}. */
+  /**
+   * As {@link #enqueueSend}, for receiving into {@code fifo}; with an {@code output}, the steps of
+   * {@code plan} that land there unchanged are received straight into it ({@link
+   * RecvProxyOp#receiveInto}).
+   */
   private void enqueueRecv(
       OpRing<RecvProxyOp> ops,
       RecvConnection conn,
@@ -671,7 +677,9 @@ public final class CollectiveLauncher {
       long base,
       long steps,
       CollectiveCall call,
-      OpSite site) {
+      OpSite site,
+      ByteBuffer output,
+      ChannelPlan plan) {
     RecvProxyOp op = ops.reusable();
     if (op != null) {
       op.restart(base, steps, call);
@@ -681,7 +689,24 @@ public final class CollectiveLauncher {
               conn, fifo, base, steps, call, ctx.calls.checks(), launched, ctx.timeoutNanos, site);
       ops.keep(op);
     }
+    if (output != null) {
+      op.receiveInto(output, plan, HostChannelKernel.IN_PLACE_MIN_BYTES);
+    }
     ctx.proxy.enqueue(op);
+  }
+
+  /**
+   * The output a ring channel's proxy may receive large steps straight into: host memory, over a
+   * connection that reads into any memory; else null (every step through the FIFO's slots).
+   */
+  private ByteBuffer receivesInto(CommChannel ch, DeviceBuffer dst) {
+    if (ctx.device == HostDevice.INSTANCE
+        && ch.recv.readsIntoAnyMemory()
+        && dst instanceof HostBuffer host
+        && host.memory().isDirect()) {
+      return host.memory();
+    }
+    return null;
   }
 
   private void launchRing(
@@ -714,7 +739,15 @@ public final class CollectiveLauncher {
       }
       if (plan.recvSteps() > 0 && !ch.directRecv) {
         enqueueRecv(
-            ch.recvOps, ch.recv, ch.recvFifo, ch.recvBase, plan.recvSteps(), call, sites.recv(ch));
+            ch.recvOps,
+            ch.recv,
+            ch.recvFifo,
+            ch.recvBase,
+            plan.recvSteps(),
+            call,
+            sites.recv(ch),
+            receivesInto(ch, dst),
+            plan);
       }
       ch.sendBase += plan.sendSteps();
       ch.recvBase += plan.recvSteps();

@@ -402,6 +402,9 @@ final class TransportSelector {
             ctx.config.transport(),
             skipped,
             detail(c.describe(ctx)));
+        for (CommChannel ch : ctx.channels) {
+          ch.kernel.sendFromSources(ch.send != null && ch.send.sendsFromAnyMemory());
+        }
         c.start(ctx);
         return c;
       }

@@ -46,6 +46,14 @@ public final class Fifo implements SlotQueue, AutoCloseable {
   private final ByteBuffer control;
   private final ByteBuffer data;
   private final ByteBuffer[] slots;
+
+  /**
+   * Per slot: the memory a step's bytes lie in when the producer published them from elsewhere
+   * ({@link #publishFrom}), or null (the slot). Plain fields: the tail's volatile store publishes
+   * them to the consumer, the head's clears them for the producer.
+   */
+  private final ByteBuffer[] sources = new ByteBuffer[FifoLayout.STEPS];
+
   private final int stepSize;
   private volatile Runnable producerWaker = () -> {};
   private volatile Runnable consumerWaker = () -> {};
@@ -193,9 +201,28 @@ public final class Fifo implements SlotQueue, AutoCloseable {
     consumerWaker.run();
   }
 
+  /**
+   * Producer: {@code step}'s bytes are {@code source} (position 0 to its limit), not the slot's: a
+   * kernel that leaves a large step in the collective's buffers for a socket to send from there
+   * ({@code SendConnection#sendsFromAnyMemory}), or a proxy that received one straight into the
+   * output. {@code source} stays unchanged until the consumer releases the step.
+   */
+  public void publishFrom(long step, ByteBuffer source) {
+    sources[FifoLayout.slotOf(step)] = source;
+    publish(step, source.remaining());
+  }
+
+  /** Consumer: what holds {@code step}'s bytes, its slot or the memory of {@link #publishFrom}. */
+  public ByteBuffer bytesOf(long step) {
+    int i = FifoLayout.slotOf(step);
+    ByteBuffer source = sources[i];
+    return source != null ? source : slots[i];
+  }
+
   /** Consumer: done with {@code step}'s slot; hand it back to the producer. */
   @Override
   public void release(long step) {
+    sources[FifoLayout.slotOf(step)] = null;
     INTS.setRelease(control, FifoLayout.sizeOffset(FifoLayout.slotOf(step)), FifoLayout.EMPTY);
     LONGS.setVolatile(control, FifoLayout.HEAD_OFFSET, step + 1);
     producerWaker.run();

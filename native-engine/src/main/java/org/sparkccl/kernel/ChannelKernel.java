@@ -18,6 +18,14 @@ public interface ChannelKernel extends AutoCloseable {
   void run(ChannelWork work);
 
   /**
+   * Lets the kernel publish large steps from the collective's own buffers instead of copying them
+   * into its send FIFO's slots, where the connection that sends them reads any memory ({@code
+   * SendConnection#sendsFromAnyMemory}); kernels that cannot ignore it. Before the first
+   * collective.
+   */
+  default void sendFromSources(boolean allowed) {}
+
+  /**
    * Whether, between ranks that are threads of one process, this kernel reads the previous rank's
    * send slots in place, so that the in-process pipe passes slot numbers rather than bytes.
    */

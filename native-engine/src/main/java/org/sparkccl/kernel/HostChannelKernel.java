@@ -34,6 +34,19 @@ public final class HostChannelKernel implements ChannelKernel {
   private long sendStep;
   private long recvStep;
 
+  /**
+   * Steps of at least this many bytes go out from the collective's buffers where the send
+   * connection allows it ({@link #sendFromSources}), and come in straight into the output where the
+   * receive connection does ({@code RecvProxyOp#receiveInto}): a copy through the slot then costs
+   * more than the slice that names the memory, and small steps allocate nothing.
+   */
+  public static final int IN_PLACE_MIN_BYTES = 64 << 10;
+
+  private boolean sendFromSources;
+
+  /** Whether the current collective published a step from its buffers: it ends once they left. */
+  private boolean sentFromSources;
+
   // Set before the first collective (the ring's set-up); the task hand-off to the kernel thread
   // publishes them. Calls are null on the kernel's own FIFOs, whose proxy checks the calls.
   private Fifo sendFifo;
@@ -47,6 +60,7 @@ public final class HostChannelKernel implements ChannelKernel {
   // made once: a lambda over the step's local would be a new object on every wait of every slice
   private final BooleanSupplier sendRoom = this::sendRoom;
   private final BooleanSupplier recvFilled = this::recvFilled;
+  private final BooleanSupplier sendsDone = this::sendsDone;
   private final KernelWaiter.Check sendCheck = new SideCheck(true);
   private final KernelWaiter.Check recvCheck = new SideCheck(false);
 
@@ -69,6 +83,20 @@ public final class HostChannelKernel implements ChannelKernel {
     checkStepSize(fifo);
     sendFifo = fifo == null ? ownSend : fifo;
     sendCalls = fifo == null ? null : calls;
+  }
+
+  /**
+   * Large steps whose bytes lie unchanged in the collective's input or output (the sends of a copy,
+   * of a final reduction, the first send of a ring) go out from there on the kernel's own send
+   * FIFO: no copy into the slot, and the collective ends only once the connection has sent them,
+   * since the caller may change its buffers from then on. Nothing that the kernel writes later in a
+   * collective lies under an earlier step it sent this way: each region is sent after its last
+   * write, and a region written in place again (the input of an in-place ring allReduce) changes
+   * only once data that the earlier send fed has come back around the ring.
+   */
+  @Override
+  public void sendFromSources(boolean allowed) {
+    sendFromSources = allowed;
   }
 
   /** As {@link #sendDirect}, for the receive side: reads the slots the previous rank writes. */
@@ -165,24 +193,24 @@ public final class HostChannelKernel implements ChannelKernel {
         done += len;
       }
     }
+    if (sentFromSources) {
+      sentFromSources = false;
+      waiter.await(sendsDone, sendCheck);
+    }
   }
 
   private void slice(Work w, PrimitiveCall call, int src, int dst, int len) {
     int elems = len / w.type().size();
     switch (call.kind()) {
-      case SEND -> {
-        awaitSendSlot().put(0, w.src(), src, len);
-        publish(w, len);
-      }
+      case SEND -> send(w, w.src(), src, len);
       case COPY_SEND -> {
         if (w.src() != w.dst() || src != dst) {
           w.dst().put(dst, w.src(), src, len);
         }
-        awaitSendSlot().put(0, w.src(), src, len);
-        publish(w, len);
+        send(w, w.src(), src, len);
       }
       case RECV -> {
-        w.dst().put(dst, awaitRecvSlot(w, len), 0, len);
+        copyOut(w, awaitRecvSlot(w, len), dst, len);
         releaseRecv();
       }
       case RECV_REDUCE_SEND -> {
@@ -197,22 +225,43 @@ public final class HostChannelKernel implements ChannelKernel {
         releaseRecv();
       }
       case RECV_REDUCE_COPY_SEND -> {
-        ByteBuffer in = awaitRecvSlot(w, len);
-        ByteBuffer out = awaitSendSlot();
-        reduceFinal(w, in, src, w.dst(), dst, elems);
-        out.put(0, w.dst(), dst, len);
-        publish(w, len);
+        reduceFinal(w, awaitRecvSlot(w, len), src, w.dst(), dst, elems);
+        send(w, w.dst(), dst, len);
         releaseRecv();
       }
       case RECV_COPY_SEND -> {
-        ByteBuffer in = awaitRecvSlot(w, len);
-        ByteBuffer out = awaitSendSlot();
-        w.dst().put(dst, in, 0, len);
-        out.put(0, in, 0, len);
-        publish(w, len);
+        copyOut(w, awaitRecvSlot(w, len), dst, len);
+        send(w, w.dst(), dst, len);
         releaseRecv();
       }
     }
+  }
+
+  /**
+   * Copies a received step into the output, unless the proxy received it there already ({@code
+   * RecvProxyOp#receiveInto}): then the FIFO holds it elsewhere than the slot.
+   */
+  private void copyOut(Work w, ByteBuffer in, int dst, int len) {
+    if (in == recvFifo.slot(recvStep)) {
+      w.dst().put(dst, in, 0, len);
+    }
+  }
+
+  /**
+   * Sends bytes {@code [offset, offset + len)} of {@code region}, which stay unchanged until the
+   * collective ends: from the region itself where {@link #sendFromSources} allows, else copied into
+   * the slot.
+   */
+  private void send(Work w, ByteBuffer region, int offset, int len) {
+    ByteBuffer slot = awaitSendSlot();
+    if (sendFromSources && len >= IN_PLACE_MIN_BYTES && sendFifo == ownSend && region.isDirect()) {
+      sendFifo.publishFrom(sendStep, region.slice(offset, len));
+      sendStep++;
+      sentFromSources = true;
+      return;
+    }
+    slot.put(0, region, offset, len);
+    publish(w, len);
   }
 
   /** {@code out = in op src}, then the division of {@code avg}: the result is complete here. */
@@ -226,6 +275,11 @@ public final class HostChannelKernel implements ChannelKernel {
 
   private boolean sendRoom() {
     return sendFifo.hasRoomFor(sendStep);
+  }
+
+  /** Whether the connection has sent every step published so far (head caught up). */
+  private boolean sendsDone() {
+    return sendFifo.head() >= sendStep;
   }
 
   private boolean recvFilled() {
@@ -292,7 +346,7 @@ public final class HostChannelKernel implements ChannelKernel {
               + step
               + "); the ranks disagree on the call");
     }
-    return recvFifo.slot(step);
+    return recvFifo.bytesOf(step);
   }
 
   private void releaseRecv() {

@@ -1,8 +1,12 @@
 package org.sparkccl.proxy;
 
+import java.nio.ByteBuffer;
 import java.util.function.LongFunction;
+import org.sparkccl.algorithm.ChannelPlan;
+import org.sparkccl.algorithm.ReceiveCursor;
 import org.sparkccl.comm.CollectiveCall;
 import org.sparkccl.fifo.Fifo;
+import org.sparkccl.fifo.FifoLayout;
 import org.sparkccl.transport.NetRequest;
 import org.sparkccl.transport.RecvConnection;
 
@@ -16,6 +20,15 @@ public final class RecvProxyOp extends FifoProxyOp {
   private final int rank;
   private final LongFunction<CollectiveCall> myCalls;
   private final boolean checks;
+
+  /** The steps that land in {@link #output}; unused while it is null. */
+  private final ReceiveCursor cursor = new ReceiveCursor();
+
+  /** Where steps that land there unchanged are received; null: every step into its slot. */
+  private ByteBuffer output;
+
+  /** The memory each posted step is received into where it is not its slot. */
+  private final ByteBuffer[] targets = new ByteBuffer[FifoLayout.STEPS];
 
   /**
    * @param expected what this rank called: every message must come from the same call
@@ -84,6 +97,19 @@ public final class RecvProxyOp extends FifoProxyOp {
   public void restart(long base, long nSteps, CollectiveCall expected) {
     restartFifo(base, nSteps, expected);
     this.expected = expected;
+    this.output = null;
+  }
+
+  /**
+   * Receives the steps of {@code plan} whose bytes land unchanged in {@code output} and number at
+   * least {@code minBytes} straight there instead of into their slots ({@link ReceiveCursor}); the
+   * FIFO then publishes each such step as lying there ({@link Fifo#publishFrom}), which tells the
+   * kernel not to copy it. Only for a connection that reads into any memory, and before the
+   * operation is enqueued; {@link #restart} forgets it.
+   */
+  public void receiveInto(ByteBuffer output, ChannelPlan plan, int minBytes) {
+    this.output = output;
+    cursor.reset(plan, fifo.stepSize(), minBytes);
   }
 
   @Override
@@ -93,7 +119,15 @@ public final class RecvProxyOp extends FifoProxyOp {
 
   @Override
   protected NetRequest post(long step) {
-    return connection.postRecv(fifo.slot(step), step);
+    ByteBuffer target = null;
+    if (output != null) {
+      long at = cursor.next();
+      if (at >= 0) {
+        target = output.slice((int) at, cursor.length());
+      }
+    }
+    targets[FifoLayout.slotOf(step)] = target;
+    return connection.postRecv(target != null ? target : fifo.slot(step), step);
   }
 
   @Override
@@ -102,6 +136,13 @@ public final class RecvProxyOp extends FifoProxyOp {
     if (checks && got != null && !got.matches(expected)) {
       throw CollectiveCall.mismatch(rank, expected, connection.peer(), got, myCalls);
     }
-    fifo.publish(step, request.size());
+    int slot = FifoLayout.slotOf(step);
+    ByteBuffer target = targets[slot];
+    if (target == null) {
+      fifo.publish(step, request.size());
+    } else {
+      targets[slot] = null;
+      fifo.publishFrom(step, target.limit(request.size()));
+    }
   }
 }

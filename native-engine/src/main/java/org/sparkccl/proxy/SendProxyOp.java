@@ -53,7 +53,7 @@ public final class SendProxyOp extends FifoProxyOp {
 
   @Override
   protected NetRequest post(long step) {
-    return connection.postSend(fifo.slot(step), fifo.size(step), step, call);
+    return connection.postSend(fifo.bytesOf(step), fifo.size(step), step, call);
   }
 
   @Override

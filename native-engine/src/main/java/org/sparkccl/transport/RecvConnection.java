@@ -7,6 +7,15 @@ public interface RecvConnection extends AutoCloseable {
   /** Starts receiving FIFO step {@code step} into {@code data} (at most its capacity). */
   NetRequest postRecv(ByteBuffer data, long step);
 
+  /**
+   * Whether {@link #postRecv} may be given any direct memory rather than the FIFO's slot: then
+   * large steps that land unchanged in a host collective's output are received straight there.
+   * False where the transport writes only into memory it registered.
+   */
+  default boolean readsIntoAnyMemory() {
+    return false;
+  }
+
   int peer();
 
   /** Whether the connection exists yet (a point-to-point one appears when the peer connects). */

@@ -24,6 +24,16 @@ public interface SendConnection extends AutoCloseable {
    */
   default void onAnnounce(java.util.function.Consumer<CollectiveCall> listener) {}
 
+  /**
+   * Whether {@link #postSend} may be given any direct memory rather than the FIFO's slot: then a
+   * host kernel leaves the bytes of a large step where they are (the caller's buffers) instead of
+   * copying them into the slot ({@code Fifo#publishFrom}). False where the transport reads only
+   * memory it registered, or the peer reads the slot itself.
+   */
+  default boolean sendsFromAnyMemory() {
+    return false;
+  }
+
   /** The peer's rank, for messages. */
   int peer();
 

@@ -34,6 +34,12 @@ final class SocketRecvConnection extends SocketConnection implements RecvConnect
         wakeProxy);
   }
 
+  /** A socket reads into any direct memory; a sealed one opens records into it. */
+  @Override
+  public boolean readsIntoAnyMemory() {
+    return true;
+  }
+
   @Override
   public NetRequest postRecv(ByteBuffer slot, long step) {
     SocketRequest r = request(slot, step);

@@ -61,6 +61,12 @@ final class SocketSendConnection extends SocketConnection implements SendConnect
     return r;
   }
 
+  /** A socket writes from any direct memory; a sealed one seals it into its own buffer. */
+  @Override
+  public boolean sendsFromAnyMemory() {
+    return true;
+  }
+
   @Override
   public void notifyFailure(String message) {
     if (queue.isEmpty()) {

@@ -1,0 +1,168 @@
+package org.sparkccl.kernel;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotSame;
+import static org.junit.jupiter.api.Assertions.assertSame;
+
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.List;
+import java.util.SplittableRandom;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.sparkccl.DataType;
+import org.sparkccl.ReduceOp;
+import org.sparkccl.algorithm.ChannelPlan;
+import org.sparkccl.algorithm.Primitive;
+import org.sparkccl.algorithm.PrimitiveCall;
+import org.sparkccl.comm.CollectiveCall;
+import org.sparkccl.device.HostBuffer;
+import org.sparkccl.fifo.Fifo;
+import org.sparkccl.idle.IdleStrategies;
+
+/**
+ * A host kernel whose send connection reads any memory publishes large steps from the collective's
+ * buffers, not copies in its slots, and returns only once the consumer has released every one of
+ * them: the caller may change its buffers as soon as the collective ends.
+ */
+class SendFromSourcesTest {
+  private static final int STEP = 128 << 10;
+
+  /** Three full steps (from the buffer) and a small last one (below the minimum: copied). */
+  private static final int BYTES = 3 * STEP + 1000;
+
+  private static final KernelGuard GUARD =
+      new KernelGuard() {
+        @Override
+        public void checkAbort() {}
+
+        @Override
+        public long timeoutNanos() {
+          return TimeUnit.SECONDS.toNanos(30);
+        }
+
+        @Override
+        public String describe(boolean sending) {
+          return sending ? "sending in a test" : "receiving in a test";
+        }
+      };
+
+  @Test
+  void largeStepsLeaveFromTheBufferAndTheKernelWaitsForThem() throws Exception {
+    try (Fifo send = new Fifo(STEP);
+        Fifo recv = new Fifo(STEP)) {
+      HostChannelKernel kernel = kernel(send, recv, true);
+      byte[] input = random(BYTES, 11);
+      HostBuffer src = buffer(input);
+      HostBuffer dst = buffer(new byte[BYTES]);
+      CompletableFuture<Void> ran = CompletableFuture.runAsync(() -> kernel.run(work(src, dst)));
+      for (int step = 0; step < 4; step++) {
+        awaitFilled(send, step);
+        ByteBuffer sent = send.bytesOf(step);
+        int len = send.size(step);
+        if (step < 3) {
+          assertNotSame(send.slot(step), sent, "step " + step + " should leave from the buffer");
+        } else {
+          assertSame(send.slot(step), sent, "a step below the minimum is copied into its slot");
+        }
+        assertArrayEquals(slice(input, step * STEP, len), bytes(sent, len), "step " + step);
+      }
+      // every step published and none released: the collective has not ended
+      assertFalse(ended(ran), "the kernel returned before its sends left the buffers");
+      for (int step = 0; step < 3; step++) {
+        send.release(step);
+      }
+      assertFalse(ended(ran), "the kernel returned with a send still in its slot");
+      send.release(3);
+      ran.get(30, TimeUnit.SECONDS);
+      assertArrayEquals(input, bytes(dst.memory(), BYTES), "the copy into the output");
+      assertSame(send.slot(0), send.bytesOf(0), "a released step forgets the buffer");
+    }
+  }
+
+  @Test
+  void withoutTheConnectionsLeaveEveryStepIsCopied() throws Exception {
+    try (Fifo send = new Fifo(STEP);
+        Fifo recv = new Fifo(STEP)) {
+      HostChannelKernel kernel = kernel(send, recv, false);
+      byte[] input = random(BYTES, 12);
+      CompletableFuture<Void> ran =
+          CompletableFuture.runAsync(
+              () -> kernel.run(work(buffer(input), buffer(new byte[BYTES]))));
+      for (int step = 0; step < 4; step++) {
+        awaitFilled(send, step);
+        assertSame(send.slot(step), send.bytesOf(step), "step " + step);
+        assertArrayEquals(
+            slice(input, step * STEP, send.size(step)),
+            bytes(send.slot(step), send.size(step)),
+            "step " + step);
+      }
+      // copied steps need nothing more from the kernel: it ends without waiting for the consumer
+      ran.get(30, TimeUnit.SECONDS);
+      assertEquals(0, send.head(), "nothing was released");
+    }
+  }
+
+  private static HostChannelKernel kernel(Fifo send, Fifo recv, boolean fromSources) {
+    HostChannelKernel kernel =
+        new HostChannelKernel(send, recv, new KernelWaiter(IdleStrategies.defaults()), GUARD);
+    kernel.sendFromSources(fromSources);
+    return kernel;
+  }
+
+  private static ChannelWork work(HostBuffer src, HostBuffer dst) {
+    ChannelPlan plan =
+        ChannelPlan.of(0, List.of(new PrimitiveCall(Primitive.COPY_SEND, 0, 0, BYTES)), STEP);
+    CollectiveCall call =
+        new CollectiveCall(
+            CollectiveCall.Kind.ALL_GATHER, 1, BYTES, DataType.INT8, ReduceOp.SUM, -1);
+    return new ChannelWork(plan, src, dst, 2, call);
+  }
+
+  /** Whether the kernel has returned within 200 ms (it should wait for the consumer). */
+  private static boolean ended(CompletableFuture<Void> ran) throws Exception {
+    try {
+      ran.get(200, TimeUnit.MILLISECONDS);
+      return true;
+    } catch (java.util.concurrent.TimeoutException e) {
+      return false;
+    }
+  }
+
+  private static void awaitFilled(Fifo fifo, long step) throws InterruptedException {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+    while (!fifo.isFilled(step)) {
+      if (System.nanoTime() > deadline) {
+        throw new AssertionError("step " + step + " was never published");
+      }
+      Thread.sleep(1);
+    }
+  }
+
+  private static HostBuffer buffer(byte[] content) {
+    ByteBuffer memory = ByteBuffer.allocateDirect(content.length).order(ByteOrder.nativeOrder());
+    memory.put(0, content);
+    return HostBuffer.wrap(memory);
+  }
+
+  private static byte[] random(int n, long seed) {
+    byte[] b = new byte[n];
+    new SplittableRandom(seed).nextBytes(b);
+    return b;
+  }
+
+  private static byte[] slice(byte[] b, int from, int len) {
+    byte[] out = new byte[len];
+    System.arraycopy(b, from, out, 0, len);
+    return out;
+  }
+
+  private static byte[] bytes(ByteBuffer b, int len) {
+    byte[] out = new byte[len];
+    b.get(0, out, 0, len);
+    return out;
+  }
+}
