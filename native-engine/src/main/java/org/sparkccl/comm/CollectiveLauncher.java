@@ -28,7 +28,6 @@ import org.sparkccl.device.HostBuffer;
 import org.sparkccl.device.HostDevice;
 import org.sparkccl.fifo.Fifo;
 import org.sparkccl.kernel.ChannelWork;
-import org.sparkccl.kernel.HostChannelKernel;
 import org.sparkccl.kernel.HostDoublingKernel;
 import org.sparkccl.kernel.HostOperands;
 import org.sparkccl.kernel.HostTreeKernel;
@@ -60,6 +59,9 @@ public final class CollectiveLauncher {
 
   /** The tuner where the communicator's threads spin and not every edge lies in shared memory. */
   private final Tuner spinningTuner;
+
+  /** {@link #spinningTuner} for a ring that moves large steps in place (sockets). */
+  private final Tuner spinningInPlaceTuner;
 
   /** The tuner where the ring and every point-to-point edge lie in shared memory. */
   private final Tuner sharedMemoryTuner;
@@ -97,6 +99,7 @@ public final class CollectiveLauncher {
             ctx.config.spinTreeHopLatencyUs(),
             ctx.config.spinLinkGBps(),
             ctx.config.algo());
+    this.spinningInPlaceTuner = spinningTuner.withRingInPlace();
     this.sharedMemoryTuner =
         Tuner.forSharedMemory(
             ctx.config.shmHopLatencyUs(),
@@ -286,7 +289,10 @@ public final class CollectiveLauncher {
     if (links.inSharedMemory()) {
       return sharedMemoryTuner;
     }
-    return links.everyRankSpins() ? spinningTuner : tuner;
+    if (!links.everyRankSpins()) {
+      return tuner;
+    }
+    return links.ring().movesInPlace() ? spinningInPlaceTuner : spinningTuner;
   }
 
   /**
@@ -690,7 +696,7 @@ public final class CollectiveLauncher {
       ops.keep(op);
     }
     if (output != null) {
-      op.receiveInto(output, plan, HostChannelKernel.IN_PLACE_MIN_BYTES);
+      op.receiveInto(output, plan, ChannelPlan.IN_PLACE_MIN_BYTES);
     }
     ctx.proxy.enqueue(op);
   }

@@ -70,6 +70,15 @@ interface RingTransport {
   }
 
   /**
+   * Whether this ring's connections send large steps from the collective's buffers and receive them
+   * into its output ({@link org.sparkccl.algorithm.ChannelPlan#IN_PLACE_MIN_BYTES}): sockets. The
+   * same on every rank; the tuner then charges the ring less for those bytes.
+   */
+  default boolean movesInPlace() {
+    return false;
+  }
+
+  /**
    * Whether every edge of this ring, on every rank, is a shared-memory FIFO that the two ranks'
    * kernels write and read themselves: the same answer on every rank once connected. The tuner then
    * takes its shared-memory constants. Not the in-memory ring of threads ({@link LocalRing}): its

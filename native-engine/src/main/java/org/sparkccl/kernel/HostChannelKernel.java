@@ -7,6 +7,7 @@ import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
 import org.sparkccl.DataType;
 import org.sparkccl.ReduceOp;
+import org.sparkccl.algorithm.ChannelPlan;
 import org.sparkccl.algorithm.PrimitiveCall;
 import org.sparkccl.comm.CollectiveCall;
 import org.sparkccl.device.HostBuffer;
@@ -33,14 +34,6 @@ public final class HostChannelKernel implements ChannelKernel {
   private final KernelGuard guard;
   private long sendStep;
   private long recvStep;
-
-  /**
-   * Steps of at least this many bytes go out from the collective's buffers where the send
-   * connection allows it ({@link #sendFromSources}), and come in straight into the output where the
-   * receive connection does ({@code RecvProxyOp#receiveInto}): a copy through the slot then costs
-   * more than the slice that names the memory, and small steps allocate nothing.
-   */
-  public static final int IN_PLACE_MIN_BYTES = 64 << 10;
 
   private boolean sendFromSources;
 
@@ -86,13 +79,14 @@ public final class HostChannelKernel implements ChannelKernel {
   }
 
   /**
-   * Large steps whose bytes lie unchanged in the collective's input or output (the sends of a copy,
-   * of a final reduction, the first send of a ring) go out from there on the kernel's own send
-   * FIFO: no copy into the slot, and the collective ends only once the connection has sent them,
-   * since the caller may change its buffers from then on. Nothing that the kernel writes later in a
-   * collective lies under an earlier step it sent this way: each region is sent after its last
-   * write, and a region written in place again (the input of an in-place ring allReduce) changes
-   * only once data that the earlier send fed has come back around the ring.
+   * Steps of {@link ChannelPlan#IN_PLACE_MIN_BYTES} or more whose bytes lie unchanged in the
+   * collective's input or output (the sends of a copy, of a final reduction, the first send of a
+   * ring) go out from there on the kernel's own send FIFO: no copy into the slot, and the
+   * collective ends only once the connection has sent them, since the caller may change its buffers
+   * from then on. Nothing that the kernel writes later in a collective lies under an earlier step
+   * it sent this way: each region is sent after its last write, and a region written in place again
+   * (the input of an in-place ring allReduce) changes only once data that the earlier send fed has
+   * come back around the ring.
    */
   @Override
   public void sendFromSources(boolean allowed) {
@@ -254,7 +248,10 @@ public final class HostChannelKernel implements ChannelKernel {
    */
   private void send(Work w, ByteBuffer region, int offset, int len) {
     ByteBuffer slot = awaitSendSlot();
-    if (sendFromSources && len >= IN_PLACE_MIN_BYTES && sendFifo == ownSend && region.isDirect()) {
+    if (sendFromSources
+        && len >= ChannelPlan.IN_PLACE_MIN_BYTES
+        && sendFifo == ownSend
+        && region.isDirect()) {
       sendFifo.publishFrom(sendStep, region.slice(offset, len));
       sendStep++;
       sentFromSources = true;

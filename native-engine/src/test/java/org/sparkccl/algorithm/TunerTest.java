@@ -163,6 +163,34 @@ class TunerTest {
 
   @Test
   @DisplayName(
+      "a socket ring that moves large steps in place takes the 512 KiB allGather and allReduce"
+          + " at 8 ranks from doubling and Rabenseifner, which keep 128 KiB, as measured over"
+          + " sockets on a 16-core host")
+  void aRingInPlaceTakesBackTheMidSizes() {
+    CclConfig c = CclConfig.builder().build();
+    Tuner copying =
+        new Tuner(c.spinHopLatencyUs(), c.spinTreeHopLatencyUs(), c.spinLinkGBps(), Algorithm.AUTO);
+    Tuner inPlace = copying.withRingInPlace();
+    // allGather's bytes are a rank's block: 64 KiB of 512 KiB at 8 ranks, a ring step in place
+    // (ring 260-267 us against doubling's 465); 16 KiB of 128 KiB, copied (doubling 147 against
+    // 232-245)
+    assertEquals(Algorithm.RD, copying.choose(Kind.ALL_GATHER, 64 << 10, 8), "copying, 512 KiB");
+    assertEquals(Algorithm.RING, inPlace.choose(Kind.ALL_GATHER, 64 << 10, 8), "allGather 512K");
+    assertEquals(Algorithm.RD, inPlace.choose(Kind.ALL_GATHER, 16 << 10, 8), "allGather 128K");
+    // allReduce: ring 711-744 against Rabenseifner's 1057 at 512 KiB; Rabenseifner 316 against
+    // 395-412 at 128 KiB
+    assertEquals(Algorithm.RH, copying.choose(Kind.ALL_REDUCE, 512 << 10, 8), "copying, 512 KiB");
+    assertEquals(Algorithm.RING, inPlace.choose(Kind.ALL_REDUCE, 512 << 10, 8), "allReduce 512K");
+    assertEquals(Algorithm.RH, inPlace.choose(Kind.ALL_REDUCE, 128 << 10, 8), "allReduce 128K");
+    // a reduceScatter's steps are reduced into slots: the ring gains nothing there
+    assertEquals(
+        copying.predictUs(Kind.REDUCE_SCATTER, Algorithm.RING, 1 << 20, 8),
+        inPlace.predictUs(Kind.REDUCE_SCATTER, Algorithm.RING, 1 << 20, 8));
+    assertTrue(inPlace.constants().contains("in place"), inPlace.constants());
+  }
+
+  @Test
+  @DisplayName(
       "with the default constants, mid-size allReduces on 4 and 8 ranks take Rabenseifner, which"
           + " recursive doubling beats below and the ring at 64 MiB, and never the tree")
   void defaultsPickRabenseifnerForMidSizes() {
