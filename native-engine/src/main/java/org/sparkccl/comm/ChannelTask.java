@@ -76,6 +76,12 @@ final class ChannelTask implements KernelTask {
       // the caller must get an answer, or the collective would never complete.
       CclException err = ctx.failure.asCcl(e, coll.what());
       lifecycle.fail(err);
+      // Over sockets the proxy may be reading a step straight into this collective's output (or
+      // writing one from its input): the buffers go back to the caller, who may free them, only
+      // once no pass is left that could still move a dropped operation. Dropping again covers a
+      // failure another thread recorded but has not yet spread.
+      ctx.proxy.dropAll();
+      ctx.proxy.runExclusive(() -> {});
       coll.channelDone(err);
     } finally {
       ch.current = null;
