@@ -149,9 +149,7 @@ class TunerTest {
           + " KiB allReduce and the ring for a 128 KiB reduce and an 8 MiB allReduce, as measured"
           + " over sockets on a 16-core host")
   void spinningDefaultsFollowTheSocketMeasurements() {
-    CclConfig c = CclConfig.builder().build();
-    Tuner t =
-        new Tuner(c.spinHopLatencyUs(), c.spinTreeHopLatencyUs(), c.spinLinkGBps(), Algorithm.AUTO);
+    Tuner t = spinningDefaults();
     // fastest there: rd 123 us against rh 219 and the ring 212; the ring 94 against the tree 200;
     // the ring 8627 against Rabenseifner 11092
     assertEquals(Algorithm.RD, t.choose(Kind.ALL_REDUCE, 32 << 10, 8), "allReduce 32 KiB");
@@ -167,9 +165,7 @@ class TunerTest {
           + " at 8 ranks from doubling and Rabenseifner, which keep 128 KiB, as measured over"
           + " sockets on a 16-core host")
   void aRingInPlaceTakesBackTheMidSizes() {
-    CclConfig c = CclConfig.builder().build();
-    Tuner copying =
-        new Tuner(c.spinHopLatencyUs(), c.spinTreeHopLatencyUs(), c.spinLinkGBps(), Algorithm.AUTO);
+    Tuner copying = spinningDefaults();
     Tuner inPlace = copying.withRingInPlace();
     // allGather's bytes are a rank's block: 64 KiB of 512 KiB at 8 ranks, a ring step in place
     // (ring 260-267 us against doubling's 465); 16 KiB of 128 KiB, copied (doubling 147 against
@@ -331,5 +327,12 @@ class TunerTest {
   private static double slope(Tuner t, Kind kind, Algorithm a, int n) {
     long big = 1L << 40;
     return (t.predictUs(kind, a, 2 * big, n) - t.predictUs(kind, a, big, n)) / big;
+  }
+
+  /** The tuner with the default constants for spinning ranks, choosing freely. */
+  private static Tuner spinningDefaults() {
+    CclConfig c = CclConfig.builder().build();
+    return new Tuner(
+        c.spinHopLatencyUs(), c.spinTreeHopLatencyUs(), c.spinLinkGBps(), Algorithm.AUTO);
   }
 }
