@@ -131,6 +131,17 @@ public final class LocalPipe {
       return new SendRequest(data, size, step, call);
     }
 
+    /**
+     * The sending proxy copies from whatever memory it is given, unless the receiver reads the
+     * sender's slots in place (then the bytes must be in the slot).
+     */
+    @Override
+    public boolean sendsFromAnyMemory() {
+      synchronized (LocalPipe.this) {
+        return sharedBy == null;
+      }
+    }
+
     @Override
     public void notifyFailure(String message) {
       boolean first = fail(message);
@@ -209,6 +220,14 @@ public final class LocalPipe {
   }
 
   private final class RecvEnd implements RecvConnection {
+    /** The sending proxy copies into whatever memory is posted, unless nothing is copied. */
+    @Override
+    public boolean readsIntoAnyMemory() {
+      synchronized (LocalPipe.this) {
+        return sharedBy == null;
+      }
+    }
+
     @Override
     public NetRequest postRecv(ByteBuffer data, long step) {
       int slot = FifoLayout.slotOf(step);
