@@ -702,14 +702,11 @@ public final class CollectiveLauncher {
   }
 
   /**
-   * The output a ring channel's proxy may receive large steps straight into: host memory, over a
-   * connection that reads into any memory; else null (every step through the FIFO's slots).
+   * The output a ring channel's proxy may receive large steps straight into ({@link
+   * CommChannel#receivesInPlace}, direct host memory); else null (every step through the slots).
    */
-  private ByteBuffer receivesInto(CommChannel ch, DeviceBuffer dst) {
-    if (ctx.device == HostDevice.INSTANCE
-        && ch.recv.readsIntoAnyMemory()
-        && dst instanceof HostBuffer host
-        && host.memory().isDirect()) {
+  private static ByteBuffer receivesInto(CommChannel ch, DeviceBuffer dst) {
+    if (ch.receivesInPlace && dst instanceof HostBuffer host && host.memory().isDirect()) {
       return host.memory();
     }
     return null;

@@ -41,6 +41,13 @@ final class CommChannel {
 
   volatile boolean directRecv;
 
+  /**
+   * Whether the proxy may receive large ring steps straight into a host collective's output ({@code
+   * RecvProxyOp#receiveInto}): host kernels over a connection that reads into any memory. Decided
+   * once the ring is connected, like the kernel's {@code sendFromSources}.
+   */
+  boolean receivesInPlace;
+
   /** Next FIFO steps the proxy will move; advanced under the communicator's launch lock. */
   long sendBase;
 

@@ -402,8 +402,10 @@ final class TransportSelector {
             ctx.config.transport(),
             skipped,
             detail(c.describe(ctx)));
+        boolean host = ctx.device == HostDevice.INSTANCE;
         for (CommChannel ch : ctx.channels) {
           ch.kernel.sendFromSources(ch.send != null && ch.send.sendsFromAnyMemory());
+          ch.receivesInPlace = host && ch.recv != null && ch.recv.readsIntoAnyMemory();
         }
         c.start(ctx);
         return c;
