@@ -70,10 +70,11 @@ public final class Tuner {
    * The ring's time per byte, over what the constants give, where its connections move steps of
    * {@link ChannelPlan#IN_PLACE_MIN_BYTES} or more in place (sockets: no copy into the send slot or
    * out of the receive slot) and every rank spins. Measured on a 16-core host, 8 rank processes
-   * over sockets, against the ring that copied, same run: allGather 0.62-0.74 of its time per call
-   * from 512 KiB to 8 MiB, allReduce 0.77-0.94 (its reductions remain). With it the ring takes the
-   * 512 KiB allGather and allReduce at 8 ranks back from doubling and Rabenseifner (ring 260-267 us
-   * against doubling's 465, 711-744 against Rabenseifner's 1057), which keep 128 KiB, where the
+   * over sockets, against the ring that copied, same run (medians, docs/benchmarks.md): allGather
+   * 0.71-0.75 of its time per call from 512 KiB to 8 MiB, allReduce 0.88-0.96 (its reductions
+   * remain). With it the ring takes the 512 KiB allGather and allReduce at 8 ranks back from
+   * doubling and Rabenseifner (the forced ring 260-267 us and 711-744 in one run; {@code auto}'s
+   * doubling 465 and Rabenseifner 1057 in the next, that hour), which keep 128 KiB, where the
    * ring's steps of 16 KiB still copy (147 against 232-245 us, 316 against 395-412).
    */
   static final double RING_IN_PLACE_BYTES = 0.75;
