@@ -642,8 +642,10 @@ public final class CollectiveLauncher {
     if (send) {
       enqueueSend(link.sendOps, link.send(), link.fifo, link.nextStep, slices, call, link.site);
     } else {
-      enqueueRecv(
-          link.recvOps, link.recv(), link.fifo, link.nextStep, slices, call, link.site, null, null);
+      RecvProxyOp op =
+          recvOp(link.recvOps, link.recv(), link.fifo, link.nextStep, slices, call, link.site);
+      op.postAfterConsumer(); // the edge's kernel waits through PeerEdge, which says when
+      ctx.proxy.enqueue(op);
     }
     edge.restart(link.fifo, link.nextStep, null, null, null);
     link.nextStep += slices;
@@ -686,6 +688,25 @@ public final class CollectiveLauncher {
       OpSite site,
       ByteBuffer output,
       ChannelPlan plan) {
+    RecvProxyOp op = recvOp(ops, conn, fifo, base, steps, call, site);
+    if (output != null) {
+      op.receiveInto(output, plan, ChannelPlan.IN_PLACE_MIN_BYTES);
+    }
+    ctx.proxy.enqueue(op);
+  }
+
+  /**
+   * An operation receiving {@code steps} slots of {@code fifo} from step {@code base}, not yet
+   * enqueued: a finished one of {@code ops} restarted, or a new one kept there.
+   */
+  private RecvProxyOp recvOp(
+      OpRing<RecvProxyOp> ops,
+      RecvConnection conn,
+      Fifo fifo,
+      long base,
+      long steps,
+      CollectiveCall call,
+      OpSite site) {
     RecvProxyOp op = ops.reusable();
     if (op != null) {
       op.restart(base, steps, call);
@@ -695,10 +716,7 @@ public final class CollectiveLauncher {
               conn, fifo, base, steps, call, ctx.calls.checks(), launched, ctx.timeoutNanos, site);
       ops.keep(op);
     }
-    if (output != null) {
-      op.receiveInto(output, plan, ChannelPlan.IN_PLACE_MIN_BYTES);
-    }
-    ctx.proxy.enqueue(op);
+    return op;
   }
 
   /**

@@ -55,6 +55,13 @@ public final class Fifo implements SlotQueue, AutoCloseable {
   private final ByteBuffer[] sources = new ByteBuffer[FifoLayout.STEPS];
 
   private final int stepSize;
+
+  /**
+   * The latest step the consumer has waited for ({@link #consumerAt}), -1 before its first wait.
+   * Written by the consumer only; read by a proxy that waits for it before it reads a socket.
+   */
+  private volatile long consumerReached = -1;
+
   private volatile Runnable producerWaker = () -> {};
   private volatile Runnable consumerWaker = () -> {};
   private final Runnable free;
@@ -226,6 +233,21 @@ public final class Fifo implements SlotQueue, AutoCloseable {
     INTS.setRelease(control, FifoLayout.sizeOffset(FifoLayout.slotOf(step)), FifoLayout.EMPTY);
     LONGS.setVolatile(control, FifoLayout.HEAD_OFFSET, step + 1);
     producerWaker.run();
+  }
+
+  /** Consumer: about to wait for {@code step}; records it where it is later than the last. */
+  @Override
+  public boolean consumerAt(long step) {
+    if (step <= consumerReached) {
+      return false;
+    }
+    consumerReached = step;
+    return true;
+  }
+
+  /** The latest step the consumer has waited for, -1 before its first wait. */
+  public long consumerReached() {
+    return consumerReached;
   }
 
   /** Sets the abort word that spinning kernels check, and wakes both sides. */

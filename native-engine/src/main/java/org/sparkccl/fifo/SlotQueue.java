@@ -27,4 +27,14 @@ public interface SlotQueue {
 
   /** Consumer: done with {@code step}'s slot; hand it back to the producer. */
   void release(long step);
+
+  /**
+   * Consumer: about to wait for {@code step}. Returns whether that is a step later than any it
+   * waited for before. A proxy that fills the queue from a socket may leave the socket unread until
+   * the consumer has reached its steps ({@link Fifo#consumerReached}); queues that both kernels
+   * touch ignore it.
+   */
+  default boolean consumerAt(long step) {
+    return false;
+  }
 }

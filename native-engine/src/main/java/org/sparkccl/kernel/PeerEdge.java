@@ -112,6 +112,11 @@ public final class PeerEdge implements BooleanSupplier, KernelWaiter.Check {
   ByteBuffer awaitFilled(
       int expected, KernelWaiter waiter, KernelGuard guard, Supplier<String> what) {
     arm(false, guard, what);
+    if (fifo.consumerAt(step)) {
+      // a proxy that waited for this kernel to reach the edge reads its socket from the next
+      // pass; a kernel that parks must wake it for that
+      waiter.deferProxyWake();
+    }
     waiter.await(this, this);
     if (calls != null) {
       calls.verify(step, call);

@@ -74,6 +74,11 @@ abstract class FifoProxyOp extends ProxyOp {
     clearUnlinked();
   }
 
+  /** The step this operation starts at. */
+  protected final long firstStep() {
+    return base;
+  }
+
   /** Whether {@code step} can be handed to the transport now. */
   protected abstract boolean canPost(long step);
 

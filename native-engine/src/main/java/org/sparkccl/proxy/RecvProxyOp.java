@@ -27,6 +27,12 @@ public final class RecvProxyOp extends FifoProxyOp {
   /** Where steps that land there unchanged are received; null: every step into its slot. */
   private ByteBuffer output;
 
+  /**
+   * Whether the operation posts nothing until the kernel has waited for one of its steps ({@link
+   * Fifo#consumerReached}); unset by {@link #restart}.
+   */
+  private boolean afterConsumer;
+
   /** The memory each posted step is received into where it is not its slot. */
   private final ByteBuffer[] targets = new ByteBuffer[FifoLayout.STEPS];
 
@@ -98,6 +104,19 @@ public final class RecvProxyOp extends FifoProxyOp {
     restartFifo(base, nSteps, expected);
     this.expected = expected;
     this.output = null;
+    this.afterConsumer = false;
+  }
+
+  /**
+   * Posts no step (so reads nothing from the connection) until the kernel has waited for one of
+   * this operation's steps. For the point-to-point edges of recursive doubling, halving and trees:
+   * a rank waits on one partner at a time, and every other edge's operation, linked at launch, made
+   * each progress pass read its socket to find nothing (at 8 ranks, three reads where one was
+   * wanted, on the path from a message's arrival to the kernel). Only for a FIFO whose kernel waits
+   * through {@link Fifo#consumerAt}, and before the operation is enqueued.
+   */
+  public void postAfterConsumer() {
+    this.afterConsumer = true;
   }
 
   /**
@@ -114,7 +133,9 @@ public final class RecvProxyOp extends FifoProxyOp {
 
   @Override
   protected boolean canPost(long step) {
-    return connection.isReady() && fifo.hasRoomFor(step);
+    return connection.isReady()
+        && fifo.hasRoomFor(step)
+        && (!afterConsumer || fifo.consumerReached() >= firstStep());
   }
 
   @Override
