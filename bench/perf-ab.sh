@@ -42,7 +42,7 @@ NEW_CP="$(build "$NEW" "$WORK/new")"
 
 run() { # label class-path size operation
   # shellcheck disable=SC2086 # options and PERF_ARGS split on spaces on purpose
-  java ${SPARKCCL_JAVA_OPTS:-} -XX:+UseSerialGC -Xmx256m \
+  java -XX:+UseSerialGC -Xmx256m ${SPARKCCL_JAVA_OPTS:-} \
     -Dlog4j2.configurationFile="$ROOT/bin/log4j2.xml" -cp "$2" org.sparkccl.perf.PerfTool \
     -n "$RANKS" -o "$4" -t "$TRANSPORT" -d float32 -b "$3" -e "$3" -w "${WARMUP:-5}" -i "${ITERS:-20}" ${PERF_ARGS:-} |
     awk -v label="$1" -v size="$3" -v op="$4" \

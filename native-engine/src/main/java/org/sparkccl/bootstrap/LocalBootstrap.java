@@ -39,6 +39,9 @@ public final class LocalBootstrap implements Bootstrap {
     private final CyclicBarrier arrived;
     private final CyclicBarrier copied;
 
+    /** Why a rank gave up ({@link #abort}), or null; once set, every wait fails at once. */
+    private volatile String abandoned;
+
     private Group(int nRanks) {
       table = new byte[nRanks][];
       arrived = new CyclicBarrier(nRanks);
@@ -51,6 +54,32 @@ public final class LocalBootstrap implements Bootstrap {
             "rank=" + rank + " is out of range; expected 0.." + (table.length - 1));
       }
       return new LocalBootstrap(this, rank);
+    }
+
+    /**
+     * Tells the group that a rank gave up ({@code why}: which rank and what happened): every rank
+     * waiting in an {@link #allGather} fails at once, and so does every later one, instead of
+     * waiting out its timeout for a rank that will never arrive. For a rank thread that dies
+     * outside the engine (an {@code OutOfMemoryError} in its own code, say). The first reason
+     * stays.
+     *
+     * <pre>{@code
+     * try {
+     *   runRank(group.rank(r));
+     * } catch (RuntimeException | OutOfMemoryError e) {
+     *   group.abort("rank " + r + " failed: " + e);
+     *   throw e;
+     * }
+     * }</pre>
+     */
+    public void abort(String why) {
+      synchronized (this) {
+        if (abandoned == null) {
+          abandoned = why;
+        }
+      }
+      arrived.reset(); // breaks the barrier under the ranks waiting there
+      copied.reset();
     }
   }
 
@@ -77,16 +106,25 @@ public final class LocalBootstrap implements Bootstrap {
   }
 
   private void await(CyclicBarrier barrier, Duration timeout) {
+    checkAbandoned();
     try {
       barrier.await(timeout.toNanos(), TimeUnit.NANOSECONDS);
     } catch (TimeoutException e) {
       throw new CclTimeoutException(
           "rank " + rank + ": bootstrap allGather: not every rank arrived within " + timeout);
     } catch (BrokenBarrierException e) {
+      checkAbandoned();
       throw new CclException("rank " + rank + ": bootstrap allGather: another rank gave up");
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new CclException("rank " + rank + ": bootstrap allGather interrupted");
+    }
+  }
+
+  private void checkAbandoned() {
+    String why = group.abandoned;
+    if (why != null) {
+      throw new CclException("rank " + rank + ": bootstrap allGather: " + why);
     }
   }
 

@@ -31,6 +31,21 @@ final class PerfThreads {
                   // any failure of a rank is the tool's failure: say it and exit non-zero
                   System.err.println("sparkccl-perf: rank " + rank + ": " + e.getMessage());
                   codes[rank] = 1;
+                  group.abort("rank " + rank + " failed: " + e.getMessage());
+                } catch (OutOfMemoryError e) {
+                  // the ranks' buffers and the check's references share this JVM's memory; the
+                  // other ranks would otherwise wait for this one until their timeout
+                  System.err.println(
+                      "sparkccl-perf: rank "
+                          + rank
+                          + " ran out of memory ("
+                          + e.getMessage()
+                          + "); "
+                          + o.ranks
+                          + " ranks share this JVM: lower -e, or raise its -Xmx or"
+                          + " -XX:MaxDirectMemorySize (SPARKCCL_JAVA_OPTS)");
+                  codes[rank] = 1;
+                  group.abort("rank " + rank + " ran out of memory");
                 }
               },
               "perf-rank-" + r);
