@@ -642,10 +642,17 @@ public final class CollectiveLauncher {
     if (send) {
       enqueueSend(link.sendOps, link.send(), link.fifo, link.nextStep, slices, call, link.site);
     } else {
-      RecvProxyOp op =
-          recvOp(link.recvOps, link.recv(), link.fifo, link.nextStep, slices, call, link.site);
-      op.postAfterConsumer(); // the edge's kernel waits through PeerEdge, which says when
-      ctx.proxy.enqueue(op);
+      enqueueRecv(
+          link.recvOps,
+          link.recv(),
+          link.fifo,
+          link.nextStep,
+          slices,
+          call,
+          link.site,
+          null,
+          null,
+          true);
     }
     edge.restart(link.fifo, link.nextStep, null, null, null);
     link.nextStep += slices;
@@ -676,7 +683,9 @@ public final class CollectiveLauncher {
   /**
    * As {@link #enqueueSend}, for receiving into {@code fifo}; with an {@code output}, the steps of
    * {@code plan} that land there unchanged are received straight into it ({@link
-   * RecvProxyOp#receiveInto}).
+   * RecvProxyOp#receiveInto}). {@code afterConsumer}: the operation posts nothing until the kernel
+   * waits for one of its steps ({@link RecvProxyOp#postAfterConsumer}; kernels that wait through
+   * {@code PeerEdge} only).
    */
   private void enqueueRecv(
       OpRing<RecvProxyOp> ops,
@@ -687,26 +696,8 @@ public final class CollectiveLauncher {
       CollectiveCall call,
       OpSite site,
       ByteBuffer output,
-      ChannelPlan plan) {
-    RecvProxyOp op = recvOp(ops, conn, fifo, base, steps, call, site);
-    if (output != null) {
-      op.receiveInto(output, plan, ChannelPlan.IN_PLACE_MIN_BYTES);
-    }
-    ctx.proxy.enqueue(op);
-  }
-
-  /**
-   * An operation receiving {@code steps} slots of {@code fifo} from step {@code base}, not yet
-   * enqueued: a finished one of {@code ops} restarted, or a new one kept there.
-   */
-  private RecvProxyOp recvOp(
-      OpRing<RecvProxyOp> ops,
-      RecvConnection conn,
-      Fifo fifo,
-      long base,
-      long steps,
-      CollectiveCall call,
-      OpSite site) {
+      ChannelPlan plan,
+      boolean afterConsumer) {
     RecvProxyOp op = ops.reusable();
     if (op != null) {
       op.restart(base, steps, call);
@@ -716,7 +707,13 @@ public final class CollectiveLauncher {
               conn, fifo, base, steps, call, ctx.calls.checks(), launched, ctx.timeoutNanos, site);
       ops.keep(op);
     }
-    return op;
+    if (output != null) {
+      op.receiveInto(output, plan, ChannelPlan.IN_PLACE_MIN_BYTES);
+    }
+    if (afterConsumer) {
+      op.postAfterConsumer();
+    }
+    ctx.proxy.enqueue(op);
   }
 
   /**
@@ -768,7 +765,8 @@ public final class CollectiveLauncher {
             call,
             sites.recv(ch),
             receivesInto(ch, dst),
-            plan);
+            plan,
+            false);
       }
       ch.sendBase += plan.sendSteps();
       ch.recvBase += plan.recvSteps();

@@ -45,10 +45,7 @@ class RecvAfterConsumerTest {
       assertTrue(p.recvFifo.consumerAt(0), "the first wait raises the mark");
       assertFalse(p.recvFifo.consumerAt(0), "a second wait for the same step does not");
       p.passes(50);
-      assertEquals(3, p.recvFifo.tail(), "every step, once the kernel reached the first");
-      for (int s = 0; s < 3; s++) {
-        assertArrayEquals(sent[s], p.received(s), "step " + s);
-      }
+      p.assertReceived(sent);
       assertTrue(p.recv.isDone() && p.send.isDone());
     }
   }
@@ -59,10 +56,7 @@ class RecvAfterConsumerTest {
     try (Pair p = new Pair(102, false)) {
       byte[][] sent = p.publish(3, 8);
       p.passes(50);
-      assertEquals(3, p.recvFifo.tail());
-      for (int s = 0; s < 3; s++) {
-        assertArrayEquals(sent[s], p.received(s), "step " + s);
-      }
+      p.assertReceived(sent);
     }
   }
 
@@ -109,11 +103,15 @@ class RecvAfterConsumerTest {
       }
     }
 
-    byte[] received(long step) {
-      byte[] b = new byte[recvFifo.size(step)];
-      ByteBuffer bytes = recvFifo.bytesOf(step);
-      bytes.get(0, b);
-      return b;
+    /** Every step of {@code sent} has arrived, each with its bytes. */
+    void assertReceived(byte[][] sent) {
+      assertEquals(sent.length, recvFifo.tail(), "steps received");
+      for (int s = 0; s < sent.length; s++) {
+        byte[] got = new byte[recvFifo.size(s)];
+        ByteBuffer bytes = recvFifo.bytesOf(s);
+        bytes.get(0, got);
+        assertArrayEquals(sent[s], got, "step " + s);
+      }
     }
 
     @Override
