@@ -1,0 +1,122 @@
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.FloatBuffer;
+import java.nio.IntBuffer;
+import java.util.Random;
+
+/**
+ * What the NaN pass after a recursive-doubling reduction costs (kernel.NanBits: every NaN rewritten
+ * as the canonical one, so ranks agree bit for bit), and two ways to make it cheaper that were
+ * tried and not kept, on one 32 KiB slice (8,192 floats, no NaN: the common case):
+ * <ul>
+ *   <li>"element pass": the engine's loop (getInt/putInt per element);
+ *   <li>"bulk scan": a bulk copy into an int[] block and a branch-free scan, rewriting only blocks
+ *       that hold a NaN;
+ *   <li>"reduce + pass" against "fused": a float sum in blocks (as kernel.Reducer does) followed by
+ *       the element pass, against the NaN check inside the sum's block loop.
+ * </ul>
+ * Run: java bench/micro/NanPassCost.java [floats]
+ */
+public class NanPassCost {
+  private static final int BLOCK = 1024;
+  private static final int[] INTS = new int[BLOCK];
+  private static final float[] X = new float[BLOCK];
+  private static final float[] Y = new float[BLOCK];
+  private static final int CANONICAL = 0x7fc00000;
+
+  static void elementPass(ByteBuffer buf, int count) {
+    for (int i = 0, p = 0; i < count; i++, p += 4) {
+      if ((buf.getInt(p) & 0x7fffffff) > 0x7f800000) {
+        buf.putInt(p, CANONICAL);
+      }
+    }
+  }
+
+  static void bulkScan(ByteBuffer buf, int count) {
+    IntBuffer ints = buf.slice(0, 4 * count).order(ByteOrder.nativeOrder()).asIntBuffer();
+    for (int base = 0; base < count; base += BLOCK) {
+      int len = Math.min(BLOCK, count - base);
+      ints.get(base, INTS, 0, len);
+      int nan = 0;
+      for (int i = 0; i < len; i++) {
+        nan |= 0x7f800000 - (INTS[i] & 0x7fffffff); // negative exactly where a NaN is
+      }
+      if (nan < 0) {
+        for (int i = 0; i < len; i++) {
+          if ((INTS[i] & 0x7fffffff) > 0x7f800000) {
+            ints.put(base + i, CANONICAL);
+          }
+        }
+      }
+    }
+  }
+
+  static void sum(ByteBuffer a, ByteBuffer b, ByteBuffer o, int n, boolean fused) {
+    FloatBuffer fa = a.slice(0, 4 * n).order(ByteOrder.nativeOrder()).asFloatBuffer();
+    FloatBuffer fb = b.slice(0, 4 * n).order(ByteOrder.nativeOrder()).asFloatBuffer();
+    FloatBuffer fo = o.slice(0, 4 * n).order(ByteOrder.nativeOrder()).asFloatBuffer();
+    for (int base = 0; base < n; base += BLOCK) {
+      int len = Math.min(BLOCK, n - base);
+      fa.get(base, X, 0, len);
+      fb.get(base, Y, 0, len);
+      for (int i = 0; i < len; i++) {
+        X[i] += Y[i];
+      }
+      if (fused) {
+        boolean nan = false;
+        for (int i = 0; i < len; i++) {
+          nan |= X[i] != X[i];
+        }
+        if (nan) {
+          for (int i = 0; i < len; i++) {
+            if (X[i] != X[i]) {
+              X[i] = Float.intBitsToFloat(CANONICAL);
+            }
+          }
+        }
+      }
+      fo.put(base, X, 0, len);
+    }
+  }
+
+  private static ByteBuffer randomFloats(int n, Random random) {
+    ByteBuffer b = ByteBuffer.allocateDirect(4 * n).order(ByteOrder.nativeOrder());
+    for (int i = 0; i < n; i++) {
+      b.putFloat(4 * i, 1 + random.nextFloat());
+    }
+    return b;
+  }
+
+  private static double usPerCall(Runnable r, int calls) {
+    long t0 = System.nanoTime();
+    for (int k = 0; k < calls; k++) {
+      r.run();
+    }
+    return (System.nanoTime() - t0) / 1e3 / calls;
+  }
+
+  public static void main(String[] args) {
+    int n = args.length > 0 ? Integer.parseInt(args[0]) : 8192;
+    Random random = new Random(7);
+    ByteBuffer a = randomFloats(n, random);
+    ByteBuffer b = randomFloats(n, random);
+    ByteBuffer o = ByteBuffer.allocateDirect(4 * n).order(ByteOrder.nativeOrder());
+    int calls = 20_000;
+    for (int round = 1; round <= 5; round++) {
+      double element = usPerCall(() -> elementPass(a, n), calls);
+      double bulk = usPerCall(() -> bulkScan(a, n), calls);
+      double separate =
+          usPerCall(
+              () -> {
+                sum(a, b, o, n, false);
+                elementPass(o, n);
+              },
+              calls);
+      double fused = usPerCall(() -> sum(a, b, o, n, true), calls);
+      System.out.printf(
+          "round %d, %d floats, us a call: element pass %.2f, bulk scan %.2f; reduce + pass %.2f,"
+              + " fused %.2f%n",
+          round, n, element, bulk, separate, fused);
+    }
+  }
+}
