@@ -5,6 +5,7 @@ import java.util.concurrent.BrokenBarrierException;
 import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicReference;
 import org.sparkccl.CclException;
 import org.sparkccl.CclTimeoutException;
 
@@ -40,7 +41,7 @@ public final class LocalBootstrap implements Bootstrap {
     private final CyclicBarrier copied;
 
     /** Why a rank gave up ({@link #abort}), or null; once set, every wait fails at once. */
-    private volatile String abandoned;
+    private final AtomicReference<String> abandoned = new AtomicReference<>();
 
     private Group(int nRanks) {
       table = new byte[nRanks][];
@@ -73,11 +74,7 @@ public final class LocalBootstrap implements Bootstrap {
      * }</pre>
      */
     public void abort(String why) {
-      synchronized (this) {
-        if (abandoned == null) {
-          abandoned = why;
-        }
-      }
+      abandoned.compareAndSet(null, why);
       arrived.reset(); // breaks the barrier under the ranks waiting there
       copied.reset();
     }
@@ -122,7 +119,7 @@ public final class LocalBootstrap implements Bootstrap {
   }
 
   private void checkAbandoned() {
-    String why = group.abandoned;
+    String why = group.abandoned.get();
     if (why != null) {
       throw new CclException("rank " + rank + ": bootstrap allGather: " + why);
     }

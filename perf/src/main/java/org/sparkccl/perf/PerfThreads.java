@@ -27,25 +27,14 @@ final class PerfThreads {
                 try {
                   CclConfig config = PerfRank.config(mine);
                   codes[rank] = PerfRank.run(mine, group.rank(rank), config);
-                } catch (RuntimeException e) {
-                  // any failure of a rank is the tool's failure: say it and exit non-zero
-                  System.err.println("sparkccl-perf: rank " + rank + ": " + e.getMessage());
+                } catch (RuntimeException | OutOfMemoryError e) {
+                  // any failure of a rank is the tool's failure: say it, end the other ranks' waits
+                  // for this one (they would otherwise last until their timeout), exit non-zero
+                  String why =
+                      e instanceof OutOfMemoryError ? outOfMemory(e, o.ranks) : e.getMessage();
+                  System.err.println("sparkccl-perf: rank " + rank + ": " + why);
                   codes[rank] = 1;
-                  group.abort("rank " + rank + " failed: " + e.getMessage());
-                } catch (OutOfMemoryError e) {
-                  // the ranks' buffers and the check's references share this JVM's memory; the
-                  // other ranks would otherwise wait for this one until their timeout
-                  System.err.println(
-                      "sparkccl-perf: rank "
-                          + rank
-                          + " ran out of memory ("
-                          + e.getMessage()
-                          + "); "
-                          + o.ranks
-                          + " ranks share this JVM: lower -e, or raise its -Xmx or"
-                          + " -XX:MaxDirectMemorySize (SPARKCCL_JAVA_OPTS)");
-                  codes[rank] = 1;
-                  group.abort("rank " + rank + " ran out of memory");
+                  group.abort("rank " + rank + " failed (" + e.getClass().getSimpleName() + ")");
                 }
               },
               "perf-rank-" + r);
@@ -63,6 +52,16 @@ final class PerfThreads {
       worst = Math.max(worst, codes[r]);
     }
     return worst;
+  }
+
+  /** What to do about a rank thread out of memory: its buffers share the JVM with the others'. */
+  private static String outOfMemory(Throwable e, int ranks) {
+    return "ran out of memory ("
+        + e.getMessage()
+        + "); "
+        + ranks
+        + " ranks share this JVM: lower -e, or raise its -Xmx or -XX:MaxDirectMemorySize"
+        + " (SPARKCCL_JAVA_OPTS)";
   }
 
   /** The options again, with this rank's number and the device already resolved. */
