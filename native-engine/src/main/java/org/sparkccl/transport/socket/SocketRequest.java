@@ -24,7 +24,12 @@ final class SocketRequest implements NetRequest {
   static final int FLAG_CLOSE = 2;
   static final int FLAG_ANNOUNCE = 3;
 
-  final ByteBuffer header = ByteBuffer.allocate(HEADER_BYTES).order(ByteOrder.BIG_ENDIAN);
+  /**
+   * Direct: a gathering write copies each heap buffer into a temporary direct one first, and this
+   * header travels with every step.
+   */
+  final ByteBuffer header = ByteBuffer.allocateDirect(HEADER_BYTES).order(ByteOrder.BIG_ENDIAN);
+
   ByteBuffer slot;
   long step;
   private final SocketConnection connection;

@@ -24,11 +24,12 @@ final class StagedReadWire implements Wire {
   private final Wire inner;
 
   /**
-   * Bytes read from {@link #inner} and not yet handed out; always ready to be read from. On the
-   * heap, like {@link SealedWire}'s buffers: nothing off-heap to free, so a proxy thread that
-   * outlived its stop deadline can never read freed memory.
+   * Bytes read from {@link #inner} and not yet handed out; always ready to be read from. Direct, so
+   * that a read lands here at once: NIO reads into a heap buffer through a temporary direct one and
+   * copies, a second copy of up to 16 KiB a frame. Freed by the collector, never explicitly, so a
+   * proxy thread that outlived its stop deadline can never read freed memory.
    */
-  private final ByteBuffer staged = ByteBuffer.allocate(STAGE_BYTES).limit(0);
+  private final ByteBuffer staged = ByteBuffer.allocateDirect(STAGE_BYTES).limit(0);
 
   StagedReadWire(Wire inner) {
     this.inner = inner;
