@@ -118,6 +118,11 @@ class AllReduceTest {
         Setup.doubling(7, true),
         Setup.doubling(8, true),
         Setup.doubling(9, true),
+        // steps of 128 KiB and 512 KiB: over sockets, slices from 16 KiB leave from the buffers
+        // themselves (a folded rank at 3, whole exchanges at 8)
+        new Setup(3, 1, 1 << 20, 0, 1, true, "rd"),
+        new Setup(8, 1, 4 << 20, 0, 1, true, "rd"),
+        new Setup(4, 1, 1 << 20, 0, 1, true, "rh"),
         // Rabenseifner forced at the same rank counts: halves of odd and tiny counts (1 element on
         // any count, 7 on 4 ranks, leave some ranks empty blocks) and the same folds; the full
         // dtype x op set at 2, 3 and 4 ranks

@@ -655,6 +655,9 @@ public final class CollectiveLauncher {
           true);
     }
     edge.restart(link.fifo, link.nextStep, null, null, null);
+    if (send && link.send().sendsFromAnyMemory()) {
+      edge.sendFromSources(link.fifo);
+    }
     link.nextStep += slices;
   }
 

@@ -20,6 +20,10 @@ import org.sparkccl.fifo.FifoLayout;
  * destination. And an allGather by recursive doubling ({@code RecursiveHalving.gatherRounds}):
  * {@link Kind#EXCHANGE_COPY} rounds, the first sending from the input, which holds one block, and
  * placing that block in the destination as it goes.
+ *
+ * <p>Over a socket, slices of {@link PeerEdge#SOURCE_MIN_BYTES} or more leave from the current data
+ * itself, not from a copy in the slot; the exchange then waits for each such slice to have left
+ * before it writes its range, and for all of them before it ends.
  */
 public final class HostDoublingKernel {
   /**
@@ -136,12 +140,16 @@ public final class HostDoublingKernel {
     long sendSlices = e.send() == null ? 0 : (e.sendBytes() + step - 1) / step;
     long recvSlices = e.recv() == null ? 0 : (e.recvBytes() + step - 1) / step;
     long sent = 0;
+    long sendBase = e.send() == null ? 0 : e.send().step();
     for (long s = 0; s < Math.max(sendSlices, recvSlices); s++) {
       while (sent < sendSlices && sent <= s + AHEAD) {
         int at = (int) (e.sendOffset() + sent * step);
         int len = (int) Math.min(step, e.sendOffset() + e.sendBytes() - at);
-        e.send().awaitRoom(waiter, guard, o.what).put(0, current, at - currentShift, len);
-        e.send().publish(len);
+        ByteBuffer slot = e.send().awaitRoom(waiter, guard, o.what);
+        if (!e.send().publishFrom(current, at - currentShift, len)) {
+          slot.put(0, current, at - currentShift, len);
+          e.send().publish(len);
+        }
         if (placeSent) {
           out.put(at - outShift, current, at - currentShift, len);
         }
@@ -153,6 +161,11 @@ public final class HostDoublingKernel {
       int len = (int) Math.min(step, e.recvBytes() - s * step);
       int at = (int) (e.recvOffset() + s * step);
       ByteBuffer in = e.recv().awaitFilled(len, waiter, guard, o.what);
+      if (e.send() != null) {
+        // the slice sent from this range may still be leaving from it (in place, or an input
+        // that is also the output); those of later slices lie elsewhere
+        e.send().awaitSent(sendBase + s, waiter, guard, o.what);
+      }
       int elems = len / w.type().size();
       int outAt = at - outShift;
       if (e.kind() == Kind.RECEIVE_COPY || e.kind() == Kind.EXCHANGE_COPY) {
@@ -167,6 +180,10 @@ public final class HostDoublingKernel {
         NanBits.canonicalize(w.type(), out, outAt, elems);
       }
       e.recv().release();
+    }
+    if (e.send() != null) {
+      // later exchanges, and the caller once the collective returns, may change what was sent
+      e.send().awaitSent(Long.MAX_VALUE, waiter, guard, o.what);
     }
   }
 }

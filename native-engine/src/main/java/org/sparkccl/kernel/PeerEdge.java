@@ -4,6 +4,7 @@ import java.nio.ByteBuffer;
 import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
 import org.sparkccl.comm.CollectiveCall;
+import org.sparkccl.fifo.Fifo;
 import org.sparkccl.fifo.SlotQueue;
 
 /**
@@ -18,6 +19,22 @@ import org.sparkccl.fifo.SlotQueue;
 public final class PeerEdge implements BooleanSupplier, KernelWaiter.Check {
   /** How long a wait on a shared-memory edge parks between looks. */
   static final long SHARED_PARK_NANOS = 20_000;
+
+  /**
+   * Slices of at least this many bytes leave from the collective's buffers where the edge's
+   * connection allows it ({@link #sendFromSources}), not through a copy into the slot: a host
+   * profile of recursive doubling at 32 KiB over sockets put that copy at about a sixth of the
+   * calling thread's samples. Smaller slices are copied: the copy costs less than waiting for the
+   * send to leave before the buffer may change.
+   */
+  static final int SOURCE_MIN_BYTES = 16 << 10;
+
+  /** What the wait in progress waits for. */
+  private enum Wait {
+    ROOM,
+    FILLED,
+    SENT
+  }
 
   final int peer;
 
@@ -43,8 +60,32 @@ public final class PeerEdge implements BooleanSupplier, KernelWaiter.Check {
   private long otherStep;
   private SlotCalls otherCalls;
 
-  /** The wait in progress: for room to send (true) or for a filled slot (false). */
-  private boolean forRoom;
+  private Wait waitingFor = Wait.FILLED;
+
+  /**
+   * The FIFO whose steps this sending edge may publish from the collective's buffers ({@link
+   * #publishFrom}), or null: the link's connection sends from any memory (a socket). Set by {@link
+   * #sendFromSources} after each {@link #restart}.
+   */
+  private Fifo sourceFifo;
+
+  /** The last step published from the collective's buffers and not yet seen sent; -1: none. */
+  private long lastSourceStep = -1;
+
+  /** The step {@link Wait#SENT} waits to see sent. */
+  private long sentTarget;
+
+  /**
+   * The last slice {@link #publishFrom} made, with what it views: a launch of the same shape on the
+   * same buffers reuses it, so a steady loop allocates no slice, nor a socket request's view of it.
+   * It keeps the buffer reachable until another slice replaces it or the communicator drops this
+   * edge with its plans.
+   */
+  private ByteBuffer sliceRegion;
+
+  private int sliceOffset;
+  private int sliceBytes;
+  private ByteBuffer slice;
 
   private KernelGuard guard;
   private Supplier<String> what;
@@ -80,6 +121,16 @@ public final class PeerEdge implements BooleanSupplier, KernelWaiter.Check {
     this.liveness = liveness;
     this.otherQueue = null;
     this.otherCalls = null;
+    this.sourceFifo = null;
+    this.lastSourceStep = -1;
+  }
+
+  /**
+   * Lets this sending edge, just {@link #restart}ed on {@code fifo}, publish large slices from the
+   * collective's buffers: its connection sends from any memory.
+   */
+  public void sendFromSources(Fifo fifo) {
+    this.sourceFifo = fifo;
   }
 
   /**
@@ -100,7 +151,7 @@ public final class PeerEdge implements BooleanSupplier, KernelWaiter.Check {
    * error.
    */
   ByteBuffer awaitRoom(KernelWaiter waiter, KernelGuard guard, Supplier<String> what) {
-    arm(true, guard, what);
+    arm(Wait.ROOM, guard, what);
     waiter.await(this, this);
     return fifo.slot(step);
   }
@@ -111,7 +162,7 @@ public final class PeerEdge implements BooleanSupplier, KernelWaiter.Check {
    */
   ByteBuffer awaitFilled(
       int expected, KernelWaiter waiter, KernelGuard guard, Supplier<String> what) {
-    arm(false, guard, what);
+    arm(Wait.FILLED, guard, what);
     if (fifo.consumerAt(step)) {
       // a proxy that waited for this kernel to reach the edge reads its socket from the next
       // pass; a kernel that parks must wake it for that
@@ -136,23 +187,79 @@ public final class PeerEdge implements BooleanSupplier, KernelWaiter.Check {
     return fifo.slot(step);
   }
 
-  private void arm(boolean room, KernelGuard g, Supplier<String> w) {
-    forRoom = room;
-    guard = g;
-    what = w;
+  /**
+   * Publishes bytes {@code [offset, offset + bytes)} of {@code region} as the current step, once
+   * {@link #awaitRoom} has returned, without copying them into the slot; returns false, publishing
+   * nothing, where this edge copies instead (a shared-memory or small slice, heap memory). The
+   * bytes must stay unchanged until {@link #awaitSent} has seen the step sent.
+   */
+  boolean publishFrom(ByteBuffer region, int offset, int bytes) {
+    if (sourceFifo == null || bytes < SOURCE_MIN_BYTES || !region.isDirect()) {
+      return false;
+    }
+    if (region != sliceRegion || offset != sliceOffset || bytes != sliceBytes) {
+      slice = region.slice(offset, bytes);
+      sliceRegion = region;
+      sliceOffset = offset;
+      sliceBytes = bytes;
+    }
+    sourceFifo.publishFrom(step, slice);
+    lastSourceStep = step;
+    step++;
+    return true;
   }
 
-  /** Whether the wait in progress is over: room at the current step, or its slot filled. */
+  /** The step this edge sends or receives next. */
+  long step() {
+    return step;
+  }
+
+  /**
+   * Waits until the connection has sent every step up to {@code upTo} that {@link #publishFrom}
+   * left in the collective's buffers, so that those bytes may change; returns at once where none is
+   * outstanding.
+   */
+  void awaitSent(long upTo, KernelWaiter waiter, KernelGuard guard, Supplier<String> what) {
+    if (lastSourceStep < 0) {
+      return;
+    }
+    sentTarget = Math.min(upTo, lastSourceStep);
+    if (sourceFifo.head() <= sentTarget) {
+      arm(Wait.SENT, guard, what);
+      waiter.await(this, this);
+    }
+    if (sentTarget == lastSourceStep) {
+      lastSourceStep = -1;
+    }
+  }
+
+  private void arm(Wait w, KernelGuard g, Supplier<String> text) {
+    waitingFor = w;
+    guard = g;
+    what = text;
+  }
+
+  /**
+   * Whether the wait in progress is over: room at the current step, its slot filled, or the steps
+   * left in the collective's buffers sent.
+   */
   @Override
   public boolean getAsBoolean() {
-    return forRoom ? fifo.hasRoomFor(step) : fifo.isFilled(step);
+    return switch (waitingFor) {
+      case ROOM -> fifo.hasRoomFor(step);
+      case FILLED -> fifo.isFilled(step);
+      case SENT -> sourceFifo.head() > sentTarget;
+    };
   }
 
   /** The deadline and abort of the wait in progress; the text is made only when it fails. */
   @Override
   public void check(long waitedNanos) {
     guard.checkWait(waitedNanos, waitText);
-    if (!forRoom && otherQueue != null && otherQueue.isFilled(otherStep) && !fifo.isFilled(step)) {
+    if (waitingFor == Wait.FILLED
+        && otherQueue != null
+        && otherQueue.isFilled(otherStep)
+        && !fifo.isFilled(step)) {
       otherCalls.verify(otherStep, call); // throws where the calls differ and checks are on
       throw new IllegalStateException(
           waitText()
@@ -174,9 +281,11 @@ public final class PeerEdge implements BooleanSupplier, KernelWaiter.Check {
 
   private String waitText() {
     return what.get()
-        + (forRoom
-            ? ": waiting for rank " + peer + " to take data"
-            : ": waiting for data from rank " + peer);
+        + switch (waitingFor) {
+          case ROOM -> ": waiting for rank " + peer + " to take data";
+          case FILLED -> ": waiting for data from rank " + peer;
+          case SENT -> ": waiting for the data to leave for rank " + peer;
+        };
   }
 
   /**
