@@ -173,11 +173,10 @@ public final class HostDoublingKernel {
       } else {
         int currentAt = at - currentShift;
         if (e.partnerLower()) {
-          Reducer.reduce(w.type(), o.op, in, 0, current, currentAt, out, outAt, elems);
+          Reducer.reduceCanonical(w.type(), o.op, in, 0, current, currentAt, out, outAt, elems);
         } else {
-          Reducer.reduce(w.type(), o.op, current, currentAt, in, 0, out, outAt, elems);
+          Reducer.reduceCanonical(w.type(), o.op, current, currentAt, in, 0, out, outAt, elems);
         }
-        NanBits.canonicalize(w.type(), out, outAt, elems);
       }
       e.recv().release();
     }

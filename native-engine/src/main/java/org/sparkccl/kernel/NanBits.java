@@ -37,6 +37,45 @@ final class NanBits {
     }
   }
 
+  /**
+   * Canonicalises the first {@code len} floats of {@code x} (see {@link Reducer#reduceCanonical}).
+   */
+  static void canonicalize(float[] x, int len) {
+    float largest = 0;
+    for (int i = 0; i < len; i++) {
+      largest = Math.max(largest, Math.abs(x[i]));
+    }
+    if (largest < Float.POSITIVE_INFINITY) {
+      return; // false for NaN: no NaN in the block
+    }
+    float canonical = Float.intBitsToFloat(0x7fc00000);
+    for (int i = 0; i < len; i++) {
+      if (Float.isNaN(x[i])) {
+        x[i] = canonical;
+      }
+    }
+  }
+
+  /**
+   * Canonicalises the first {@code len} doubles of {@code x}, as {@link #canonicalize(float[],
+   * int)}.
+   */
+  static void canonicalize(double[] x, int len) {
+    double largest = 0;
+    for (int i = 0; i < len; i++) {
+      largest = Math.max(largest, Math.abs(x[i]));
+    }
+    if (largest < Double.POSITIVE_INFINITY) {
+      return;
+    }
+    double canonical = Double.longBitsToDouble(0x7ff8000000000000L);
+    for (int i = 0; i < len; i++) {
+      if (Double.isNaN(x[i])) {
+        x[i] = canonical;
+      }
+    }
+  }
+
   private static void halves(ByteBuffer buf, int off, int count, short infinity, short nan) {
     for (int i = 0, p = off; i < count; i++, p += 2) {
       if ((buf.getShort(p) & 0x7fff) > infinity) {

@@ -28,10 +28,38 @@ public final class Reducer {
       int oo,
       int count) {
     switch (type) {
-      case FLOAT32 -> float32(op, a, ao, b, bo, out, oo, count);
-      case FLOAT64 -> float64(op, a, ao, b, bo, out, oo, count);
+      case FLOAT32 -> float32(op, a, ao, b, bo, out, oo, count, false);
+      case FLOAT64 -> float64(op, a, ao, b, bo, out, oo, count, false);
       case FLOAT16, BFLOAT16 -> half(type, op, a, ao, b, bo, out, oo, count);
       default -> integer(type, op, a, ao, b, bo, out, oo, count);
+    }
+  }
+
+  /**
+   * {@link #reduce}, then every NaN of the result rewritten as the one canonical quiet NaN ({@link
+   * NanBits}), for ranks that each compute a sum themselves. Float and double results are checked
+   * block by block while they sit in the on-heap arrays, by one vectorised pass (the largest
+   * magnitude: NaN or infinite only where some element is), and only a block that fails it is
+   * looked at element by element: a separate pass over the buffer cost more than the reduction
+   * itself (4.1 against 3.7 us for 8,192 floats on the 2-core VM).
+   */
+  public static void reduceCanonical(
+      DataType type,
+      ReduceOp op,
+      ByteBuffer a,
+      int ao,
+      ByteBuffer b,
+      int bo,
+      ByteBuffer out,
+      int oo,
+      int count) {
+    switch (type) {
+      case FLOAT32 -> float32(op, a, ao, b, bo, out, oo, count, true);
+      case FLOAT64 -> float64(op, a, ao, b, bo, out, oo, count, true);
+      default -> {
+        reduce(type, op, a, ao, b, bo, out, oo, count);
+        NanBits.canonicalize(type, out, oo, count);
+      }
     }
   }
 
@@ -78,10 +106,21 @@ public final class Reducer {
   }
 
   private static void float32(
-      ReduceOp op, ByteBuffer a, int ao, ByteBuffer b, int bo, ByteBuffer o, int oo, int n) {
+      ReduceOp op,
+      ByteBuffer a,
+      int ao,
+      ByteBuffer b,
+      int bo,
+      ByteBuffer o,
+      int oo,
+      int n,
+      boolean canonical) {
     if (scalar(n, a, b, o)) {
       for (int i = 0; i < 4 * n; i += 4) {
         o.putFloat(oo + i, apply(op, a.getFloat(ao + i), b.getFloat(bo + i)));
+      }
+      if (canonical) {
+        NanBits.canonicalize(DataType.FLOAT32, o, oo, n);
       }
       return;
     }
@@ -117,15 +156,29 @@ public final class Reducer {
           }
         }
       }
+      if (canonical) {
+        NanBits.canonicalize(x, len);
+      }
       fo.put(base, x, 0, len);
     }
   }
 
   private static void float64(
-      ReduceOp op, ByteBuffer a, int ao, ByteBuffer b, int bo, ByteBuffer o, int oo, int n) {
+      ReduceOp op,
+      ByteBuffer a,
+      int ao,
+      ByteBuffer b,
+      int bo,
+      ByteBuffer o,
+      int oo,
+      int n,
+      boolean canonical) {
     if (scalar(n, a, b, o)) {
       for (int i = 0; i < 8 * n; i += 8) {
         o.putDouble(oo + i, apply(op, a.getDouble(ao + i), b.getDouble(bo + i)));
+      }
+      if (canonical) {
+        NanBits.canonicalize(DataType.FLOAT64, o, oo, n);
       }
       return;
     }
@@ -160,6 +213,9 @@ public final class Reducer {
             x[i] = Math.max(x[i], y[i]);
           }
         }
+      }
+      if (canonical) {
+        NanBits.canonicalize(x, len);
       }
       fo.put(base, x, 0, len);
     }

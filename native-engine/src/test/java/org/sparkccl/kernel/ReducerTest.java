@@ -229,4 +229,78 @@ class ReducerTest {
       }
     }
   }
+
+  /**
+   * {@code reduceCanonical} gives {@code reduce}'s bits, but every NaN the canonical quiet NaN: NaN
+   * operands with random payloads and signs, infinities whose sum or product is NaN, infinities
+   * that stay infinite, in blocks without any of them and in the element-wise path of small counts.
+   */
+  @Test
+  void reduceCanonicalRewritesEveryNaNAndNothingElse() {
+    SplittableRandom rnd = new SplittableRandom(77);
+    for (DataType t : new DataType[] {DataType.FLOAT32, DataType.FLOAT64}) {
+      for (ReduceOp op : ReduceOp.values()) {
+        for (int count : new int[] {1, 64, 65, 4096, 10_007}) {
+          int sz = t.size();
+          ByteBuffer a = direct(count * sz);
+          ByteBuffer b = direct(count * sz);
+          fillWide(a, 0, count, t, rnd);
+          fillWide(b, 0, count, t, rnd);
+          // specials in the first half only: the later blocks of the large counts have none
+          for (int k = 0; k < Math.max(1, count / 200); k++) {
+            int i = rnd.nextInt(Math.max(1, count / 2));
+            ByteBuffer into = rnd.nextBoolean() ? a : b;
+            switch (rnd.nextInt(3)) {
+              case 0 -> putSpecial(into, i, t, true, rnd); // NaN, random payload and sign
+              case 1 -> putSpecial(into, i, t, false, rnd); // +-infinity
+              default -> {
+                putSpecial(a, i, t, false, rnd);
+                putSpecial(b, i, t, false, rnd); // inf - inf is NaN; inf * inf is not
+              }
+            }
+          }
+          ByteBuffer plain = direct(count * sz);
+          ByteBuffer canonical = direct(count * sz);
+          Reducer.reduce(t, op, a, 0, b, 0, plain, 0, count);
+          Reducer.reduceCanonical(t, op, a, 0, b, 0, canonical, 0, count);
+          for (int i = 0; i < count; i++) {
+            long p = bitsAt(plain, i * sz, t);
+            boolean nan =
+                t == DataType.FLOAT32
+                    ? Float.isNaN(Float.intBitsToFloat((int) p))
+                    : Double.isNaN(Double.longBitsToDouble(p));
+            long want = !nan ? p : t == DataType.FLOAT32 ? 0x7fc00000L : 0x7ff8000000000000L;
+            long got = bitsAt(canonical, i * sz, t);
+            if (got != want) {
+              fail(
+                  t
+                      + " "
+                      + op
+                      + " count "
+                      + count
+                      + ": element "
+                      + i
+                      + ": expected bits 0x"
+                      + Long.toHexString(want)
+                      + " got 0x"
+                      + Long.toHexString(got));
+            }
+          }
+        }
+      }
+    }
+  }
+
+  /** A NaN with a random payload and sign, or an infinity of random sign, at element {@code i}. */
+  private static void putSpecial(
+      ByteBuffer buf, int i, DataType t, boolean nan, SplittableRandom rnd) {
+    long sign = rnd.nextBoolean() ? 1 : 0;
+    if (t == DataType.FLOAT32) {
+      int payload = nan ? 1 + rnd.nextInt(0x7fffff) : 0;
+      buf.putInt(i * 4, (int) (sign << 31) | 0x7f800000 | payload);
+    } else {
+      long payload = nan ? 1 + rnd.nextLong(0xfffffffffffffL) : 0;
+      buf.putLong(i * 8, (sign << 63) | 0x7ff0000000000000L | payload);
+    }
+  }
 }
