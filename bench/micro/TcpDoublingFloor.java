@@ -10,18 +10,22 @@ import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The floor of an 8-byte allReduce by recursive doubling over loopback TCP for a Java engine: N
+ * The floor of a small allReduce by recursive doubling over loopback TCP for a Java engine: N
  * threads, one per rank, each with a non-blocking socket to each of its log2(N) partners, busy
- * polling; a round writes a 16-byte header and the 8 bytes in one write and reads the partner's 24
- * bytes. No FIFO, no proxy, no hand-off: what the socket and NIO cost alone. Every call's sum is
- * checked against one computed apart. Prints the median over rounds of the time per call. Every
- * thread spins: with fewer cores than ranks they wait for each other's time slices, and the figure
- * means nothing.
+ * polling; a round writes a 16-byte header and the payload from one direct buffer, reads the
+ * partner's frame into another and adds it in (64-bit integers). No FIFO, no proxy, no hand-off, no
+ * copy beyond filling the buffer once a call: what the socket and NIO cost alone. Writing and
+ * reading alternate until both are done, so two partners sending more than a socket buffer holds
+ * cannot block each other. Every call's first element, and every element of each round's last
+ * call, is checked against a sum computed apart. Prints the median over rounds of the time per
+ * call. Every thread spins: with fewer cores than ranks they wait for each other's time slices, and
+ * the figure means nothing.
  *
- * <p>Run: java bench/micro/TcpDoublingFloor.java RANKS [CALLS] [ROUNDS]
+ * <p>Run: java bench/micro/TcpDoublingFloor.java RANKS [CALLS] [ROUNDS] [BYTES] (BYTES a multiple
+ * of 8, default 8)
  */
 public class TcpDoublingFloor {
-  private static final int FRAME = 24;
+  private static final int HEADER = 16;
 
   /** Every wait ends: a rank whose partner died fails instead of spinning on. */
   private static final long WAIT_SECONDS = 60;
@@ -30,6 +34,10 @@ public class TcpDoublingFloor {
     int n = Integer.parseInt(args[0]);
     int calls = args.length > 1 ? Integer.parseInt(args[1]) : 20_000;
     int rounds = args.length > 2 ? Integer.parseInt(args[2]) : 5;
+    int bytes = args.length > 3 ? Integer.parseInt(args[3]) : 8;
+    if (bytes < 8 || bytes % 8 != 0) {
+      throw new IllegalArgumentException("BYTES must be a positive multiple of 8, got " + bytes);
+    }
     if (Integer.bitCount(n) != 1 || n < 2) {
       throw new IllegalArgumentException("RANKS must be a power of two >= 2, got " + n);
     }
@@ -63,7 +71,7 @@ public class TcpDoublingFloor {
           new Thread(
               () -> {
                 try {
-                  rank(rank, n, links[rank], calls, rounds, barrier, perCall[rank], wrong);
+                  rank(rank, n, links[rank], calls, rounds, bytes, barrier, perCall[rank], wrong);
                 } catch (Exception e) {
                   throw new RuntimeException(e);
                 }
@@ -82,9 +90,10 @@ public class TcpDoublingFloor {
     double[] sorted = slowest.clone();
     Arrays.sort(sorted);
     System.out.printf(
-        "recursive doubling over loopback TCP, busy-polled, %d ranks, 8 B: %.1f us per call"
+        "recursive doubling over loopback TCP, busy-polled, %d ranks, %d B: %.1f us per call"
             + " (median of %d rounds of %d calls: %s), wrong %d%n",
         n,
+        bytes,
         sorted[rounds / 2],
         rounds,
         calls,
@@ -103,37 +112,44 @@ public class TcpDoublingFloor {
       SocketChannel[] partners,
       int calls,
       int rounds,
+      int bytes,
       CyclicBarrier barrier,
       double[] perCall,
       long[] wrong)
       throws Exception {
-    ByteBuffer out = ByteBuffer.allocateDirect(FRAME).order(ByteOrder.nativeOrder());
-    ByteBuffer in = ByteBuffer.allocateDirect(FRAME).order(ByteOrder.nativeOrder());
+    int count = bytes / 8;
+    ByteBuffer out = ByteBuffer.allocateDirect(HEADER + bytes).order(ByteOrder.nativeOrder());
+    ByteBuffer in = ByteBuffer.allocateDirect(HEADER + bytes).order(ByteOrder.nativeOrder());
     SplittableRandom random = new SplittableRandom(42);
     for (int k = -1; k < rounds; k++) { // round -1 warms the JIT up
       barrier.await(WAIT_SECONDS, TimeUnit.SECONDS);
       long t0 = System.nanoTime();
       for (int c = 0; c < calls; c++) {
-        // every rank draws the same sequence: rank r's value is the (r+1)-th draw of the call
+        // every rank draws the same sequence: rank r's base is the (r+1)-th draw of the call, and
+        // its element i is base + i, so the sum's element i is the sum of the bases + n * i
         long expected = 0;
-        long value = 0;
+        long base = 0;
         for (int r = 0; r < n; r++) {
           long v = random.nextInt(1 << 20);
           expected += v;
           if (r == rank) {
-            value = v;
+            base = v;
           }
+        }
+        for (int i = 0; i < count; i++) {
+          out.putLong(HEADER + 8 * i, base + i);
         }
         for (int s = 0; s < partners.length; s++) {
           out.clear();
-          out.putLong(0, c).putLong(8, s).putLong(16, value);
-          while (out.hasRemaining()) {
-            partners[s].write(out);
-          }
+          out.putLong(0, c).putLong(8, s);
           in.clear();
           long deadline = 0;
-          while (in.hasRemaining()) {
-            if (partners[s].read(in) == 0) {
+          while (out.hasRemaining() || in.hasRemaining()) {
+            int moved = out.hasRemaining() ? partners[s].write(out) : 0;
+            if (in.hasRemaining()) {
+              moved += partners[s].read(in);
+            }
+            if (moved == 0) {
               long now = System.nanoTime();
               if (deadline == 0) {
                 deadline = now + TimeUnit.SECONDS.toNanos(WAIT_SECONDS);
@@ -142,10 +158,17 @@ public class TcpDoublingFloor {
               }
             }
           }
-          value += in.getLong(16);
+          for (int i = 0; i < count; i++) {
+            int at = HEADER + 8 * i;
+            out.putLong(at, out.getLong(at) + in.getLong(at));
+          }
         }
-        if (value != expected) {
-          wrong[rank]++;
+        int last = c == calls - 1 ? count : 1;
+        for (int i = 0; i < last; i++) {
+          if (out.getLong(HEADER + 8 * i) != expected + (long) n * i) {
+            wrong[rank]++;
+            break;
+          }
         }
       }
       if (k >= 0) {
