@@ -5,20 +5,23 @@ import java.nio.IntBuffer;
 import java.util.Random;
 
 /**
- * What the NaN pass after a recursive-doubling reduction costs (kernel.NanBits: every NaN rewritten
- * as the canonical one, so ranks agree bit for bit), and two ways to make it cheaper that were
- * tried and not kept, on one 32 KiB slice (8,192 floats, no NaN: the common case):
+ * What making NaNs canonical after a recursive-doubling reduction costs (every NaN rewritten as the
+ * canonical one, so ranks agree bit for bit), on one 32 KiB slice (8,192 floats, no NaN: the common
+ * case):
  * <ul>
- *   <li>"element pass": the engine's loop (getInt/putInt per element);
+ *   <li>"element pass": a getInt/putInt loop over the result, the engine's way until
+ *       kernel.Reducer#reduceCanonical;
  *   <li>"bulk scan": a bulk copy into an int[] block and a branch-free scan, rewriting only blocks
- *       that hold a NaN;
- *   <li>"reduce + pass" against "fused": a float sum in blocks (as kernel.Reducer does) followed by
- *       the element pass, against the NaN check inside the sum's block loop.
+ *       that hold a NaN (tried, not kept);
+ *   <li>"sum alone" (the floor), "sum + pass" (the sum in on-heap blocks as kernel.Reducer does,
+ *       then the element pass), "fused !=" (a NaN test of each element in the sum's block loop,
+ *       tried, not kept) and "fused max" (the largest magnitude of each block, NaN or infinite only
+ *       where the block holds a NaN or an infinity: what kernel.Reducer#reduceCanonical does).
  * </ul>
  * Run: java bench/micro/NanPassCost.java [floats]
  */
 public class NanPassCost {
-  private static final int BLOCK = 1024;
+  private static final int BLOCK = 4096; // kernel.Reducer's block
   private static final int[] INTS = new int[BLOCK];
   private static final float[] X = new float[BLOCK];
   private static final float[] Y = new float[BLOCK];
@@ -51,7 +54,8 @@ public class NanPassCost {
     }
   }
 
-  static void sum(ByteBuffer a, ByteBuffer b, ByteBuffer o, int n, boolean fused) {
+  /** The sum in blocks; {@code check} 0: no NaN check, 1: fused !=, 2: fused max. */
+  static void sum(ByteBuffer a, ByteBuffer b, ByteBuffer o, int n, int check) {
     FloatBuffer fa = a.slice(0, 4 * n).order(ByteOrder.nativeOrder()).asFloatBuffer();
     FloatBuffer fb = b.slice(0, 4 * n).order(ByteOrder.nativeOrder()).asFloatBuffer();
     FloatBuffer fo = o.slice(0, 4 * n).order(ByteOrder.nativeOrder()).asFloatBuffer();
@@ -62,16 +66,22 @@ public class NanPassCost {
       for (int i = 0; i < len; i++) {
         X[i] += Y[i];
       }
-      if (fused) {
-        boolean nan = false;
+      boolean nan = false;
+      if (check == 1) {
         for (int i = 0; i < len; i++) {
           nan |= X[i] != X[i];
         }
-        if (nan) {
-          for (int i = 0; i < len; i++) {
-            if (X[i] != X[i]) {
-              X[i] = Float.intBitsToFloat(CANONICAL);
-            }
+      } else if (check == 2) {
+        float largest = 0;
+        for (int i = 0; i < len; i++) {
+          largest = Math.max(largest, Math.abs(X[i]));
+        }
+        nan = !(largest < Float.POSITIVE_INFINITY);
+      }
+      if (nan) {
+        for (int i = 0; i < len; i++) {
+          if (X[i] != X[i]) {
+            X[i] = Float.intBitsToFloat(CANONICAL);
           }
         }
       }
@@ -105,18 +115,20 @@ public class NanPassCost {
     for (int round = 1; round <= 5; round++) {
       double element = usPerCall(() -> elementPass(a, n), calls);
       double bulk = usPerCall(() -> bulkScan(a, n), calls);
+      double alone = usPerCall(() -> sum(a, b, o, n, 0), calls);
       double separate =
           usPerCall(
               () -> {
-                sum(a, b, o, n, false);
+                sum(a, b, o, n, 0);
                 elementPass(o, n);
               },
               calls);
-      double fused = usPerCall(() -> sum(a, b, o, n, true), calls);
+      double fusedTest = usPerCall(() -> sum(a, b, o, n, 1), calls);
+      double fusedMax = usPerCall(() -> sum(a, b, o, n, 2), calls);
       System.out.printf(
-          "round %d, %d floats, us a call: element pass %.2f, bulk scan %.2f; reduce + pass %.2f,"
-              + " fused %.2f%n",
-          round, n, element, bulk, separate, fused);
+          "round %d, %d floats, us a call: element pass %.2f, bulk scan %.2f; sum alone %.2f,"
+              + " sum + pass %.2f, fused != %.2f, fused max %.2f%n",
+          round, n, element, bulk, alone, separate, fusedTest, fusedMax);
     }
   }
 }
