@@ -11,12 +11,14 @@ import java.util.Random;
  * <ul>
  *   <li>"element pass": a getInt/putInt loop over the result, the engine's way until
  *       kernel.Reducer#reduceCanonical;
- *   <li>"bulk scan": a bulk copy into an int[] block and a branch-free scan, rewriting only blocks
- *       that hold a NaN (tried, not kept);
+ *   <li>"bulk scan": a bulk copy into an int[] block and a branch-free integer scan, rewriting only
+ *       blocks that hold a NaN;
  *   <li>"sum alone" (the floor), "sum + pass" (the sum in on-heap blocks as kernel.Reducer does,
- *       then the element pass), "fused !=" (a NaN test of each element in the sum's block loop,
- *       tried, not kept) and "fused max" (the largest magnitude of each block, NaN or infinite only
- *       where the block holds a NaN or an infinity: what kernel.Reducer#reduceCanonical does).
+ *       then the element pass), "fused !=" (a NaN test of each element in the sum's block loop),
+ *       "fused max" (the largest magnitude of each block, NaN or infinite only where the block
+ *       holds a NaN or an infinity; fast on the 2-core VM, slower than "sum + pass" on the 16-core
+ *       host, where C2 did not vectorise it) and "sum + scan" (the bulk scan of each block
+ *       right after the sum wrote it: what kernel.Reducer#reduceCanonical does).
  * </ul>
  * Run: java bench/micro/NanPassCost.java [floats]
  */
@@ -54,7 +56,7 @@ public class NanPassCost {
     }
   }
 
-  /** The sum in blocks; {@code check} 0: no NaN check, 1: fused !=, 2: fused max. */
+  /** The sum in blocks; {@code check} 0: no NaN check, 1: fused !=, 2: fused max, 3: scan. */
   static void sum(ByteBuffer a, ByteBuffer b, ByteBuffer o, int n, int check) {
     FloatBuffer fa = a.slice(0, 4 * n).order(ByteOrder.nativeOrder()).asFloatBuffer();
     FloatBuffer fb = b.slice(0, 4 * n).order(ByteOrder.nativeOrder()).asFloatBuffer();
@@ -86,6 +88,21 @@ public class NanPassCost {
         }
       }
       fo.put(base, X, 0, len);
+      if (check == 3) {
+        scanBlock(o.slice(4 * base, 4 * len).order(ByteOrder.nativeOrder()), len);
+      }
+    }
+  }
+
+  /** The bulk scan of one block (as kernel.NanBits does after each block of a reduction). */
+  static void scanBlock(ByteBuffer block, int len) {
+    block.asIntBuffer().get(0, INTS, 0, len);
+    int nan = 0;
+    for (int i = 0; i < len; i++) {
+      nan |= 0x7f800000 - (INTS[i] & 0x7fffffff);
+    }
+    if (nan < 0) {
+      elementPass(block, len);
     }
   }
 
@@ -125,10 +142,11 @@ public class NanPassCost {
               calls);
       double fusedTest = usPerCall(() -> sum(a, b, o, n, 1), calls);
       double fusedMax = usPerCall(() -> sum(a, b, o, n, 2), calls);
+      double scanned = usPerCall(() -> sum(a, b, o, n, 3), calls);
       System.out.printf(
           "round %d, %d floats, us a call: element pass %.2f, bulk scan %.2f; sum alone %.2f,"
-              + " sum + pass %.2f, fused != %.2f, fused max %.2f%n",
-          round, n, element, bulk, alone, separate, fusedTest, fusedMax);
+              + " sum + pass %.2f, fused != %.2f, fused max %.2f, sum + scan %.2f%n",
+          round, n, element, bulk, alone, separate, fusedTest, fusedMax, scanned);
     }
   }
 }

@@ -1,6 +1,8 @@
 package org.sparkccl.kernel;
 
 import java.nio.ByteBuffer;
+import java.nio.IntBuffer;
+import java.nio.LongBuffer;
 import org.sparkccl.DataType;
 
 /**
@@ -38,41 +40,37 @@ final class NanBits {
   }
 
   /**
-   * Canonicalises the first {@code len} floats of {@code x} (see {@link Reducer#reduceCanonical}).
+   * Canonicalises {@code count} floats at byte {@code off} of {@code buf} that {@code ints}, a
+   * native-order int view of {@code buf}, shows from its element {@code base}; {@code block} is
+   * scratch of at least {@code count} ints. The bits come out in one bulk copy and an integer scan
+   * that C2 vectorises ({@code 0x7f800000 - (bits & 0x7fffffff)} is negative exactly for a NaN),
+   * and only a block that holds a NaN is rewritten element by element. On the 16-core host ({@code
+   * java bench/micro/NanPassCost.java}, 8,192 floats): the sum and this scan 5.7-6.4 us, the sum
+   * and the element-by-element pass over the buffer 9.1-10.2, the sum with a float check instead
+   * (the largest magnitude through {@code Math.max}, which C2 did not vectorise there) 11.9-13.4.
    */
-  static void canonicalize(float[] x, int len) {
-    float largest = 0;
-    for (int i = 0; i < len; i++) {
-      largest = Math.max(largest, Math.abs(x[i]));
+  static void canonicalize(
+      ByteBuffer buf, int off, IntBuffer ints, int base, int[] block, int count) {
+    ints.get(base, block, 0, count);
+    int nan = 0;
+    for (int i = 0; i < count; i++) {
+      nan |= 0x7f800000 - (block[i] & 0x7fffffff);
     }
-    if (largest < Float.POSITIVE_INFINITY) {
-      return; // false for NaN: no NaN in the block
-    }
-    float canonical = Float.intBitsToFloat(0x7fc00000);
-    for (int i = 0; i < len; i++) {
-      if (Float.isNaN(x[i])) {
-        x[i] = canonical;
-      }
+    if (nan < 0) {
+      canonicalize(DataType.FLOAT32, buf, off, count);
     }
   }
 
-  /**
-   * Canonicalises the first {@code len} doubles of {@code x}, as {@link #canonicalize(float[],
-   * int)}.
-   */
-  static void canonicalize(double[] x, int len) {
-    double largest = 0;
-    for (int i = 0; i < len; i++) {
-      largest = Math.max(largest, Math.abs(x[i]));
+  /** As {@link #canonicalize(ByteBuffer, int, IntBuffer, int, int[], int)}, for doubles. */
+  static void canonicalize(
+      ByteBuffer buf, int off, LongBuffer longs, int base, long[] block, int count) {
+    longs.get(base, block, 0, count);
+    long nan = 0;
+    for (int i = 0; i < count; i++) {
+      nan |= 0x7ff0000000000000L - (block[i] & 0x7fffffffffffffffL);
     }
-    if (largest < Double.POSITIVE_INFINITY) {
-      return;
-    }
-    double canonical = Double.longBitsToDouble(0x7ff8000000000000L);
-    for (int i = 0; i < len; i++) {
-      if (Double.isNaN(x[i])) {
-        x[i] = canonical;
-      }
+    if (nan < 0) {
+      canonicalize(DataType.FLOAT64, buf, off, count);
     }
   }
 

@@ -4,6 +4,8 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.DoubleBuffer;
 import java.nio.FloatBuffer;
+import java.nio.IntBuffer;
+import java.nio.LongBuffer;
 import java.util.function.LongBinaryOperator;
 import org.sparkccl.DataType;
 import org.sparkccl.ReduceOp;
@@ -38,11 +40,10 @@ public final class Reducer {
   /**
    * {@link #reduce}, then every NaN of the result rewritten as the one canonical quiet NaN ({@link
    * NanBits}), for ranks that each compute a sum themselves. Float and double results are checked
-   * block by block while they sit in the on-heap arrays, by one vectorised pass (the largest
-   * magnitude: NaN or infinite only where some element is), and only a block that fails it is
-   * looked at element by element. On 8,192 floats without NaN (2-core VM, {@code java
-   * bench/micro/NanPassCost.java}): the sum alone 2.0-2.8 us, the sum and a separate pass over the
-   * buffer 6.2-7.4, the sum with this check 4.3-4.7.
+   * block by block right after each block is written, while it is in the cache, by a bulk copy of
+   * its bits and a vectorised integer scan; only a block that holds a NaN is looked at element by
+   * element (the pass over every element's bits through the buffer cost as much as the sum: {@code
+   * java bench/micro/NanPassCost.java}).
    */
   public static void reduceCanonical(
       DataType type,
@@ -75,6 +76,8 @@ public final class Reducer {
       ThreadLocal.withInitial(() -> new float[][] {new float[BLOCK], new float[BLOCK]});
   private static final ThreadLocal<double[][]> DOUBLES =
       ThreadLocal.withInitial(() -> new double[][] {new double[BLOCK], new double[BLOCK]});
+  private static final ThreadLocal<int[]> INTS = ThreadLocal.withInitial(() -> new int[BLOCK]);
+  private static final ThreadLocal<long[]> LONGS = ThreadLocal.withInitial(() -> new long[BLOCK]);
 
   /**
    * Up to this many elements are reduced one by one through the buffers themselves: the views the
@@ -131,6 +134,8 @@ public final class Reducer {
     FloatBuffer fa = a.slice(ao, 4 * n).order(ByteOrder.nativeOrder()).asFloatBuffer();
     FloatBuffer fb = b.slice(bo, 4 * n).order(ByteOrder.nativeOrder()).asFloatBuffer();
     FloatBuffer fo = o.slice(oo, 4 * n).order(ByteOrder.nativeOrder()).asFloatBuffer();
+    IntBuffer bits =
+        canonical ? o.slice(oo, 4 * n).order(ByteOrder.nativeOrder()).asIntBuffer() : null;
     for (int base = 0; base < n; base += BLOCK) {
       int len = Math.min(BLOCK, n - base);
       fa.get(base, x, 0, len);
@@ -157,10 +162,10 @@ public final class Reducer {
           }
         }
       }
-      if (canonical) {
-        NanBits.canonicalize(x, len);
-      }
       fo.put(base, x, 0, len);
+      if (canonical) {
+        NanBits.canonicalize(o, oo + 4 * base, bits, base, INTS.get(), len);
+      }
     }
   }
 
@@ -189,6 +194,8 @@ public final class Reducer {
     DoubleBuffer fa = a.slice(ao, 8 * n).order(ByteOrder.nativeOrder()).asDoubleBuffer();
     DoubleBuffer fb = b.slice(bo, 8 * n).order(ByteOrder.nativeOrder()).asDoubleBuffer();
     DoubleBuffer fo = o.slice(oo, 8 * n).order(ByteOrder.nativeOrder()).asDoubleBuffer();
+    LongBuffer bits =
+        canonical ? o.slice(oo, 8 * n).order(ByteOrder.nativeOrder()).asLongBuffer() : null;
     for (int base = 0; base < n; base += BLOCK) {
       int len = Math.min(BLOCK, n - base);
       fa.get(base, x, 0, len);
@@ -215,10 +222,10 @@ public final class Reducer {
           }
         }
       }
-      if (canonical) {
-        NanBits.canonicalize(x, len);
-      }
       fo.put(base, x, 0, len);
+      if (canonical) {
+        NanBits.canonicalize(o, oo + 8 * base, bits, base, LONGS.get(), len);
+      }
     }
   }
 
