@@ -27,21 +27,7 @@ import org.sparkccl.idle.IdleStrategies;
 class DoublingSendFromBufferTest {
   private static final int STEP = 512 << 10;
 
-  private static final KernelGuard GUARD =
-      new KernelGuard() {
-        @Override
-        public void checkAbort() {}
-
-        @Override
-        public long timeoutNanos() {
-          return TimeUnit.SECONDS.toNanos(30);
-        }
-
-        @Override
-        public String describe(boolean sending) {
-          return "a doubling exchange in a test";
-        }
-      };
+  private static final KernelGuard GUARD = KernelTestWaits.guard("a doubling exchange in a test");
 
   @Test
   void anInPlaceExchangeReducesOnlyOnceItsSliceHasLeft() throws Exception {
@@ -53,14 +39,14 @@ class DoublingSendFromBufferTest {
       ByteBuffer buf = floats(mine);
       CompletableFuture<Void> ran = run(send, recv, buf, count, true);
 
-      awaitFilled(send, 0);
+      KernelTestWaits.awaitFilled(send, 0);
       ByteBuffer sent = send.bytesOf(0);
       assertNotSame(send.slot(0), sent, "a 32 KiB slice should leave from the buffer");
       assertArrayEquals(mine, toFloats(sent, count), "the published slice");
       // the partner's slice arrives; the kernel must not reduce into the buffer it is sending from
-      recv.slot(0).put(0, floats(theirs), 0, 4 * count);
-      recv.publish(0, 4 * count);
-      assertFalse(ended(ran), "the kernel returned before its slice left the buffer");
+      deliver(recv, theirs);
+      assertFalse(
+          KernelTestWaits.ended(ran), "the kernel returned before its slice left the buffer");
       assertArrayEquals(mine, toFloats(sent, count), "the buffer changed while it was being sent");
 
       send.release(0);
@@ -79,10 +65,9 @@ class DoublingSendFromBufferTest {
       float[] theirs = randomFloats(count, 32);
       ByteBuffer buf = floats(mine);
       CompletableFuture<Void> ran = run(send, recv, buf, count, true);
-      awaitFilled(send, 0);
+      KernelTestWaits.awaitFilled(send, 0);
       assertSame(send.slot(0), send.bytesOf(0), "a small slice is copied into its slot");
-      recv.slot(0).put(0, floats(theirs), 0, 4 * count);
-      recv.publish(0, 4 * count);
+      deliver(recv, theirs);
       ran.get(30, TimeUnit.SECONDS);
       assertArrayEquals(sums(theirs, mine), toFloats(buf, count));
       assertEquals(0, send.head(), "nothing was released: the copy needs no wait");
@@ -98,14 +83,19 @@ class DoublingSendFromBufferTest {
       float[] theirs = randomFloats(count, 42);
       ByteBuffer buf = floats(mine);
       CompletableFuture<Void> ran = run(send, recv, buf, count, false);
-      awaitFilled(send, 0);
+      KernelTestWaits.awaitFilled(send, 0);
       assertSame(send.slot(0), send.bytesOf(0), "no leave to send from the buffer: copied");
       assertArrayEquals(mine, toFloats(send.slot(0), count));
-      recv.slot(0).put(0, floats(theirs), 0, 4 * count);
-      recv.publish(0, 4 * count);
+      deliver(recv, theirs);
       ran.get(30, TimeUnit.SECONDS);
       assertArrayEquals(sums(theirs, mine), toFloats(buf, count));
     }
+  }
+
+  /** The partner's slice arriving: its floats in the first slot, published. */
+  private static void deliver(Fifo recv, float[] theirs) {
+    recv.slot(0).put(0, floats(theirs), 0, 4 * theirs.length);
+    recv.publish(0, 4 * theirs.length);
   }
 
   /**
@@ -138,26 +128,6 @@ class DoublingSendFromBufferTest {
     o.set(buf, 0, buf, 0, null, ReduceOp.SUM, () -> "allReduce in a test");
     KernelWaiter waiter = new KernelWaiter(IdleStrategies.defaults());
     return CompletableFuture.runAsync(() -> HostDoublingKernel.run(work, o, waiter, GUARD));
-  }
-
-  /** Whether the kernel has returned within 200 ms. */
-  private static boolean ended(CompletableFuture<Void> ran) throws Exception {
-    try {
-      ran.get(200, TimeUnit.MILLISECONDS);
-      return true;
-    } catch (java.util.concurrent.TimeoutException e) {
-      return false;
-    }
-  }
-
-  private static void awaitFilled(Fifo fifo, long step) throws InterruptedException {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-    while (!fifo.isFilled(step)) {
-      if (System.nanoTime() > deadline) {
-        throw new AssertionError("step " + step + " was never published");
-      }
-      Thread.sleep(1);
-    }
   }
 
   private static float[] randomFloats(int n, long seed) {

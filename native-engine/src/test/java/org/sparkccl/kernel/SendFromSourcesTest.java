@@ -34,21 +34,7 @@ class SendFromSourcesTest {
   /** Three full steps (from the buffer) and a small last one (below the minimum: copied). */
   private static final int BYTES = 3 * STEP + 1000;
 
-  private static final KernelGuard GUARD =
-      new KernelGuard() {
-        @Override
-        public void checkAbort() {}
-
-        @Override
-        public long timeoutNanos() {
-          return TimeUnit.SECONDS.toNanos(30);
-        }
-
-        @Override
-        public String describe(boolean sending) {
-          return sending ? "sending in a test" : "receiving in a test";
-        }
-      };
+  private static final KernelGuard GUARD = KernelTestWaits.guard("a ring kernel in a test");
 
   @Test
   void largeStepsLeaveFromTheBufferAndTheKernelWaitsForThem() throws Exception {
@@ -60,7 +46,7 @@ class SendFromSourcesTest {
       HostBuffer dst = buffer(new byte[BYTES]);
       CompletableFuture<Void> ran = CompletableFuture.runAsync(() -> kernel.run(work(src, dst)));
       for (int step = 0; step < 4; step++) {
-        awaitFilled(send, step);
+        KernelTestWaits.awaitFilled(send, step);
         ByteBuffer sent = send.bytesOf(step);
         int len = send.size(step);
         if (step < 3) {
@@ -71,11 +57,12 @@ class SendFromSourcesTest {
         assertArrayEquals(slice(input, step * STEP, len), bytes(sent, len), "step " + step);
       }
       // every step published and none released: the collective has not ended
-      assertFalse(ended(ran), "the kernel returned before its sends left the buffers");
+      assertFalse(
+          KernelTestWaits.ended(ran), "the kernel returned before its sends left the buffers");
       for (int step = 0; step < 3; step++) {
         send.release(step);
       }
-      assertFalse(ended(ran), "the kernel returned with a send still in its slot");
+      assertFalse(KernelTestWaits.ended(ran), "the kernel returned with a send still in its slot");
       send.release(3);
       ran.get(30, TimeUnit.SECONDS);
       assertArrayEquals(input, bytes(dst.memory(), BYTES), "the copy into the output");
@@ -93,7 +80,7 @@ class SendFromSourcesTest {
           CompletableFuture.runAsync(
               () -> kernel.run(work(buffer(input), buffer(new byte[BYTES]))));
       for (int step = 0; step < 4; step++) {
-        awaitFilled(send, step);
+        KernelTestWaits.awaitFilled(send, step);
         assertSame(send.slot(step), send.bytesOf(step), "step " + step);
         assertArrayEquals(
             slice(input, step * STEP, send.size(step)),
@@ -120,26 +107,6 @@ class SendFromSourcesTest {
         new CollectiveCall(
             CollectiveCall.Kind.ALL_GATHER, 1, BYTES, DataType.INT8, ReduceOp.SUM, -1);
     return new ChannelWork(plan, src, dst, 2, call);
-  }
-
-  /** Whether the kernel has returned within 200 ms (it should wait for the consumer). */
-  private static boolean ended(CompletableFuture<Void> ran) throws Exception {
-    try {
-      ran.get(200, TimeUnit.MILLISECONDS);
-      return true;
-    } catch (java.util.concurrent.TimeoutException e) {
-      return false;
-    }
-  }
-
-  private static void awaitFilled(Fifo fifo, long step) throws InterruptedException {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-    while (!fifo.isFilled(step)) {
-      if (System.nanoTime() > deadline) {
-        throw new AssertionError("step " + step + " was never published");
-      }
-      Thread.sleep(1);
-    }
   }
 
   private static HostBuffer buffer(byte[] content) {
