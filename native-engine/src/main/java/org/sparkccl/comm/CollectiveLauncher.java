@@ -655,9 +655,7 @@ public final class CollectiveLauncher {
           true);
     }
     edge.restart(link.fifo, link.nextStep, null, null, null);
-    if (send && link.send().sendsFromAnyMemory()) {
-      edge.sendFromSources(link.fifo);
-    }
+    edge.sendFromSources(link.sourceFifo);
     link.nextStep += slices;
   }
 

@@ -34,6 +34,13 @@ final class PeerLinks {
     /** Describes this link's proxy operations when asked: no launch builds the text. */
     final OpSite site;
 
+    /**
+     * The FIFO a sending edge may publish large slices from the collective's buffers to ({@code
+     * PeerEdge#sendFromSources}): {@link #fifo} where the connection sends from any memory, decided
+     * once here instead of asked on every launch; else null.
+     */
+    final Fifo sourceFifo;
+
     /** Finished operations of this link to restart (one of the two, by direction). */
     final OpRing<SendProxyOp> sendOps = new OpRing<>();
 
@@ -46,6 +53,8 @@ final class PeerLinks {
       String way =
           connection instanceof SendConnection ? "sending to rank " : "receiving from rank ";
       this.site = new OpSite(rank, way + peer + " (point-to-point)");
+      this.sourceFifo =
+          connection instanceof SendConnection c && c.sendsFromAnyMemory() ? fifo : null;
     }
 
     SendConnection send() {

@@ -40,37 +40,45 @@ final class NanBits {
   }
 
   /**
-   * Canonicalises {@code count} floats at byte {@code off} of {@code buf} that {@code ints}, a
-   * native-order int view of {@code buf}, shows from its element {@code base}; {@code block} is
-   * scratch of at least {@code count} ints. The bits come out in one bulk copy and an integer scan
-   * that C2 vectorises ({@code 0x7f800000 - (bits & 0x7fffffff)} is negative exactly for a NaN),
-   * and only a block that holds a NaN is rewritten element by element. On the 16-core host ({@code
-   * java bench/micro/NanPassCost.java}, 8,192 floats): the sum and this scan 5.7-6.4 us, the sum
-   * and the element-by-element pass over the buffer 9.1-10.2, the sum with a float check instead
-   * (the largest magnitude through {@code Math.max}, which C2 did not vectorise there) 11.9-13.4.
+   * Canonicalises {@code count} floats of {@code bits} (a native-order int view of them) from its
+   * element {@code base}; {@code block} is scratch of at least {@code count} ints. The bits come
+   * out in one bulk copy and an integer scan that C2 vectorises ({@code 0x7f800000 - (bits &
+   * 0x7fffffff)} is negative exactly for a NaN); only a block that holds a NaN is rewritten and
+   * written back. On the 16-core host ({@code java bench/micro/NanPassCost.java}, 8,192 floats):
+   * the sum and this scan 5.7-6.4 us, the sum and an element-by-element pass over the buffer
+   * 9.1-10.2, the sum with a float check instead (the largest magnitude through {@code Math.max},
+   * which C2 did not vectorise there) 11.9-13.4.
    */
-  static void canonicalize(
-      ByteBuffer buf, int off, IntBuffer ints, int base, int[] block, int count) {
-    ints.get(base, block, 0, count);
+  static void canonicalize(IntBuffer bits, int base, int[] block, int count) {
+    bits.get(base, block, 0, count);
     int nan = 0;
     for (int i = 0; i < count; i++) {
       nan |= 0x7f800000 - (block[i] & 0x7fffffff);
     }
     if (nan < 0) {
-      canonicalize(DataType.FLOAT32, buf, off, count);
+      for (int i = 0; i < count; i++) {
+        if ((block[i] & 0x7fffffff) > 0x7f800000) {
+          block[i] = 0x7fc00000;
+        }
+      }
+      bits.put(base, block, 0, count);
     }
   }
 
-  /** As {@link #canonicalize(ByteBuffer, int, IntBuffer, int, int[], int)}, for doubles. */
-  static void canonicalize(
-      ByteBuffer buf, int off, LongBuffer longs, int base, long[] block, int count) {
-    longs.get(base, block, 0, count);
+  /** As {@link #canonicalize(IntBuffer, int, int[], int)}, for doubles. */
+  static void canonicalize(LongBuffer bits, int base, long[] block, int count) {
+    bits.get(base, block, 0, count);
     long nan = 0;
     for (int i = 0; i < count; i++) {
       nan |= 0x7ff0000000000000L - (block[i] & 0x7fffffffffffffffL);
     }
     if (nan < 0) {
-      canonicalize(DataType.FLOAT64, buf, off, count);
+      for (int i = 0; i < count; i++) {
+        if ((block[i] & 0x7fffffffffffffffL) > 0x7ff0000000000000L) {
+          block[i] = 0x7ff8000000000000L;
+        }
+      }
+      bits.put(base, block, 0, count);
     }
   }
 

@@ -22,10 +22,10 @@ public final class PeerEdge implements BooleanSupplier, KernelWaiter.Check {
 
   /**
    * Slices of at least this many bytes leave from the collective's buffers where the edge's
-   * connection allows it ({@link #sendFromSources}), not through a copy into the slot: a host
-   * profile of recursive doubling at 32 KiB over sockets put that copy at about a sixth of the
-   * calling thread's samples. Smaller slices are copied: the copy costs less than waiting for the
-   * send to leave before the buffer may change.
+   * connection allows it ({@link #sendFromSources}), not through a copy into the slot; smaller ones
+   * are copied, so that small collectives keep their path unchanged. Not tuned: together with the
+   * socket's direct staging buffer this gave 0.87x (4 ranks) and 0.97x (8 ranks) of the time of a
+   * 32 KiB recursive-doubling allReduce over sockets on the 16-core host (docs/benchmarks.md).
    */
   static final int SOURCE_MIN_BYTES = 16 << 10;
 
@@ -64,8 +64,8 @@ public final class PeerEdge implements BooleanSupplier, KernelWaiter.Check {
 
   /**
    * The FIFO whose steps this sending edge may publish from the collective's buffers ({@link
-   * #publishFrom}), or null: the link's connection sends from any memory (a socket). Set by {@link
-   * #sendFromSources} after each {@link #restart}.
+   * #publishFrom}) where the link's connection sends from any memory (a socket); else null. Set by
+   * {@link #sendFromSources} after each {@link #restart}.
    */
   private Fifo sourceFifo;
 
@@ -127,7 +127,8 @@ public final class PeerEdge implements BooleanSupplier, KernelWaiter.Check {
 
   /**
    * Lets this sending edge, just {@link #restart}ed on {@code fifo}, publish large slices from the
-   * collective's buffers: its connection sends from any memory.
+   * collective's buffers (its connection sends from any memory); null leaves it copying every
+   * slice.
    */
   public void sendFromSources(Fifo fifo) {
     this.sourceFifo = fifo;

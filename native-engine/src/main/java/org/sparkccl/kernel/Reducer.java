@@ -164,7 +164,7 @@ public final class Reducer {
       }
       fo.put(base, x, 0, len);
       if (canonical) {
-        NanBits.canonicalize(o, oo + 4 * base, bits, base, INTS.get(), len);
+        NanBits.canonicalize(bits, base, INTS.get(), len);
       }
     }
   }
@@ -224,7 +224,7 @@ public final class Reducer {
       }
       fo.put(base, x, 0, len);
       if (canonical) {
-        NanBits.canonicalize(o, oo + 8 * base, bits, base, LONGS.get(), len);
+        NanBits.canonicalize(bits, base, LONGS.get(), len);
       }
     }
   }
