@@ -7,6 +7,7 @@ import org.apache.logging.log4j.Logger;
 import org.sparkccl.CclAbortedException;
 import org.sparkccl.CclException;
 import org.sparkccl.CclTimeoutException;
+import org.sparkccl.transport.FailureNotice;
 import org.sparkccl.util.EngineLog;
 
 /**
@@ -57,7 +58,7 @@ final class Lifecycle {
           ch.abort();
         }
       }
-      ctx.proxy.runExclusive(() -> notifyPeers(true, err.getMessage()));
+      ctx.proxy.runExclusive(() -> notifyPeers(true, FailureNotice.of(err)));
     } finally {
       failureSpread.countDown();
     }

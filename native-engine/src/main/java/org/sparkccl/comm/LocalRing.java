@@ -6,8 +6,8 @@ import java.util.Arrays;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
 import org.sparkccl.CclException;
-import org.sparkccl.CclRemoteException;
 import org.sparkccl.bootstrap.Bootstrap;
+import org.sparkccl.transport.FailureNotice;
 import org.sparkccl.transport.local.LocalPipe;
 
 /**
@@ -79,7 +79,7 @@ final class LocalRing implements RingTransport {
         message ->
             ctx.proxy.execute(
                 () -> {
-                  throw new CclRemoteException(message);
+                  throw FailureNotice.raise(message);
                 });
     for (CommChannel ch : ctx.channels) {
       ch.send = LocalPipe.sender(token, rank, next, ch.id, ctx.proxy::wake, failed);

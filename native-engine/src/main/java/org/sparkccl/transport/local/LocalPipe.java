@@ -4,10 +4,10 @@ import java.nio.ByteBuffer;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
-import org.sparkccl.CclRemoteException;
 import org.sparkccl.comm.CollectiveCall;
 import org.sparkccl.fifo.Fifo;
 import org.sparkccl.fifo.FifoLayout;
+import org.sparkccl.transport.FailureNotice;
 import org.sparkccl.transport.NetRequest;
 import org.sparkccl.transport.RecvConnection;
 import org.sparkccl.transport.SendConnection;
@@ -101,7 +101,7 @@ public final class LocalPipe {
 
   private void checkFailed() {
     if (failure != null) {
-      throw new CclRemoteException(failure);
+      throw FailureNotice.raise(failure);
     }
   }
 

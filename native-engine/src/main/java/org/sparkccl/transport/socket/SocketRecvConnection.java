@@ -5,9 +5,9 @@ import java.nio.ByteBuffer;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
 import java.nio.charset.StandardCharsets;
-import org.sparkccl.CclRemoteException;
 import org.sparkccl.comm.CollectiveCall;
 import org.sparkccl.idle.IdleStrategies;
+import org.sparkccl.transport.FailureNotice;
 import org.sparkccl.transport.NetRequest;
 import org.sparkccl.transport.RecvConnection;
 
@@ -117,7 +117,7 @@ final class SocketRecvConnection extends SocketConnection implements RecvConnect
     long step = r.header.getLong(0);
     int size = r.header.getInt(8);
     if (r.header.getInt(12) == SocketRequest.FLAG_ABORT) {
-      throw new CclRemoteException(readNotice(size));
+      throw FailureNotice.raise(readNotice(size));
     }
     r.call = CollectiveCall.decode(r.header, SocketRequest.CALL_OFFSET);
     if (step != r.step || size < 0 || size > r.slot.capacity()) {

@@ -5,10 +5,10 @@ import java.nio.ByteBuffer;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
 import java.nio.charset.StandardCharsets;
-import org.sparkccl.CclRemoteException;
 import org.sparkccl.comm.CollectiveCall;
 import org.sparkccl.idle.IdleStrategies;
 import org.sparkccl.proxy.ReadyHandler;
+import org.sparkccl.transport.FailureNotice;
 import org.sparkccl.transport.NetRequest;
 import org.sparkccl.transport.SendConnection;
 
@@ -131,7 +131,7 @@ final class SocketSendConnection extends SocketConnection implements SendConnect
       interest(0);
       return true;
     }
-    throw new CclRemoteException(text);
+    throw FailureNotice.raise(text);
   }
 
   @Override

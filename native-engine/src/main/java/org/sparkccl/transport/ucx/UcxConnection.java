@@ -12,7 +12,7 @@ import org.openucx.jucx.ucp.UcpMemory;
 import org.openucx.jucx.ucp.UcpRemoteKey;
 import org.openucx.jucx.ucp.UcpRequest;
 import org.sparkccl.CclException;
-import org.sparkccl.CclRemoteException;
+import org.sparkccl.transport.FailureNotice;
 
 /**
  * What both ends of a UCX ring connection share: the endpoints to the peer, the peer's unpacked
@@ -140,7 +140,7 @@ abstract class UcxConnection {
       String text = new String(payload, StandardCharsets.UTF_8);
       if (remoteFailure == null) {
         remoteFailure = text;
-        transport.raise(new CclRemoteException(text));
+        transport.raise(FailureNotice.raise(text));
       }
     } else if (type == ControlInbox.CLOSE) {
       peerClosed = true;
@@ -154,7 +154,7 @@ abstract class UcxConnection {
   /** Throws what the peer or UCX reported about this connection. */
   protected void checkFailed() {
     if (remoteFailure != null) {
-      throw new CclRemoteException(remoteFailure);
+      throw FailureNotice.raise(remoteFailure);
     }
     if (endpointError != null) {
       throw new CclException(description + ": " + endpointError);
