@@ -46,6 +46,10 @@ public final class HostTreeKernel {
         down(w, o, s - lag, waiter, guard);
       }
     }
+    for (PeerEdge child : w.toChildren()) {
+      // the caller may change its buffers once the collective returns
+      child.awaitSent(Long.MAX_VALUE, waiter, guard, o.what);
+    }
   }
 
   private static void up(
@@ -101,9 +105,15 @@ public final class HostTreeKernel {
       fromOff = 0;
       o.dst.put(off, from, 0, len);
     }
+    // children are sent the slice from the output (from the input at a root that does not write
+    // it), which nothing writes again in this collective; a parent's slot is copied out once
+    ByteBuffer source = w.fromParent() == null ? from : o.dst;
     for (PeerEdge child : w.toChildren()) {
-      child.awaitRoom(waiter, guard, o.what).put(0, from, fromOff, len);
-      child.publish(len);
+      ByteBuffer slot = child.awaitRoom(waiter, guard, o.what);
+      if (!child.publishFrom(source, off, len)) {
+        slot.put(0, from, fromOff, len);
+        child.publish(len);
+      }
     }
     if (w.fromParent() != null) {
       w.fromParent().release();

@@ -5,10 +5,11 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotSame;
 import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.sparkccl.kernel.KernelTestFloats.floats;
+import static org.sparkccl.kernel.KernelTestFloats.randomFloats;
+import static org.sparkccl.kernel.KernelTestFloats.toFloats;
 
 import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
-import java.util.SplittableRandom;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
@@ -130,15 +131,6 @@ class DoublingSendFromBufferTest {
     return CompletableFuture.runAsync(() -> HostDoublingKernel.run(work, o, waiter, GUARD));
   }
 
-  private static float[] randomFloats(int n, long seed) {
-    SplittableRandom r = new SplittableRandom(seed);
-    float[] f = new float[n];
-    for (int i = 0; i < n; i++) {
-      f[i] = (float) (r.nextDouble() * 200 - 100);
-    }
-    return f;
-  }
-
   /** {@code a[i] + b[i]} in that order, as the kernel adds the lower rank's operand first. */
   private static float[] sums(float[] a, float[] b) {
     float[] s = new float[a.length];
@@ -146,17 +138,5 @@ class DoublingSendFromBufferTest {
       s[i] = a[i] + b[i];
     }
     return s;
-  }
-
-  private static ByteBuffer floats(float[] f) {
-    ByteBuffer b = ByteBuffer.allocateDirect(4 * f.length).order(ByteOrder.nativeOrder());
-    b.asFloatBuffer().put(f);
-    return b;
-  }
-
-  private static float[] toFloats(ByteBuffer b, int n) {
-    float[] f = new float[n];
-    b.duplicate().order(ByteOrder.nativeOrder()).asFloatBuffer().get(f);
-    return f;
   }
 }
