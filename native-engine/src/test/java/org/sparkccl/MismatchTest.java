@@ -400,6 +400,76 @@ class MismatchTest {
     return false;
   }
 
+  /**
+   * Rank 1 broadcasts as root 1 while the others broadcast from root 2. On the binary trees every
+   * rank that waits gets its parent's data with the call it expects, and rank 1, a leaf of the
+   * others' tree, waits for nothing in its own: no header and no stall reveals the mismatch, only
+   * the announcements that tree ranks owe their ring predecessors. Then each rank either runs
+   * allGathers (rings: the tree's connections carry nothing more) or pauses, until it fails or 5 s
+   * pass; every rank must fail with the mismatch.
+   */
+  @ParameterizedTest(name = "then {0}")
+  @ValueSource(strings = {"allGathers", "a pause"})
+  @DisplayName("a mismatch only the announcements reveal still fails every rank")
+  void aMismatchOnlyTheAnnouncementsRevealFailsEveryRank(String then) {
+    int n = 4;
+    Communicator[] comms = RankHarness.createAll(n, config("tree"), DEADLINE);
+    DeviceBuffer[] bufs = new DeviceBuffer[n];
+    DeviceBuffer[] gathered = new DeviceBuffer[n];
+    RuntimeException[] errors = new RuntimeException[n];
+    Throwable[] harness;
+    try {
+      for (int r = 0; r < n; r++) {
+        ByteBuffer img = Reference.heap(BUF_BYTES);
+        Reference.fill(img, BUF_BYTES / 4, DataType.FLOAT32, new SplittableRandom(r + 7), false);
+        bufs[r] = HostDevice.INSTANCE.allocate(BUF_BYTES);
+        bufs[r].copyFromHost(img, 0);
+        gathered[r] = HostDevice.INSTANCE.allocate((long) n * BUF_BYTES);
+      }
+      boolean pause = then.equals("a pause");
+      harness =
+          RankHarness.runCollect(
+              n,
+              DEADLINE,
+              rank -> {
+                Communicator comm = comms[rank];
+                try {
+                  comm.broadcast(bufs[rank], COUNT, DataType.FLOAT32, rank == 1 ? 1 : 2);
+                  long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(DETECT_MS);
+                  while (System.nanoTime() < deadline && !(pause && comm.isAborted())) {
+                    if (pause) {
+                      Thread.sleep(1);
+                    } else {
+                      comm.allGather(bufs[rank], gathered[rank], COUNT, DataType.FLOAT32);
+                    }
+                  }
+                  if (pause && comm.isAborted()) {
+                    comm.allGather(bufs[rank], gathered[rank], COUNT, DataType.FLOAT32);
+                  }
+                } catch (RuntimeException e) {
+                  errors[rank] = e;
+                }
+              });
+    } finally {
+      RankHarness.closeQuietly(comms);
+      for (int r = 0; r < n; r++) {
+        RankHarness.closeBuffer(bufs[r]);
+        RankHarness.closeBuffer(gathered[r]);
+      }
+    }
+    RankHarness.assertNoErrors(harness, "the test's own rank code failed:");
+    for (int r = 0; r < n; r++) {
+      RuntimeException e = errors[r];
+      assertTrue(e != null, "rank " + r + " never failed in " + DETECT_MS + " ms of " + then);
+      String msg = String.valueOf(e.getMessage());
+      assertTrue(
+          causedBy(e, CclMismatchException.class)
+              && msg.contains("root=1")
+              && msg.contains("root=2"),
+          "rank " + r + " should fail with the broadcast's mismatch, got " + e);
+    }
+  }
+
   @ParameterizedTest(name = "every rank fails fast naming both sides: {0}")
   @MethodSource("cases")
   void everyRankFailsFastNamingBothSides(Case c) {
