@@ -255,10 +255,7 @@ class MismatchTest {
     Throwable[] harness;
     try {
       for (int r = 0; r < n; r++) {
-        ByteBuffer img = Reference.heap(BUF_BYTES);
-        Reference.fill(img, BUF_BYTES / 4, DataType.FLOAT32, new SplittableRandom(r + 1), false);
-        bufs[r] = HostDevice.INSTANCE.allocate(BUF_BYTES);
-        bufs[r].copyFromHost(img, 0);
+        bufs[r] = randomBuffer(DataType.FLOAT32, r + 1);
         out[r] = new Outcome();
       }
       harness =
@@ -391,6 +388,15 @@ class MismatchTest {
         name + ":\n" + String.join("\n", problems) + "\nwhat each rank did:" + report);
   }
 
+  /** A host buffer of {@link #BUF_BYTES} random 4-byte {@code type} values from {@code seed}. */
+  private static DeviceBuffer randomBuffer(DataType type, long seed) {
+    ByteBuffer img = Reference.heap(BUF_BYTES);
+    Reference.fill(img, BUF_BYTES / 4, type, new SplittableRandom(seed), false);
+    DeviceBuffer buf = HostDevice.INSTANCE.allocate(BUF_BYTES);
+    buf.copyFromHost(img, 0);
+    return buf;
+  }
+
   private static boolean causedBy(Throwable e, Class<? extends Throwable> type) {
     for (Throwable t = e; t != null; t = t.getCause()) {
       if (type.isInstance(t)) {
@@ -420,10 +426,7 @@ class MismatchTest {
     Throwable[] harness;
     try {
       for (int r = 0; r < n; r++) {
-        ByteBuffer img = Reference.heap(BUF_BYTES);
-        Reference.fill(img, BUF_BYTES / 4, DataType.FLOAT32, new SplittableRandom(r + 7), false);
-        bufs[r] = HostDevice.INSTANCE.allocate(BUF_BYTES);
-        bufs[r].copyFromHost(img, 0);
+        bufs[r] = randomBuffer(DataType.FLOAT32, r + 7);
         gathered[r] = HostDevice.INSTANCE.allocate((long) n * BUF_BYTES);
       }
       boolean pause = then.equals("a pause");
@@ -511,10 +514,7 @@ class MismatchTest {
     Throwable[] errors;
     try {
       for (int r = 0; r < n; r++) {
-        bufs[r] = HostDevice.INSTANCE.allocate(BUF_BYTES);
-        ByteBuffer img = Reference.heap(BUF_BYTES);
-        Reference.fill(img, BUF_BYTES / 4, DataType.INT32, new SplittableRandom(r + 1), false);
-        bufs[r].copyFromHost(img, 0);
+        bufs[r] = randomBuffer(DataType.INT32, r + 1);
       }
       errors =
           RankHarness.runCollect(

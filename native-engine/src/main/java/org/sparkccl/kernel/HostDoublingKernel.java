@@ -145,11 +145,7 @@ public final class HostDoublingKernel {
       while (sent < sendSlices && sent <= s + AHEAD) {
         int at = (int) (e.sendOffset() + sent * step);
         int len = (int) Math.min(step, e.sendOffset() + e.sendBytes() - at);
-        ByteBuffer slot = e.send().awaitRoom(waiter, guard, o.what);
-        if (!e.send().publishFrom(current, at - currentShift, len)) {
-          slot.put(0, current, at - currentShift, len);
-          e.send().publish(len);
-        }
+        e.send().send(current, at - currentShift, len, waiter, guard, o.what);
         if (placeSent) {
           out.put(at - outShift, current, at - currentShift, len);
         }

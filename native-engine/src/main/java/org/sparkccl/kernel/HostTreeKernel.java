@@ -92,28 +92,20 @@ public final class HostTreeKernel {
       Work w, HostOperands o, long slice, KernelWaiter waiter, KernelGuard guard) {
     int off = (int) (slice * w.stepSize());
     int len = (int) Math.min(w.stepSize(), w.bytes() - off);
-    ByteBuffer from;
-    int fromOff;
-    if (w.fromParent() == null) {
-      from = w.up() ? o.dst : o.src;
-      fromOff = off;
-      if (from != o.dst) {
-        o.dst.put(off, from, off, len);
-      }
-    } else {
-      from = w.fromParent().awaitFilled(len, waiter, guard, o.what);
-      fromOff = 0;
-      o.dst.put(off, from, 0, len);
-    }
     // children are sent the slice from the output (from the input at a root that does not write
     // it), which nothing writes again in this collective; a parent's slot is copied out once
-    ByteBuffer source = w.fromParent() == null ? from : o.dst;
-    for (PeerEdge child : w.toChildren()) {
-      ByteBuffer slot = child.awaitRoom(waiter, guard, o.what);
-      if (!child.publishFrom(source, off, len)) {
-        slot.put(0, from, fromOff, len);
-        child.publish(len);
+    ByteBuffer source;
+    if (w.fromParent() == null) {
+      source = w.up() ? o.dst : o.src;
+      if (source != o.dst) {
+        o.dst.put(off, source, off, len);
       }
+    } else {
+      o.dst.put(off, w.fromParent().awaitFilled(len, waiter, guard, o.what), 0, len);
+      source = o.dst;
+    }
+    for (PeerEdge child : w.toChildren()) {
+      child.send(source, off, len, waiter, guard, o.what);
     }
     if (w.fromParent() != null) {
       w.fromParent().release();

@@ -210,6 +210,25 @@ public final class PeerEdge implements BooleanSupplier, KernelWaiter.Check {
     return true;
   }
 
+  /**
+   * Sends bytes {@code [offset, offset + bytes)} of {@code region} as the next step once there is
+   * room: from the region itself where {@link #publishFrom} allows it (then the bytes must stay
+   * unchanged until {@link #awaitSent}), else copied into the slot.
+   */
+  void send(
+      ByteBuffer region,
+      int offset,
+      int bytes,
+      KernelWaiter waiter,
+      KernelGuard guard,
+      Supplier<String> what) {
+    ByteBuffer slot = awaitRoom(waiter, guard, what);
+    if (!publishFrom(region, offset, bytes)) {
+      slot.put(0, region, offset, bytes);
+      publish(bytes);
+    }
+  }
+
   /** The step this edge sends or receives next. */
   long step() {
     return step;

@@ -29,12 +29,7 @@ public final class Reducer {
       ByteBuffer out,
       int oo,
       int count) {
-    switch (type) {
-      case FLOAT32 -> float32(op, a, ao, b, bo, out, oo, count, false);
-      case FLOAT64 -> float64(op, a, ao, b, bo, out, oo, count, false);
-      case FLOAT16, BFLOAT16 -> half(type, op, a, ao, b, bo, out, oo, count);
-      default -> integer(type, op, a, ao, b, bo, out, oo, count);
-    }
+    reduce(type, op, a, ao, b, bo, out, oo, count, false);
   }
 
   /**
@@ -55,13 +50,29 @@ public final class Reducer {
       ByteBuffer out,
       int oo,
       int count) {
+    reduce(type, op, a, ao, b, bo, out, oo, count, true);
+  }
+
+  private static void reduce(
+      DataType type,
+      ReduceOp op,
+      ByteBuffer a,
+      int ao,
+      ByteBuffer b,
+      int bo,
+      ByteBuffer out,
+      int oo,
+      int count,
+      boolean canonical) {
     switch (type) {
-      case FLOAT32 -> float32(op, a, ao, b, bo, out, oo, count, true);
-      case FLOAT64 -> float64(op, a, ao, b, bo, out, oo, count, true);
-      default -> {
-        reduce(type, op, a, ao, b, bo, out, oo, count);
-        NanBits.canonicalize(type, out, oo, count);
-      }
+      case FLOAT32 -> float32(op, a, ao, b, bo, out, oo, count, canonical);
+      case FLOAT64 -> float64(op, a, ao, b, bo, out, oo, count, canonical);
+      case FLOAT16, BFLOAT16 -> half(type, op, a, ao, b, bo, out, oo, count);
+      default -> integer(type, op, a, ao, b, bo, out, oo, count);
+    }
+    boolean inBlocks = type == DataType.FLOAT32 || type == DataType.FLOAT64;
+    if (canonical && !inBlocks) {
+      NanBits.canonicalize(type, out, oo, count);
     }
   }
 
@@ -136,6 +147,7 @@ public final class Reducer {
     FloatBuffer fo = o.slice(oo, 4 * n).order(ByteOrder.nativeOrder()).asFloatBuffer();
     IntBuffer bits =
         canonical ? o.slice(oo, 4 * n).order(ByteOrder.nativeOrder()).asIntBuffer() : null;
+    int[] bitBlock = canonical ? INTS.get() : null;
     for (int base = 0; base < n; base += BLOCK) {
       int len = Math.min(BLOCK, n - base);
       fa.get(base, x, 0, len);
@@ -164,7 +176,7 @@ public final class Reducer {
       }
       fo.put(base, x, 0, len);
       if (canonical) {
-        NanBits.canonicalize(bits, base, INTS.get(), len);
+        NanBits.canonicalize(bits, base, bitBlock, len);
       }
     }
   }
@@ -196,6 +208,7 @@ public final class Reducer {
     DoubleBuffer fo = o.slice(oo, 8 * n).order(ByteOrder.nativeOrder()).asDoubleBuffer();
     LongBuffer bits =
         canonical ? o.slice(oo, 8 * n).order(ByteOrder.nativeOrder()).asLongBuffer() : null;
+    long[] bitBlock = canonical ? LONGS.get() : null;
     for (int base = 0; base < n; base += BLOCK) {
       int len = Math.min(BLOCK, n - base);
       fa.get(base, x, 0, len);
@@ -224,7 +237,7 @@ public final class Reducer {
       }
       fo.put(base, x, 0, len);
       if (canonical) {
-        NanBits.canonicalize(bits, base, LONGS.get(), len);
+        NanBits.canonicalize(bits, base, bitBlock, len);
       }
     }
   }
