@@ -53,7 +53,7 @@ final class CommContext {
     this.timeoutNanos = config.timeout().toNanos();
     this.idle = IdleStrategies.of(config);
     this.failure = new FailureState(rank);
-    this.calls = new CallChecker(rank, config.checkCalls());
+    this.calls = new CallChecker(rank, nRanks, config.checkCalls());
     this.proxy = new ProxyThread("sparkccl-proxy-r" + rank, idle, onError);
     this.channels = new CommChannel[config.nChannels()];
   }
