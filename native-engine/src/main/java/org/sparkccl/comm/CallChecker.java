@@ -22,8 +22,8 @@ final class CallChecker {
    * Per peer, the calls it announced that this rank has not launched yet, oldest first (a rank
    * announces each number once, in order, on one connection). One queue per peer, not one list: a
    * broadcast's root or a reduce's leaf never waits for its receivers, so it can run thousands of
-   * calls ahead (as many as the socket buffers hold), and a launch that walked every early
-   * announcement took 2.5-5x a small broadcast's whole time.
+   * calls ahead (as many as the socket buffers hold), and launches that walked every early
+   * announcement made 8 B broadcasts and reduces over sockets 2.4-2.9x slower with the check on.
    */
   private final ArrayDeque<CollectiveCall>[] early;
 
