@@ -92,14 +92,26 @@ final class UcxSendConnection extends UcxConnection implements SendConnection {
     transport.proxyExecutor().execute(() -> sendNotice(ControlInbox.FAIL, text));
   }
 
+  private boolean heardAnnouncements;
+
   @Override
   public void onAnnounce(Consumer<CollectiveCall> listener) {
     this.announceListener = listener;
   }
 
+  /**
+   * Whether the receiving rank is done sending notices here: it announced calls to this rank (so
+   * its close may find notices of its own still on the way) and has not yet said it closed or
+   * failed. A closing rank keeps its worker alive until none is (see {@code UcxTransport#close}).
+   */
+  boolean peerMaySendNotices() {
+    return heardAnnouncements && !peerClosed && !hasRemoteFailure();
+  }
+
   @Override
   void onNotice(int type, byte[] payload) {
     if (type == ControlInbox.ANNOUNCE) {
+      heardAnnouncements = true;
       CollectiveCall call = CollectiveCall.decode(ByteBuffer.wrap(payload), 0);
       if (call != null) {
         announceListener.accept(call);

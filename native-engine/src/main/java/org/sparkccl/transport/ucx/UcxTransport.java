@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Predicate;
 import org.apache.logging.log4j.Logger;
 import org.openucx.jucx.ucp.UcpContext;
 import org.openucx.jucx.ucp.UcpEndpoint;
@@ -526,20 +527,20 @@ public final class UcxTransport implements AutoCloseable {
   }
 
   /**
-   * After a failure, waits (bounded) until every sender to this rank said it stopped, so that no
-   * put lands in slots this rank is about to free (ranks that are threads of one JVM share the
-   * address space; shared-memory puts are plain copies). A sender learns of the failure from this
-   * rank's notice and answers with its own; a dead sender answers nothing and writes nothing.
+   * Progresses the worker and reads notices until no connection is one {@code waitingFor} holds,
+   * for at most {@link #CLOSE_WAIT_NANOS}. After a failure it waits for every sender to this rank
+   * to say it stopped, so that no put lands in slots this rank is about to free (ranks that are
+   * threads of one JVM share the address space; shared-memory puts are plain copies): a sender
+   * learns of the failure from this rank's notice and answers with its own; a dead sender answers
+   * nothing and writes nothing.
    */
-  private void awaitSendersStopped() {
+  private void awaitPeers(Predicate<UcxConnection> waitingFor, String who) {
     long end = System.nanoTime() + CLOSE_WAIT_NANOS;
     try {
       while (System.nanoTime() < end) {
         boolean all = true;
         for (UcxConnection c : connections) {
-          if (c instanceof UcxRecvConnection r && !r.senderStopped()) {
-            all = false;
-          }
+          all &= !waitingFor.test(c);
         }
         if (all) {
           return;
@@ -547,9 +548,9 @@ public final class UcxTransport implements AutoCloseable {
         worker.progress();
         inbox.poll();
       }
-      LOG.debug("rank {}: a sender did not confirm it stopped within 1 s", rank);
+      LOG.debug("rank {}: {} did not confirm it stopped within 1 s", rank, who);
     } catch (Exception e) {
-      LOG.debug("rank {}: waiting for senders to stop: {}", rank, e.toString());
+      LOG.debug("rank {}: waiting for {} to stop: {}", rank, who, e.toString());
     }
   }
 
@@ -596,7 +597,14 @@ public final class UcxTransport implements AutoCloseable {
       return;
     }
     if (afterFailure) {
-      awaitSendersStopped();
+      awaitPeers(c -> c instanceof UcxRecvConnection r && !r.senderStopped(), "a sender");
+    } else {
+      // A rank whose calls run ahead (a broadcast's root) announces thousands of them; the notices
+      // its peers still owe it wait in their UCX queues for this worker, and a peer whose flush of
+      // them did not finish before this worker went crashed inside UCX when it destroyed its own
+      // (docs/reliability.md). So this worker stays until each peer that announced here said it
+      // closed: its close notice comes after all its others.
+      awaitPeers(c -> c instanceof UcxSendConnection s && s.peerMaySendNotices(), "an announcer");
     }
     List<UcpEndpoint> endpoints = new ArrayList<>();
     for (UcxConnection c : connections) {
