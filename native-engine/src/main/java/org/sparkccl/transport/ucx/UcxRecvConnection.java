@@ -72,6 +72,7 @@ final class UcxRecvConnection extends UcxConnection implements RecvConnection {
 
   @Override
   public void announce(CollectiveCall call) {
+    transport.noteAnnounced();
     ByteBuffer b = ByteBuffer.allocate(CollectiveCall.BYTES);
     call.encode(b, 0);
     byte[] body = b.array();

@@ -100,12 +100,16 @@ final class UcxSendConnection extends UcxConnection implements SendConnection {
   }
 
   /**
-   * Whether the receiving rank is done sending notices here: it announced calls to this rank (so
-   * its close may find notices of its own still on the way) and has not yet said it closed or
-   * failed. A closing rank keeps its worker alive until none is (see {@code UcxTransport#close}).
+   * Whether the receiving rank may still have notices on the way here: it announces calls to this
+   * rank (it did, or this rank announced its own, and ranks announce the same collectives) and has
+   * not yet said it closed or failed. A closing rank keeps its worker alive until none may (see
+   * {@code UcxTransport#close}). What this rank heard alone is not enough: a broadcast's root can
+   * finish before its successor's first announcement reaches it.
+   *
+   * @param thisRankAnnounced whether this rank announced any call over UCX
    */
-  boolean peerMaySendNotices() {
-    return heardAnnouncements && !peerClosed && !hasRemoteFailure();
+  boolean peerMaySendNotices(boolean thisRankAnnounced) {
+    return (thisRankAnnounced || heardAnnouncements) && !peerClosed && !hasRemoteFailure();
   }
 
   @Override

@@ -91,6 +91,9 @@ public final class UcxTransport implements AutoCloseable {
   /** Whether an endpoint's peer did not answer at close, so that the worker releases it. */
   private boolean abandoned;
 
+  /** Whether this rank announced a call over UCX, so its peers did too (see {@link #close}). */
+  private volatile boolean announced;
+
   private UcxTransport(int rank, int qps, int stepSize, UcpContext context, int nChannels) {
     this.rank = rank;
     this.qps = qps;
@@ -580,6 +583,11 @@ public final class UcxTransport implements AutoCloseable {
     }
   }
 
+  /** This rank announced a call over UCX (see {@link #close}). Any thread. */
+  void noteAnnounced() {
+    announced = true;
+  }
+
   void logDebug(String message) {
     LOG.debug("rank {}: {}", rank, message);
   }
@@ -604,7 +612,10 @@ public final class UcxTransport implements AutoCloseable {
       // them did not finish before this worker went crashed inside UCX when it destroyed its own
       // (docs/reliability.md). So this worker stays until each peer that announced here said it
       // closed: its close notice comes after all its others.
-      awaitPeers(c -> c instanceof UcxSendConnection s && s.peerMaySendNotices(), "an announcer");
+      boolean announcing = announced;
+      awaitPeers(
+          c -> c instanceof UcxSendConnection s && s.peerMaySendNotices(announcing),
+          "an announcer");
     }
     List<UcpEndpoint> endpoints = new ArrayList<>();
     for (UcxConnection c : connections) {
