@@ -585,7 +585,9 @@ public final class UcxTransport implements AutoCloseable {
 
   /** This rank announced a call over UCX (see {@link #close}). Any thread. */
   void noteAnnounced() {
-    announced = true;
+    if (!announced) {
+      announced = true; // once: a launch should not store to a shared line every call
+    }
   }
 
   void logDebug(String message) {
@@ -610,8 +612,8 @@ public final class UcxTransport implements AutoCloseable {
       // A rank whose calls run ahead (a broadcast's root) announces thousands of them; the notices
       // its peers still owe it wait in their UCX queues for this worker, and a peer whose flush of
       // them did not finish before this worker went crashed inside UCX when it destroyed its own
-      // (docs/reliability.md). So this worker stays until each peer that announced here said it
-      // closed: its close notice comes after all its others.
+      // (docs/reliability.md). So this worker stays until each peer that may announce here
+      // (peerMaySendNotices) said it closed: its close notice comes after all its others.
       boolean announcing = announced;
       awaitPeers(
           c -> c instanceof UcxSendConnection s && s.peerMaySendNotices(announcing),
