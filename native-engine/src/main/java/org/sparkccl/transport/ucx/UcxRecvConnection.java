@@ -17,6 +17,9 @@ import org.sparkccl.transport.RecvConnection;
 final class UcxRecvConnection extends UcxConnection implements RecvConnection {
   private final int stepSize;
 
+  /** Calls announced to the sender, not yet sent: several go in one notice. */
+  private final PendingAnnouncements announcements = new PendingAnnouncements();
+
   /** One request per FIFO slot, reused for every step of that slot (one is in flight at a time). */
   private final Request[] requests = new Request[FifoLayout.STEPS];
 
@@ -73,10 +76,16 @@ final class UcxRecvConnection extends UcxConnection implements RecvConnection {
   @Override
   public void announce(CollectiveCall call) {
     transport.noteAnnounced();
-    ByteBuffer b = ByteBuffer.allocate(CollectiveCall.BYTES);
-    call.encode(b, 0);
-    byte[] body = b.array();
-    transport.proxyExecutor().execute(() -> sendNotice(ControlInbox.ANNOUNCE, body));
+    if (announcements.add(call)) {
+      transport.proxyExecutor().execute(this::sendAnnouncements);
+    }
+  }
+
+  /** Sends every call announced so far, oldest first, in as few notices as they fit. */
+  private void sendAnnouncements() {
+    for (byte[] body; (body = announcements.takeBody()) != null; ) {
+      sendNotice(ControlInbox.ANNOUNCE, body);
+    }
   }
 
   @Override

@@ -116,9 +116,12 @@ final class UcxSendConnection extends UcxConnection implements SendConnection {
   void onNotice(int type, byte[] payload) {
     if (type == ControlInbox.ANNOUNCE) {
       heardAnnouncements = true;
-      CollectiveCall call = CollectiveCall.decode(ByteBuffer.wrap(payload), 0);
-      if (call != null) {
-        announceListener.accept(call);
+      if (!PendingAnnouncements.decode(payload, announceListener)) {
+        transport.logDebug(
+            description
+                + ": an announcement notice of "
+                + payload.length
+                + " bytes was not whole calls");
       }
     } else {
       super.onNotice(type, payload);
