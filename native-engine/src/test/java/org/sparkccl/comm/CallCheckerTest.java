@@ -9,8 +9,6 @@ import java.util.Random;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.sparkccl.CclMismatchException;
-import org.sparkccl.DataType;
-import org.sparkccl.ReduceOp;
 
 /**
  * The comparison of this rank's calls with what peers announce. A peer that only sends (a
@@ -102,16 +100,6 @@ class CallCheckerTest {
   }
 
   private static CollectiveCall randomCall(Random random, long seq) {
-    CollectiveCall.Kind kind =
-        random.nextBoolean() ? CollectiveCall.Kind.BROADCAST : CollectiveCall.Kind.REDUCE;
-    DataType[] types = {DataType.FLOAT32, DataType.FLOAT64, DataType.INT32, DataType.INT64};
-    ReduceOp op = kind == CollectiveCall.Kind.REDUCE ? ReduceOp.values()[random.nextInt(3)] : null;
-    return new CollectiveCall(
-        kind,
-        seq,
-        1 + random.nextInt(1 << 20),
-        types[random.nextInt(types.length)],
-        op,
-        random.nextInt(RANKS));
+    return RandomCalls.next(random, seq, RANKS);
   }
 }

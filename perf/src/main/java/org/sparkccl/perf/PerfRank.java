@@ -314,12 +314,21 @@ final class PerfRank {
   private static final int LARGE_EVERY = 10;
 
   /**
+   * The largest size the warm-up's small calls take: the run's smallest size up to this. It was 4
+   * KiB, and a run of 32 KiB alone then warmed its own path (slices sent from the buffers, trees
+   * and doubling rather than the ring) only with every tenth call: after {@code --jit-warmup 3000}
+   * its first 10,000 timed broadcasts at 8 ranks over sockets averaged 100 us, 40,000 averaged 57,
+   * and after 20,000 warm-up calls 30,000 averaged 41 (a 16-core host, docs/benchmarks.md).
+   */
+  private static final int SMALL_MAX_BYTES = 64 << 10;
+
+  /**
    * Runs the engine's code paths until the JIT has compiled them ({@link #JIT_WARMUP_CALLS} calls
-   * of each collective the run measures): the run's smallest size (at most 4 KiB), and every {@link
-   * #LARGE_EVERY}th call its largest (at most 1 MiB). Each collective has code of its own (a tree
-   * broadcast shares little with a ring allReduce): warmed by allReduces alone, the first size of a
-   * broadcast at 4 ranks took 1.6x the next size's time on a 16-core host. {@code --jit-warmup 0}
-   * skips it.
+   * of each collective the run measures): the run's smallest size (at most {@link
+   * #SMALL_MAX_BYTES}), and every {@link #LARGE_EVERY}th call its largest (at most 1 MiB). Each
+   * collective has code of its own (a tree broadcast shares little with a ring allReduce): warmed
+   * by allReduces alone, the first size of a broadcast at 4 ranks took 1.6x the next size's time on
+   * a 16-core host. {@code --jit-warmup 0} skips it.
    */
   static void jitWarmup(Context c) {
     for (PerfOp perfOp : operations(c.o())) {
@@ -333,7 +342,8 @@ final class PerfRank {
     if (large == 0) {
       return; // no size of the run holds an element per rank: nothing of it is measured
     }
-    long small = Math.max(1, perfOp.perRankCount(Math.min(c.o().minBytes, 4096), c.type(), n));
+    long small =
+        Math.max(1, perfOp.perRankCount(Math.min(c.o().minBytes, SMALL_MAX_BYTES), c.type(), n));
     c.buffers().fillSend(perfOp.sendCount(Math.max(small, large), n), c.type(), 7, c.o().rank);
     for (int i = 0; i < c.o().jitWarmup; i++) {
       long count = i % LARGE_EVERY == LARGE_EVERY - 1 ? large : small;

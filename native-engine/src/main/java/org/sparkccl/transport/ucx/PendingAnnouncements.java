@@ -24,13 +24,14 @@ import org.sparkccl.comm.CollectiveCall;
  */
 final class PendingAnnouncements {
   /**
-   * Calls in one notice body: 768 bytes, so that a notice stays small enough for UCX to send it
-   * eagerly (copied out at once). With 256 calls (6 KiB) UCX 1.16 sent some by rendezvous, which
-   * registers the buffer and completes only when the peer fetches it; a rank that closed with one
-   * still outstanding crashed in UCX's clean-up (an assertion on a registration still in use) in 2
-   * of 6 runs on an H200 host, and in none of 6 with 16 calls or with rendezvous switched off.
+   * Calls in one notice body: 32 (768 bytes), as many as the longest body a notice carries ({@link
+   * ControlInbox#SENT_MAX_BODY}), which UCX sends eagerly. With 256 calls (6 KiB) UCX 1.16 sent
+   * some by rendezvous, which registers the buffer and completes only when the peer fetches it; a
+   * rank that closed with one still outstanding crashed in UCX's clean-up (an assertion on a
+   * registration still in use) in 2 of 6 runs on an H200 host, and in none of 6 with 16 calls or
+   * with rendezvous switched off.
    */
-  static final int MAX_CALLS = 32;
+  static final int MAX_CALLS = ControlInbox.SENT_MAX_BODY / CollectiveCall.BYTES;
 
   private final Queue<CollectiveCall> calls = new ConcurrentLinkedQueue<>();
   private final AtomicBoolean scheduled = new AtomicBoolean();

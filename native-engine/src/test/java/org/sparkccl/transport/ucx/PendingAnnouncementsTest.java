@@ -6,6 +6,8 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
@@ -15,9 +17,9 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.sparkccl.DataType;
-import org.sparkccl.ReduceOp;
+import org.sparkccl.auth.ChallengeResponse;
 import org.sparkccl.comm.CollectiveCall;
+import org.sparkccl.comm.RandomCalls;
 
 /**
  * Announcements queued for the proxy: a rank that runs ahead must hand the proxy one task, not one
@@ -124,17 +126,29 @@ class PendingAnnouncementsTest {
     assertEquals(2, received.size());
   }
 
+  @Test
+  @DisplayName("a full batch and a long failure message both leave in a notice UCX sends eagerly")
+  void noticesStaySmall() {
+    Random random = new Random(5);
+    PendingAnnouncements pending = new PendingAnnouncements();
+    for (int i = 0; i < 3 * PendingAnnouncements.MAX_CALLS; i++) {
+      pending.add(randomCall(random, i + 1));
+    }
+    byte[] secret = new byte[ChallengeResponse.SECRET_BYTES];
+    random.nextBytes(secret);
+    NoticeMac mac = new NoticeMac(secret, 1, 0, 0, true);
+    int limit = ControlInbox.HEADER_BYTES + ControlInbox.SENT_MAX_BODY + NoticeMac.BYTES;
+    byte[] batch = pending.takeBody();
+    assertEquals(PendingAnnouncements.MAX_CALLS * CollectiveCall.BYTES, batch.length);
+    assertEquals(
+        limit, ControlInbox.notice(ControlInbox.ANNOUNCE, 1, 0, false, 1, batch, mac).remaining());
+    byte[] text = "rank 1 failed: ".repeat(1000).getBytes(StandardCharsets.UTF_8);
+    ByteBuffer fail = ControlInbox.notice(ControlInbox.FAIL, 1, 0, false, 2, text, mac);
+    assertEquals(limit, fail.remaining(), "a long failure message is cut");
+    assertTrue(limit <= 1024, "at most 1 KiB a notice: " + limit);
+  }
+
   private static CollectiveCall randomCall(Random random, long seq) {
-    CollectiveCall.Kind kind =
-        random.nextBoolean() ? CollectiveCall.Kind.BROADCAST : CollectiveCall.Kind.REDUCE;
-    DataType[] types = {DataType.FLOAT32, DataType.FLOAT64, DataType.INT32, DataType.INT64};
-    ReduceOp op = kind == CollectiveCall.Kind.REDUCE ? ReduceOp.values()[random.nextInt(3)] : null;
-    return new CollectiveCall(
-        kind,
-        seq,
-        1 + random.nextInt(1 << 20),
-        types[random.nextInt(types.length)],
-        op,
-        random.nextInt(8));
+    return RandomCalls.next(random, seq, 8);
   }
 }
