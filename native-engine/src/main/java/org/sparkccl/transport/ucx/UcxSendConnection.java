@@ -39,6 +39,9 @@ final class UcxSendConnection extends UcxConnection implements SendConnection {
 
   private Consumer<CollectiveCall> announceListener = c -> {};
 
+  /** Whether the receiving rank announced any call here (see {@link #peerMaySendNotices}). */
+  private boolean heardAnnouncements;
+
   UcxSendConnection(
       UcxTransport transport,
       String description,
@@ -91,8 +94,6 @@ final class UcxSendConnection extends UcxConnection implements SendConnection {
     byte[] text = message.getBytes(StandardCharsets.UTF_8);
     transport.proxyExecutor().execute(() -> sendNotice(ControlInbox.FAIL, text));
   }
-
-  private boolean heardAnnouncements;
 
   @Override
   public void onAnnounce(Consumer<CollectiveCall> listener) {
