@@ -8,6 +8,7 @@ import java.nio.channels.SocketChannel;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.locks.LockSupport;
 import org.apache.logging.log4j.Logger;
 import org.sparkccl.CclException;
 import org.sparkccl.fifo.FifoLayout;
@@ -27,6 +28,14 @@ abstract class SocketConnection {
 
   /** NCCL's MIN_CHUNKSIZE for its socket transport. */
   static final int MIN_CHUNK = 64 << 10;
+
+  /**
+   * How long a frame may wait for buffer space: a peer that reads nothing this long has stopped.
+   */
+  private static final long FRAME_WRITE_NANOS = 5_000_000_000L;
+
+  /** The pause between writes to a full buffer (a full reverse direction is rare). */
+  private static final long FULL_BUFFER_PAUSE_NANOS = 50_000L;
 
   protected final SocketChannel control;
 
@@ -161,24 +170,50 @@ abstract class SocketConnection {
     writeFrame(channel, frame);
   }
 
-  /** Writes a whole frame, best effort (the reverse direction is nearly always empty). */
-  protected static void writeFrame(Wire channel, ByteBuffer frame) {
+  /**
+   * Writes a whole frame (the reverse direction is nearly always empty).
+   *
+   * @return whether the frame went out whole; when it did not, the socket is closed
+   */
+  protected static boolean writeFrame(Wire channel, ByteBuffer frame) {
+    return writeFrame(channel, frame, FRAME_WRITE_NANOS);
+  }
+
+  /** As {@link #writeFrame(Wire, ByteBuffer)}, waiting at most {@code timeoutNanos} for room. */
+  static boolean writeFrame(Wire channel, ByteBuffer frame, long timeoutNanos) {
     // Frames of different threads (announcements, notices) must not interleave.
     synchronized (channel.channel()) {
-      writeWhole(channel, frame);
+      try {
+        if (writeWhole(channel, frame, timeoutNanos)) {
+          return true;
+        }
+        // A frame cut short would garble the stream; a closed socket is a clear failure instead.
+        LOG.warn(
+            "the peer read nothing for {} ms; closing the socket rather than leave a frame cut short",
+            timeoutNanos / 1_000_000);
+      } catch (IOException e) {
+        LOG.debug("a frame did not reach the peer: {}", e.toString());
+      }
+      closeQuietly(channel.channel());
+      return false;
     }
   }
 
-  private static void writeWhole(Wire channel, ByteBuffer frame) {
-    try {
-      for (int tries = 0; tries < 100 && frame.hasRemaining(); tries++) {
-        if (channel.write(frame) == 0) {
-          Thread.onSpinWait();
-        }
+  /** Writes until the frame is out or {@code timeoutNanos} pass without progress. */
+  private static boolean writeWhole(Wire channel, ByteBuffer frame, long timeoutNanos)
+      throws IOException {
+    long deadline = System.nanoTime() + timeoutNanos;
+    while (frame.hasRemaining()) {
+      if (channel.write(frame) > 0) {
+        deadline = System.nanoTime() + timeoutNanos; // a slow reader is not a stopped one
+        continue;
       }
-    } catch (IOException e) {
-      LOG.debug("a notice did not reach the peer: {}", e.toString());
+      if (System.nanoTime() - deadline > 0) {
+        return false;
+      }
+      LockSupport.parkNanos(FULL_BUFFER_PAUSE_NANOS);
     }
+    return true;
   }
 
   protected CclException failure(String what, Exception e) {

@@ -105,7 +105,9 @@ final class SocketRecvConnection extends SocketConnection implements RecvConnect
     ByteBuffer frame = ByteBuffer.allocate(SocketRequest.HEADER_BYTES);
     frame.putLong(0, -1).putInt(8, 0).putInt(12, SocketRequest.FLAG_ANNOUNCE);
     call.encode(frame, SocketRequest.CALL_OFFSET);
-    writeFrame(wire, frame);
+    if (!writeFrame(wire, frame)) {
+      throw failure("announcing the call failed (the socket is closed now)", null);
+    }
   }
 
   @Override
