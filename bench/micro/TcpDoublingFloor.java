@@ -1,10 +1,13 @@
 import java.net.InetSocketAddress;
+import jdk.net.ExtendedSocketOptions;
 import java.net.StandardSocketOptions;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
 import java.util.SplittableRandom;
 import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.TimeUnit;
@@ -21,8 +24,15 @@ import java.util.concurrent.TimeUnit;
  * call. Every thread spins: with fewer cores than ranks they wait for each other's time slices, and
  * the figure means nothing.
  *
- * <p>Run: java bench/micro/TcpDoublingFloor.java RANKS [CALLS] [ROUNDS] [BYTES] (BYTES a multiple
- * of 8, default 8)
+ * <p>LAYOUT says how partners are linked and polled: {@code shared} (default) one socket per pair
+ * for both directions; {@code split} one socket each way, as the engine's send and receive
+ * connections are; {@code split-all} split, and every pass also reads the sockets of later rounds
+ * (as a proxy pass does over all the operations of a collective); {@code split-delack} split, with
+ * the receiving sockets asked for delayed acknowledgements ({@code TCP_QUICKACK} off) after every
+ * read, so that Linux acknowledges every second small segment instead of each one.
+ *
+ * <p>Run: java bench/micro/TcpDoublingFloor.java RANKS [CALLS] [ROUNDS] [BYTES] [LAYOUT] (BYTES a
+ * multiple of 8, default 8)
  */
 public class TcpDoublingFloor {
   private static final int HEADER = 16;
@@ -35,6 +45,14 @@ public class TcpDoublingFloor {
     int calls = args.length > 1 ? Integer.parseInt(args[1]) : 20_000;
     int rounds = args.length > 2 ? Integer.parseInt(args[2]) : 5;
     int bytes = args.length > 3 ? Integer.parseInt(args[3]) : 8;
+    String layout = args.length > 4 ? args[4] : "shared";
+    if (!List.of("shared", "split", "split-all", "split-delack").contains(layout)) {
+      throw new IllegalArgumentException(
+          "LAYOUT must be shared, split, split-all or split-delack, got " + layout);
+    }
+    boolean split = !layout.equals("shared");
+    boolean pollAll = layout.equals("split-all");
+    boolean delack = layout.equals("split-delack");
     if (bytes < 8 || bytes % 8 != 0) {
       throw new IllegalArgumentException("BYTES must be a positive multiple of 8, got " + bytes);
     }
@@ -43,23 +61,32 @@ public class TcpDoublingFloor {
     }
     int steps = Integer.numberOfTrailingZeros(n);
     SocketChannel[][] links = new SocketChannel[n][steps];
+    SocketChannel[][] from = split ? new SocketChannel[n][steps] : links;
     try (ServerSocketChannel ss = ServerSocketChannel.open()) {
       ss.bind(new InetSocketAddress("127.0.0.1", 0));
       for (int s = 0; s < steps; s++) {
         for (int r = 0; r < n; r++) {
           int p = r ^ (1 << s);
-          if (r < p) {
+          if (split) {
+            links[r][s] = SocketChannel.open(ss.getLocalAddress());
+            from[p][s] = ss.accept();
+          } else if (r < p) {
             links[r][s] = SocketChannel.open(ss.getLocalAddress());
             links[p][s] = ss.accept();
           }
         }
       }
     }
-    for (SocketChannel[] row : links) {
-      for (SocketChannel ch : row) {
-        ch.setOption(StandardSocketOptions.TCP_NODELAY, true);
-        ch.configureBlocking(false);
+    List<SocketChannel> all = new ArrayList<>();
+    for (int r = 0; r < n; r++) {
+      all.addAll(Arrays.asList(links[r]));
+      if (split) {
+        all.addAll(Arrays.asList(from[r]));
       }
+    }
+    for (SocketChannel ch : all) {
+      ch.setOption(StandardSocketOptions.TCP_NODELAY, true);
+      ch.configureBlocking(false);
     }
     double[][] perCall = new double[n][rounds];
     long[] wrong = new long[n];
@@ -71,7 +98,19 @@ public class TcpDoublingFloor {
           new Thread(
               () -> {
                 try {
-                  rank(rank, n, links[rank], calls, rounds, bytes, barrier, perCall[rank], wrong);
+                  rank(
+                      rank,
+                      n,
+                      links[rank],
+                      from[rank],
+                      pollAll,
+                      delack,
+                      calls,
+                      rounds,
+                      bytes,
+                      barrier,
+                      perCall[rank],
+                      wrong);
                 } catch (Exception e) {
                   throw new RuntimeException(e);
                 }
@@ -90,8 +129,9 @@ public class TcpDoublingFloor {
     double[] sorted = slowest.clone();
     Arrays.sort(sorted);
     System.out.printf(
-        "recursive doubling over loopback TCP, busy-polled, %d ranks, %d B: %.1f us per call"
+        "recursive doubling over loopback TCP (%s), busy-polled, %d ranks, %d B: %.1f us per call"
             + " (median of %d rounds of %d calls: %s), wrong %d%n",
+        layout,
         n,
         bytes,
         sorted[rounds / 2],
@@ -99,10 +139,8 @@ public class TcpDoublingFloor {
         calls,
         Arrays.toString(Arrays.stream(slowest).map(v -> Math.round(v * 10) / 10.0).toArray()),
         Arrays.stream(wrong).sum());
-    for (SocketChannel[] row : links) {
-      for (SocketChannel ch : row) {
-        ch.close();
-      }
+    for (SocketChannel ch : all) {
+      ch.close();
     }
   }
 
@@ -110,6 +148,9 @@ public class TcpDoublingFloor {
       int rank,
       int n,
       SocketChannel[] partners,
+      SocketChannel[] fromPartners,
+      boolean pollAll,
+      boolean delack,
       int calls,
       int rounds,
       int bytes,
@@ -119,7 +160,10 @@ public class TcpDoublingFloor {
       throws Exception {
     int count = bytes / 8;
     ByteBuffer out = ByteBuffer.allocateDirect(HEADER + bytes).order(ByteOrder.nativeOrder());
-    ByteBuffer in = ByteBuffer.allocateDirect(HEADER + bytes).order(ByteOrder.nativeOrder());
+    ByteBuffer[] ins = new ByteBuffer[partners.length];
+    for (int s = 0; s < ins.length; s++) {
+      ins[s] = ByteBuffer.allocateDirect(HEADER + bytes).order(ByteOrder.nativeOrder());
+    }
     SplittableRandom random = new SplittableRandom(42);
     for (int k = -1; k < rounds; k++) { // round -1 warms the JIT up
       barrier.await(WAIT_SECONDS, TimeUnit.SECONDS);
@@ -139,15 +183,28 @@ public class TcpDoublingFloor {
         for (int i = 0; i < count; i++) {
           out.putLong(HEADER + 8 * i, base + i);
         }
+        for (ByteBuffer b : ins) {
+          b.clear();
+        }
         for (int s = 0; s < partners.length; s++) {
           out.clear();
           out.putLong(0, c).putLong(8, s);
-          in.clear();
+          ByteBuffer in = ins[s];
           long deadline = 0;
           while (out.hasRemaining() || in.hasRemaining()) {
             int moved = out.hasRemaining() ? partners[s].write(out) : 0;
             if (in.hasRemaining()) {
-              moved += partners[s].read(in);
+              int got = fromPartners[s].read(in);
+              if (got > 0 && delack) {
+                // not permanent: Linux leaves the mode again when a delayed acknowledgement fires
+                fromPartners[s].setOption(ExtendedSocketOptions.TCP_QUICKACK, false);
+              }
+              moved += got;
+            }
+            for (int later = s + 1; pollAll && later < partners.length; later++) {
+              if (ins[later].hasRemaining()) {
+                moved += fromPartners[later].read(ins[later]);
+              }
             }
             if (moved == 0) {
               long now = System.nanoTime();
