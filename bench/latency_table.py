@@ -80,12 +80,14 @@ def floor(out):
 
 
 def tcp_floors(out):
-    """{ranks: us} from OUT/floor-tcp.txt (bench/micro/TcpDoublingFloor.java lines)."""
+    """{layout: {ranks: us}} from OUT/floor-tcp.txt (bench/micro/TcpDoublingFloor.java lines;
+    lines without a layout are of one socket per pair, "shared")."""
     floors = {}
     try:
         with open(os.path.join(out, "floor-tcp.txt")) as f:
-            for m in re.finditer(r"busy-polled, (\d+) ranks, 8 B: ([0-9.]+) us per call", f.read()):
-                floors[int(m.group(1))] = float(m.group(2))
+            pattern = r"loopback TCP(?: \(([a-z-]+)\))?, busy-polled, (\d+) ranks, 8 B: ([0-9.]+) us per call"
+            for m in re.finditer(pattern, f.read()):
+                floors.setdefault(m.group(1) or "shared", {})[int(m.group(2))] = float(m.group(3))
     except OSError:
         pass
     return floors
@@ -94,7 +96,9 @@ def tcp_floors(out):
 def main(out, header):
     runs = load(out)
     rtt = floor(out)
-    tcp_floor = tcp_floors(out)
+    floors = tcp_floors(out)
+    tcp_floor = floors.get("shared", {})
+    split_floor = floors.get("split", {})
     series = []
     wrong = []
     for (setup, n), by_size in sorted(runs.items(), key=lambda kv: (kv[0][1], ORDER.index(kv[0][0]) if kv[0][0] in ORDER else 99)):
@@ -109,6 +113,7 @@ def main(out, header):
                        "passes_time_us": [[r["time_us"] for r in by_size[s]] for s in sizes]})
     summary = {"header": header, "floor_round_trip_us": rtt,
                "tcp_doubling_floor_us": {str(n): v for n, v in sorted(tcp_floor.items())},
+               "tcp_doubling_floor_split_us": {str(n): v for n, v in sorted(split_floor.items())},
                "series": series}
     with open(os.path.join(out, "summary.json"), "w") as f:
         json.dump(summary, f, indent=1)
@@ -163,9 +168,16 @@ def main(out, header):
             parts.append(f"socket {sock:.1f} us = {sock / tcp:.2f}x OpenMPI TCP ({tcp:.1f} us; target <= 1.0x)")
         if n in tcp_floor:
             f = tcp_floor[n]
-            text = f"recursive doubling between bare Java threads over busy-polled TCP {f:.1f} us"
+            text = (f"recursive doubling between bare Java threads over busy-polled TCP, one socket per"
+                    f" pair {f:.1f} us")
             if sock and tcp:
                 text += f" (socket = {sock / f:.2f}x, OpenMPI TCP = {tcp / f:.2f}x)"
+            parts.append(text)
+        if n in split_floor:
+            f = split_floor[n]
+            text = f"the same with one socket each way, as SparkCCL's connections are, {f:.1f} us"
+            if sock:
+                text += f" (socket = {sock / f:.2f}x)"
             parts.append(text)
         if ucx and shm:
             parts.append(f"ucx {ucx:.1f} us = {ucx / shm:.2f}x OpenMPI shm ({shm:.1f} us; target <= 3x)")

@@ -5,7 +5,8 @@
 # --mca btl tcp,self --mca pml ob1) at 4 and 8 rank processes on this machine, all in one run; a
 # Jucx put ping-pong between two processes gives the floor under the ucx transport, and recursive
 # doubling between bare Java threads over busy-polled loopback TCP the floor under the socket
-# transport (bench/micro/TcpDoublingFloor.java, at each power-of-two rank count). Every setup
+# transport (bench/micro/TcpDoublingFloor.java, at each power-of-two rank count, with one socket
+# per pair and with one socket each way). Every setup
 # runs REPEATS times, interleaved so that the machine's load falls on all of them alike; the table
 # gives medians. Writes bench/build/latency/: one JSON per run (the perf tool's --json; OpenMPI's
 # rows converted), summary.json, table.md and the plots latency-n4.png, latency-n8.png.
@@ -87,7 +88,8 @@ if [[ $FLOOR == 1 ]]; then
   timeout 120 "${JAVA_CMD[@]}" "$micro" 0 "$port" 2>"$OUT/floor0.err" | tee "$OUT/floor.txt" >&2 || log "floor FAILED: see $OUT/floor0.err"
   wait "$floor_pid" || true
   # the floor under the socket transport: recursive doubling of 8 B over busy-polled loopback
-  # TCP between bare Java threads, at each power-of-two rank count of the run
+  # TCP between bare Java threads, at each power-of-two rank count of the run, with one socket per
+  # pair of ranks (OpenMPI's layout) and with one socket each way (SparkCCL's)
   tcp=bench/micro/TcpDoublingFloor.java
   [[ -n ${MICRO_CLASSES:-} ]] && tcp=TcpDoublingFloor
   cores=$(nproc)
@@ -95,9 +97,11 @@ if [[ $FLOOR == 1 ]]; then
     if (( n > cores )); then
       log "TCP floor at $n ranks skipped: it spins a thread per rank and this machine has $cores cores"
     elif (( n >= 2 && (n & (n - 1)) == 0 )); then
-      log "floor: $(quote "${JAVA_CMD[@]}") $tcp $n"
-      timeout 120 "${JAVA_CMD[@]}" "$tcp" "$n" 20000 5 2>>"$OUT/floor-tcp.err" | tee -a "$OUT/floor-tcp.txt" >&2 ||
-        log "TCP floor FAILED: see $OUT/floor-tcp.err"
+      for layout in shared split; do
+        log "floor: $(quote "${JAVA_CMD[@]}") $tcp $n 20000 5 8 $layout"
+        timeout 120 "${JAVA_CMD[@]}" "$tcp" "$n" 20000 5 8 "$layout" 2>>"$OUT/floor-tcp.err" |
+          tee -a "$OUT/floor-tcp.txt" >&2 || log "TCP floor FAILED: see $OUT/floor-tcp.err"
+      done
     fi
   done
 fi

@@ -10,9 +10,10 @@ DEST="$(realpath -m "${1:-$ROOT/.device-cuda}")"
 cd "$ROOT"
 mvn -o -q -B package -DskipTests -pl perf,spark-plugin -am
 mkdir -p "$DEST/lib" "$DEST/test-classes"
-# jdk.jfr: a run there can be profiled (JAVA_TOOL_OPTIONS=-XX:StartFlightRecording=...), 2 MB
+# jdk.jfr: a run there can be profiled (JAVA_TOOL_OPTIONS=-XX:StartFlightRecording=...), 2 MB;
+# jdk.net: the TCP floor's split-delack layout (TCP_QUICKACK)
 if [ ! -x "$DEST/jre/bin/java" ]; then
-  jlink --add-modules java.base,java.logging,java.management,java.naming,java.xml,jdk.jfr,jdk.unsupported \
+  jlink --add-modules java.base,java.logging,java.management,java.naming,java.xml,jdk.jfr,jdk.net,jdk.unsupported \
         --strip-debug --no-header-files --no-man-pages --compress=2 --output "$DEST/jre"
 fi
 rm -f "$DEST"/lib/*.jar
