@@ -193,6 +193,58 @@ class PointToPointTest {
     }
   }
 
+  @Test
+  @DisplayName(
+      "a higher rank sends first to a lower rank that receives only a second later (over sockets"
+          + " the lower rank connects the pair's one socket then): both legs arrive intact")
+  void higherRankSendingFirstWaitsForTheLowerRankToConnect() {
+    int count = 50_001; // many slices of the small FIFO
+    DataType t = DataType.FLOAT32;
+    int bytes = count * t.size();
+    Communicator[] comms = RankHarness.createAll(3, config(Duration.ofSeconds(30)), WAIT);
+    Queue<String> wrong = new ConcurrentLinkedQueue<>();
+    RankHarness.closingAfter(
+        comms,
+        WAIT,
+        () ->
+            RankHarness.run(
+                3,
+                WAIT,
+                rank -> {
+                  ByteBuffer toLow = block(count, t, 7001);
+                  ByteBuffer toHigh = block(count, t, 7002);
+                  if (rank == 2) {
+                    DeviceBuffer out = upload(toLow);
+                    comms[2].send(out, count, t, 0);
+                    out.close();
+                    ByteBuffer before = garbage(bytes + PAD, 7002);
+                    DeviceBuffer in = upload(before);
+                    comms[2].recv(in, count, t, 0);
+                    String m = checkReceived(download(in), toHigh, before, bytes);
+                    if (m != null) {
+                      wrong.add("rank 0 -> rank 2:" + m);
+                    }
+                    in.close();
+                  } else if (rank == 0) {
+                    Thread.sleep(1_000);
+                    ByteBuffer before = garbage(bytes + PAD, 7001);
+                    DeviceBuffer in = upload(before);
+                    comms[0].recv(in, count, t, 2);
+                    String m = checkReceived(download(in), toLow, before, bytes);
+                    if (m != null) {
+                      wrong.add("rank 2 -> rank 0:" + m);
+                    }
+                    in.close();
+                    DeviceBuffer out = upload(toHigh);
+                    comms[0].send(out, count, t, 2);
+                    out.close();
+                  }
+                }));
+    if (!wrong.isEmpty()) {
+      fail(String.join("\n", wrong));
+    }
+  }
+
   // ------------------------------------------------------------------ groups
 
   enum Pattern {

@@ -19,8 +19,9 @@ import org.sparkccl.transport.socket.PeerAcceptor;
 
 /**
  * Point-to-point links of a communicator, made on first use: per peer and direction a connection, a
- * FIFO and the step and operation counters. Only used under the communicator's launch lock (and the
- * FIFOs by the kernel thread and the proxy).
+ * FIFO and the step and operation counters. Over sockets the two directions with one peer share one
+ * socket, which the lower rank connects ({@link PeerAcceptor#pairs}). Only used under the
+ * communicator's launch lock (and the FIFOs by the kernel thread and the proxy).
  */
 final class PeerLinks {
   /** One direction to or from one peer. */
@@ -146,7 +147,9 @@ final class PeerLinks {
         p -> {
           Fifo fifo = kernelFifo(true);
           try {
-            SendConnection c = connector.connect(p);
+            // a pair's socket is connected by its lower rank (see PeerAcceptor.pairs)
+            SendConnection c =
+                acceptor.pairs() && rank > p ? acceptor.sendBack(p) : connector.connect(p);
             c.onAnnounce(call -> announcements.accept(p, call));
             return new Link(rank, p, fifo, c);
           } catch (RuntimeException e) {
@@ -190,7 +193,18 @@ final class PeerLinks {
   }
 
   Link recvFrom(int peer) {
-    return recvs.computeIfAbsent(peer, p -> new Link(rank, p, kernelFifo(false), new Pending(p)));
+    Link l = recvs.get(peer);
+    if (l != null) {
+      return l;
+    }
+    if (acceptor.pairs() && rank < peer) {
+      // the pair's socket is this rank's to connect: receiving from a higher rank connects it too
+      l = new Link(rank, peer, kernelFifo(false), acceptor.receiveOver(sendTo(peer).send()));
+    } else {
+      l = new Link(rank, peer, kernelFifo(false), new Pending(peer));
+    }
+    recvs.put(peer, l);
+    return l;
   }
 
   private Fifo kernelFifo(boolean send) {

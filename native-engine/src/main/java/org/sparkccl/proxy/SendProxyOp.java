@@ -48,7 +48,7 @@ public final class SendProxyOp extends FifoProxyOp {
 
   @Override
   protected boolean canPost(long step) {
-    return fifo.isFilled(step);
+    return fifo.isFilled(step) && connection.isReady();
   }
 
   @Override

@@ -34,6 +34,14 @@ public interface SendConnection extends AutoCloseable {
     return false;
   }
 
+  /**
+   * Whether the connection exists yet: a point-to-point one that the peer connects (one socket per
+   * pair of ranks) appears when the peer does; the proxy posts nothing before.
+   */
+  default boolean isReady() {
+    return true;
+  }
+
   /** The peer's rank, for messages. */
   int peer();
 

@@ -19,6 +19,7 @@ import org.sparkccl.auth.ChallengeResponse;
 import org.sparkccl.idle.IdleStrategies;
 import org.sparkccl.proxy.ReadyHandler;
 import org.sparkccl.transport.RecvConnection;
+import org.sparkccl.transport.SendConnection;
 import org.sparkccl.util.EngineLog;
 
 /**
@@ -74,6 +75,66 @@ public final class PeerAcceptor implements ReadyHandler {
   /** The receiving end from {@code peer}, once it has connected; otherwise {@code null}. */
   public RecvConnection connectionFrom(int peer) {
     return ready.get(peer);
+  }
+
+  /**
+   * Whether point-to-point links go in pairs: one socket per pair of ranks, connected by the lower
+   * rank, carrying data both ways. Over loopback TCP a socket that carries one direction makes
+   * every small message cost a second packet, its acknowledgement, which on a socket carrying both
+   * rides on the reply (docs/benchmarks.md, 2026-12-04). Only without data sockets: their chunks
+   * are moved by helper threads per direction.
+   */
+  public boolean pairs() {
+    return nSocks == 0;
+  }
+
+  /**
+   * The sending end to lower rank {@code peer} over the socket that rank connects (see {@link
+   * #pairs}); usable once it has connected ({@link SendConnection#isReady}).
+   */
+  public SendConnection sendBack(int peer) {
+    return new PairSendPending(peer, this::sendOver);
+  }
+
+  /** The sending half over the socket {@code peer} connected, or null before it has. */
+  private SocketSendConnection sendOver(int peer) {
+    SocketRecvConnection recv = (SocketRecvConnection) ready.get(peer);
+    if (recv == null) {
+      return null;
+    }
+    try {
+      return new SocketSendConnection(
+          "rank " + rank + " -> rank " + peer + " (point-to-point, paired)",
+          peer,
+          recv.wire(),
+          idle,
+          selector,
+          wakeProxy,
+          recv);
+    } catch (IOException e) {
+      throw new CclException("rank " + rank + ": pairing with rank " + peer + " failed: " + e, e);
+    }
+  }
+
+  /**
+   * The receiving end from higher rank {@code send.peer()} over the socket this rank connected as
+   * {@code send} (see {@link #pairs}).
+   */
+  public RecvConnection receiveOver(SendConnection send) {
+    SocketSendConnection s = (SocketSendConnection) send;
+    try {
+      return new SocketRecvConnection(
+          "rank " + rank + " <- rank " + s.peer() + " (point-to-point, paired)",
+          s.peer(),
+          s.wire(),
+          idle,
+          selector,
+          wakeProxy,
+          s);
+    } catch (IOException e) {
+      throw new CclException(
+          "rank " + rank + ": pairing with rank " + s.peer() + " failed: " + e, e);
+    }
   }
 
   @Override

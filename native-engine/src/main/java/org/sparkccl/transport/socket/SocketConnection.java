@@ -51,6 +51,16 @@ abstract class SocketConnection {
   private final int peer;
   private boolean closed;
 
+  /**
+   * The other half of a socket that carries data both ways (a point-to-point pair: this rank's
+   * sending and receiving ends with one peer share one socket, so that each direction's
+   * acknowledgements ride on the other's data); null where the socket carries one direction.
+   */
+  protected volatile SocketConnection partner;
+
+  /** The interest this half's requests want; the key's is the union of both halves'. */
+  private volatile int wantedOps;
+
   SocketConnection(
       String description,
       int peer,
@@ -61,6 +71,21 @@ abstract class SocketConnection {
       Selector proxySelector,
       Runnable wakeProxy)
       throws IOException {
+    this(description, peer, control, data, nThreads, idle, proxySelector, wakeProxy, null);
+  }
+
+  SocketConnection(
+      String description,
+      int peer,
+      Wire control,
+      Wire[] data,
+      int nThreads,
+      IdleStrategies idle,
+      Selector proxySelector,
+      Runnable wakeProxy,
+      SocketConnection partner)
+      throws IOException {
+    this.partner = partner;
     this.description = description;
     this.peer = peer;
     this.wire = control;
@@ -70,7 +95,16 @@ abstract class SocketConnection {
       this.data[i] = data[i].channel();
     }
     this.control.configureBlocking(false);
-    this.controlKey = this.control.register(proxySelector, idleInterest(), handler());
+    if (partner != null) {
+      // one key per socket and selector: the halves share it, and the sending half's handler reads
+      // what arrives while the receiving half waits for nothing
+      this.controlKey = partner.controlKey;
+      partner.partner = this;
+      controlKey.attach(this instanceof SocketSendConnection ? handler() : partner.handler());
+      controlKey.interestOps(controlKey.interestOps() | idleInterest() | partner.idleInterest());
+    } else {
+      this.controlKey = this.control.register(proxySelector, idleInterest(), handler());
+    }
     this.helpers = new SocketHelperThread[nThreads];
     int perThread = nThreads == 0 ? 0 : data.length / nThreads;
     for (int t = 0; t < nThreads; t++) {
@@ -150,7 +184,12 @@ abstract class SocketConnection {
     if (!controlKey.isValid()) {
       return;
     }
+    wantedOps = ops;
     int all = ops | idleInterest();
+    SocketConnection other = partner;
+    if (other != null) {
+      all |= other.wantedOps | other.idleInterest();
+    }
     int current = controlKey.interestOps();
     int next = ProxyThread.onProxyThread() ? all : current & all;
     if (next != current) {

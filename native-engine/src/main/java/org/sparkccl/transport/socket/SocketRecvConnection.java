@@ -34,6 +34,41 @@ final class SocketRecvConnection extends SocketConnection implements RecvConnect
         wakeProxy);
   }
 
+  /**
+   * The receiving half of the socket whose sending half is {@code send}: the peer's data to this
+   * rank and this rank's data to the peer share it.
+   */
+  SocketRecvConnection(
+      String description,
+      int peer,
+      Wire control,
+      IdleStrategies idle,
+      Selector proxySelector,
+      Runnable wakeProxy,
+      SocketSendConnection send)
+      throws IOException {
+    super(
+        description,
+        peer,
+        new StagedReadWire(control),
+        new Wire[0],
+        0,
+        idle,
+        proxySelector,
+        wakeProxy,
+        send);
+  }
+
+  /** The control socket's bytes, for a sending half over the same socket. */
+  Wire wire() {
+    return wire;
+  }
+
+  /** Whether this half reads the socket now (a request is queued): its sending half must not. */
+  boolean isReading() {
+    return !queue.isEmpty();
+  }
+
   /** A socket reads into any direct memory; a sealed one opens records into it. */
   @Override
   public boolean readsIntoAnyMemory() {
@@ -51,13 +86,34 @@ final class SocketRecvConnection extends SocketConnection implements RecvConnect
   @Override
   void progress() {
     try {
+      if (partner instanceof SocketSendConnection send && send.midNotice()) {
+        send.finishNotice(); // a notice half read by the sending half ends before data is read
+        if (send.midNotice()) {
+          interest(SelectionKey.OP_READ);
+          return;
+        }
+      }
       SocketRequest r;
       while ((r = queue.peek()) != null) {
         if (r.header.hasRemaining()) {
-          read(r.header);
+          ByteBuffer held =
+              partner instanceof SocketSendConnection send && r.header.position() == 0
+                  ? send.takeHeldHeader()
+                  : null;
+          if (held != null) {
+            r.header
+                .put(0, held, 0, SocketRequest.HEADER_BYTES)
+                .position(SocketRequest.HEADER_BYTES);
+          } else {
+            read(r.header);
+          }
           if (r.header.hasRemaining()) {
             interest(SelectionKey.OP_READ);
             return;
+          }
+          if (tookNotice(r.header)) {
+            r.header.clear();
+            continue;
           }
           parseHeader(r);
         }
@@ -100,8 +156,43 @@ final class SocketRecvConnection extends SocketConnection implements RecvConnect
     }
   }
 
+  /**
+   * On a pair's socket, handles a notice met among the data: an announcement goes to the sending
+   * half (true: read the next header); a close fails the wait, since the peer will send no more.
+   */
+  private boolean tookNotice(ByteBuffer header) throws IOException {
+    if (!(partner instanceof SocketSendConnection send)) {
+      return false;
+    }
+    int flags = header.getInt(12);
+    if (flags == SocketRequest.FLAG_ANNOUNCE) {
+      CollectiveCall call = CollectiveCall.decode(header, SocketRequest.CALL_OFFSET);
+      if (call != null) {
+        send.heardAnnouncement(call);
+      }
+      return true;
+    }
+    if (flags == SocketRequest.FLAG_CLOSE) {
+      String text = readNotice(header.getInt(8));
+      send.markPeerClosed();
+      throw failure(
+          "rank "
+              + peer()
+              + " closed its communicator while this rank waited for its data ("
+              + text
+              + ")",
+          null);
+    }
+    return false;
+  }
+
   @Override
   public void announce(CollectiveCall call) {
+    if (partner != null) {
+      // announcements go to ring predecessors; on a pair's socket a frame written from the
+      // launching thread could cut into a data frame the sending half writes in parts
+      throw new IllegalStateException(description + ": a point-to-point pair does not announce");
+    }
     ByteBuffer frame = ByteBuffer.allocate(SocketRequest.HEADER_BYTES);
     frame.putLong(0, -1).putInt(8, 0).putInt(12, SocketRequest.FLAG_ANNOUNCE);
     call.encode(frame, SocketRequest.CALL_OFFSET);
@@ -112,6 +203,9 @@ final class SocketRecvConnection extends SocketConnection implements RecvConnect
 
   @Override
   public void notifyPeer(boolean failed, String message) {
+    if (partner instanceof SocketSendConnection send && send.isWriting()) {
+      return; // best effort: a notice must not cut into a data frame written in parts
+    }
     writeFrame(wire, failed ? SocketRequest.FLAG_ABORT : SocketRequest.FLAG_CLOSE, message);
   }
 

@@ -18,7 +18,13 @@ final class SocketRequest implements NetRequest {
   static final int HEADER_BYTES = 16 + CollectiveCall.BYTES;
   static final int CALL_OFFSET = 16;
 
-  /** Flags of frames that travel against the data's direction: a failure, a normal close. */
+  /** A data frame's flags. */
+  static final int FLAG_DATA = 0;
+
+  /**
+   * Flags of notices: a failure, a normal close, a call announced. On a socket that carries one
+   * direction they travel against the data; on a pair's socket they travel among the data.
+   */
   static final int FLAG_ABORT = 1;
 
   static final int FLAG_CLOSE = 2;

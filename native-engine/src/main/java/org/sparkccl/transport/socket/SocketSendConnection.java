@@ -15,7 +15,9 @@ import org.sparkccl.transport.SendConnection;
 /**
  * The sending end of a socket connection. It also reads the control socket's other direction, where
  * the receiving rank reports a failure or a normal close (see {@link
- * SocketRecvConnection#notifyPeer}).
+ * SocketRecvConnection#notifyPeer}). As the sending half of a point-to-point pair ({@link
+ * PeerAcceptor#pairs}) it leaves reading to the receiving half, but for what arrives before that
+ * half exists: a data frame's header it meets then waits there for that half's first request.
  */
 final class SocketSendConnection extends SocketConnection implements SendConnection {
   private static final int MAX_NOTICE = 64 << 10;
@@ -25,6 +27,15 @@ final class SocketSendConnection extends SocketConnection implements SendConnect
   private ByteBuffer notice;
   private int noticeFlags;
   private boolean peerClosed;
+
+  /**
+   * A data frame's header this half read on a pair's socket while the receiving half waited for
+   * nothing ({@link #holding}); that half's next request starts from it.
+   */
+  private final ByteBuffer heldForPartner = ByteBuffer.allocate(SocketRequest.HEADER_BYTES);
+
+  private boolean holding;
+
   private volatile java.util.function.Consumer<CollectiveCall> announceListener = c -> {};
 
   @Override
@@ -45,6 +56,54 @@ final class SocketSendConnection extends SocketConnection implements SendConnect
     super(description, peer, control, data, nThreads, idle, proxySelector, wakeProxy);
   }
 
+  /**
+   * The sending half of the socket whose receiving half is {@code recv}: this rank's data to the
+   * peer and the peer's data to this rank share it.
+   */
+  SocketSendConnection(
+      String description,
+      int peer,
+      Wire control,
+      IdleStrategies idle,
+      Selector proxySelector,
+      Runnable wakeProxy,
+      SocketRecvConnection recv)
+      throws IOException {
+    super(description, peer, control, new Wire[0], 0, idle, proxySelector, wakeProxy, recv);
+  }
+
+  /** The control socket's bytes, for a receiving half over the same socket. */
+  Wire wire() {
+    return wire;
+  }
+
+  /** The peer's close notice arrived through the receiving half of a pair. */
+  void markPeerClosed() {
+    peerClosed = true;
+  }
+
+  /** The peer announced {@code call} through the receiving half of a pair. */
+  void heardAnnouncement(CollectiveCall call) {
+    announceListener.accept(call);
+  }
+
+  /**
+   * The data frame's header held for the receiving half, or null; forgets it (the buffer is reused
+   * for the next, so the caller copies it at once).
+   */
+  ByteBuffer takeHeldHeader() {
+    if (!holding) {
+      return null;
+    }
+    holding = false;
+    return heldForPartner;
+  }
+
+  /** Whether a notice is half read: the receiving half of a pair must not read before it ends. */
+  boolean midNotice() {
+    return noticeHeader.position() > 0;
+  }
+
   @Override
   public NetRequest postSend(ByteBuffer slot, int size, long step, CollectiveCall call) {
     if (peerClosed) {
@@ -54,7 +113,7 @@ final class SocketSendConnection extends SocketConnection implements SendConnect
     r.size = size;
     r.inline = isInline(size);
     r.payload = r.payloadOf(size);
-    r.header.putLong(0, step).putInt(8, size).putInt(12, 0);
+    r.header.putLong(0, step).putInt(8, size).putInt(12, SocketRequest.FLAG_DATA);
     call.encode(r.header, SocketRequest.CALL_OFFSET);
     queue.add(r);
     progress();
@@ -67,6 +126,11 @@ final class SocketSendConnection extends SocketConnection implements SendConnect
     return true;
   }
 
+  /** Whether a frame of this half is queued or half written (a notice must not cut into it). */
+  boolean isWriting() {
+    return !queue.isEmpty();
+  }
+
   @Override
   public void notifyFailure(String message) {
     if (queue.isEmpty()) {
@@ -76,7 +140,7 @@ final class SocketSendConnection extends SocketConnection implements SendConnect
 
   @Override
   protected int idleInterest() {
-    return peerClosed ? 0 : SelectionKey.OP_READ;
+    return peerClosed || holding || partner != null ? 0 : SelectionKey.OP_READ;
   }
 
   @Override
@@ -84,8 +148,23 @@ final class SocketSendConnection extends SocketConnection implements SendConnect
     return this::readNotice;
   }
 
-  /** Reads the peer's notices that are there; throws the failure one reports. */
-  private void readNotice() {
+  /**
+   * Reads the peer's notices that are there; throws the failure one reports. On a pair it reads
+   * only while the receiving half waits for nothing, and a data frame's header it meets goes to
+   * that half.
+   */
+  void readNotice() {
+    if (partner instanceof SocketRecvConnection r && r.isReading()) {
+      return; // the receiving half reads the socket now; its passes come from its operations
+    }
+    finishNotice();
+  }
+
+  /**
+   * Reads notices until none is there or a data frame's header is met (held for the receiving half
+   * of a pair); the receiving half calls it to end a notice this half began.
+   */
+  void finishNotice() {
     try {
       while (!peerClosed && readOneNotice()) {
         // keep reading: the selector reports the socket once for several frames
@@ -95,10 +174,18 @@ final class SocketSendConnection extends SocketConnection implements SendConnect
     }
   }
 
+  /**
+   * Where notices are read: the socket's own bytes, or on a pair the receiving half's, which stages
+   * bytes ahead of what it has handed out.
+   */
+  private Wire readSide() {
+    return partner instanceof SocketRecvConnection r ? r.wire() : wire;
+  }
+
   /** Reads at most one notice; returns whether it completed one. */
   private boolean readOneNotice() throws IOException {
     if (noticeHeader.hasRemaining()) {
-      if (wire.read(noticeHeader) < 0) {
+      if (readSide().read(noticeHeader) < 0) {
         peerClosed = true;
         interest(0);
         throw failure("connection closed by the peer (did the peer process die?)", null);
@@ -107,6 +194,15 @@ final class SocketSendConnection extends SocketConnection implements SendConnect
         return false;
       }
       noticeFlags = noticeHeader.getInt(12);
+      if (noticeFlags == SocketRequest.FLAG_DATA) {
+        // the peer's data on a pair's socket, for the receiving half's next request; that half
+        // may not exist yet (the lower rank connects the socket before it makes that half)
+        heldForPartner.put(0, noticeHeader, 0, SocketRequest.HEADER_BYTES);
+        holding = true;
+        noticeHeader.clear();
+        interest(0);
+        return false;
+      }
       if (noticeFlags == SocketRequest.FLAG_ANNOUNCE) {
         CollectiveCall call = CollectiveCall.decode(noticeHeader, SocketRequest.CALL_OFFSET);
         noticeHeader.clear();
@@ -121,7 +217,7 @@ final class SocketSendConnection extends SocketConnection implements SendConnect
       }
       notice = ByteBuffer.allocate(size);
     }
-    if (wire.read(notice) < 0 || notice.hasRemaining()) {
+    if (readSide().read(notice) < 0 || notice.hasRemaining()) {
       return false;
     }
     String text = new String(notice.array(), StandardCharsets.UTF_8);
