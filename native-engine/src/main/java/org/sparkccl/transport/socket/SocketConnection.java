@@ -61,19 +61,10 @@ abstract class SocketConnection {
   /** The interest this half's requests want; the key's is the union of both halves'. */
   private volatile int wantedOps;
 
-  SocketConnection(
-      String description,
-      int peer,
-      Wire control,
-      Wire[] data,
-      int nThreads,
-      IdleStrategies idle,
-      Selector proxySelector,
-      Runnable wakeProxy)
-      throws IOException {
-    this(description, peer, control, data, nThreads, idle, proxySelector, wakeProxy, null);
-  }
-
+  /**
+   * A connection over {@code control} and {@code data}; with a {@code partner}, the other half of a
+   * point-to-point pair over the same socket.
+   */
   SocketConnection(
       String description,
       int peer,
@@ -101,7 +92,7 @@ abstract class SocketConnection {
       this.controlKey = partner.controlKey;
       partner.partner = this;
       controlKey.attach(this instanceof SocketSendConnection ? handler() : partner.handler());
-      controlKey.interestOps(controlKey.interestOps() | idleInterest() | partner.idleInterest());
+      controlKey.interestOps(partner.wantedOps | partner.idleInterest() | idleInterest());
     } else {
       this.controlKey = this.control.register(proxySelector, idleInterest(), handler());
     }

@@ -31,7 +31,8 @@ final class SocketRecvConnection extends SocketConnection implements RecvConnect
         nThreads,
         idle,
         proxySelector,
-        wakeProxy);
+        wakeProxy,
+        null);
   }
 
   /**

@@ -53,7 +53,7 @@ final class SocketSendConnection extends SocketConnection implements SendConnect
       Selector proxySelector,
       Runnable wakeProxy)
       throws IOException {
-    super(description, peer, control, data, nThreads, idle, proxySelector, wakeProxy);
+    super(description, peer, control, data, nThreads, idle, proxySelector, wakeProxy, null);
   }
 
   /**
