@@ -200,7 +200,6 @@ class PointToPointTest {
   void higherRankSendingFirstWaitsForTheLowerRankToConnect() {
     int count = 50_001; // many slices of the small FIFO
     DataType t = DataType.FLOAT32;
-    int bytes = count * t.size();
     Communicator[] comms = RankHarness.createAll(3, config(Duration.ofSeconds(30)), WAIT);
     Queue<String> wrong = new ConcurrentLinkedQueue<>();
     RankHarness.closingAfter(
@@ -211,38 +210,39 @@ class PointToPointTest {
                 3,
                 WAIT,
                 rank -> {
-                  ByteBuffer toLow = block(count, t, 7001);
-                  ByteBuffer toHigh = block(count, t, 7002);
                   if (rank == 2) {
-                    DeviceBuffer out = upload(toLow);
-                    comms[2].send(out, count, t, 0);
-                    out.close();
-                    ByteBuffer before = garbage(bytes + PAD, 7002);
-                    DeviceBuffer in = upload(before);
-                    comms[2].recv(in, count, t, 0);
-                    String m = checkReceived(download(in), toHigh, before, bytes);
-                    if (m != null) {
-                      wrong.add("rank 0 -> rank 2:" + m);
-                    }
-                    in.close();
+                    sendBlock(comms[2], 0, count, t, 7001);
+                    receiveAndCheck(comms[2], 0, count, t, 7002, wrong);
                   } else if (rank == 0) {
                     Thread.sleep(1_000);
-                    ByteBuffer before = garbage(bytes + PAD, 7001);
-                    DeviceBuffer in = upload(before);
-                    comms[0].recv(in, count, t, 2);
-                    String m = checkReceived(download(in), toLow, before, bytes);
-                    if (m != null) {
-                      wrong.add("rank 2 -> rank 0:" + m);
-                    }
-                    in.close();
-                    DeviceBuffer out = upload(toHigh);
-                    comms[0].send(out, count, t, 2);
-                    out.close();
+                    receiveAndCheck(comms[0], 2, count, t, 7001, wrong);
+                    sendBlock(comms[0], 2, count, t, 7002);
                   }
                 }));
     if (!wrong.isEmpty()) {
       fail(String.join("\n", wrong));
     }
+  }
+
+  /** Sends the block of {@code seed} to {@code peer}. */
+  private static void sendBlock(Communicator comm, int peer, int count, DataType t, long seed) {
+    DeviceBuffer out = upload(block(count, t, seed));
+    comm.send(out, count, t, peer);
+    out.close();
+  }
+
+  /** Receives the block of {@code seed} from {@code peer}; adds what is wrong to {@code wrong}. */
+  private static void receiveAndCheck(
+      Communicator comm, int peer, int count, DataType t, long seed, Queue<String> wrong) {
+    int bytes = count * t.size();
+    ByteBuffer before = garbage(bytes + PAD, seed);
+    DeviceBuffer in = upload(before);
+    comm.recv(in, count, t, peer);
+    String m = checkReceived(download(in), block(count, t, seed), before, bytes);
+    if (m != null) {
+      wrong.add("rank " + peer + " -> rank " + comm.rank() + ":" + m);
+    }
+    in.close();
   }
 
   // ------------------------------------------------------------------ groups

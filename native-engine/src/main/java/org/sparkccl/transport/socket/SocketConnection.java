@@ -87,12 +87,13 @@ abstract class SocketConnection {
     }
     this.control.configureBlocking(false);
     if (partner != null) {
-      // one key per socket and selector: the halves share it, and the sending half's handler reads
-      // what arrives while the receiving half waits for nothing
+      // one key per socket and selector: the halves share it. A pair is read only by its receiving
+      // half's requests, never while idle (an idle reader woke the proxy for data that came before
+      // its receive was posted), so the key has no handler and no idle interest.
       this.controlKey = partner.controlKey;
       partner.partner = this;
-      controlKey.attach(this instanceof SocketSendConnection ? handler() : partner.handler());
-      controlKey.interestOps(partner.wantedOps | partner.idleInterest() | idleInterest());
+      controlKey.attach(null);
+      controlKey.interestOps(partner.wantedOps);
     } else {
       this.controlKey = this.control.register(proxySelector, idleInterest(), handler());
     }
@@ -179,7 +180,7 @@ abstract class SocketConnection {
     int all = ops | idleInterest();
     SocketConnection other = partner;
     if (other != null) {
-      all |= other.wantedOps | other.idleInterest();
+      all |= other.wantedOps; // a pair's halves have no idle interest
     }
     int current = controlKey.interestOps();
     int next = ProxyThread.onProxyThread() ? all : current & all;

@@ -65,11 +65,6 @@ final class SocketRecvConnection extends SocketConnection implements RecvConnect
     return wire;
   }
 
-  /** Whether this half reads the socket now (a request is queued): its sending half must not. */
-  boolean isReading() {
-    return !queue.isEmpty();
-  }
-
   /** A socket reads into any direct memory; a sealed one opens records into it. */
   @Override
   public boolean readsIntoAnyMemory() {
@@ -88,7 +83,7 @@ final class SocketRecvConnection extends SocketConnection implements RecvConnect
   void progress() {
     try {
       if (partner instanceof SocketSendConnection send && send.midNotice()) {
-        send.finishNotice(); // a notice half read by the sending half ends before data is read
+        send.readNotice(); // a notice half read by the sending half ends before data is read
         if (send.midNotice()) {
           interest(SelectionKey.OP_READ);
           return;

@@ -29,8 +29,8 @@ final class SocketSendConnection extends SocketConnection implements SendConnect
   private boolean peerClosed;
 
   /**
-   * A data frame's header this half read on a pair's socket while the receiving half waited for
-   * nothing ({@link #holding}); that half's next request starts from it.
+   * A data frame's header this half read on a pair's socket before the receiving half existed
+   * ({@link #holding}); that half's first request starts from it.
    */
   private final ByteBuffer heldForPartner = ByteBuffer.allocate(SocketRequest.HEADER_BYTES);
 
@@ -133,7 +133,7 @@ final class SocketSendConnection extends SocketConnection implements SendConnect
 
   @Override
   public void notifyFailure(String message) {
-    if (queue.isEmpty()) {
+    if (!isWriting()) {
       writeFrame(wire, SocketRequest.FLAG_ABORT, message);
     }
   }
@@ -149,22 +149,11 @@ final class SocketSendConnection extends SocketConnection implements SendConnect
   }
 
   /**
-   * Reads the peer's notices that are there; throws the failure one reports. On a pair it reads
-   * only while the receiving half waits for nothing, and a data frame's header it meets goes to
-   * that half.
+   * Reads the peer's notices that are there; throws the failure one reports. It stops at a data
+   * frame's header, held for the receiving half of a pair (met only before that half exists, since
+   * a pair's key has no handler); that half calls it to end a notice this half began.
    */
   void readNotice() {
-    if (partner instanceof SocketRecvConnection r && r.isReading()) {
-      return; // the receiving half reads the socket now; its passes come from its operations
-    }
-    finishNotice();
-  }
-
-  /**
-   * Reads notices until none is there or a data frame's header is met (held for the receiving half
-   * of a pair); the receiving half calls it to end a notice this half began.
-   */
-  void finishNotice() {
     try {
       while (!peerClosed && readOneNotice()) {
         // keep reading: the selector reports the socket once for several frames
