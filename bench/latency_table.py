@@ -175,7 +175,8 @@ def main(out, header):
             parts.append(text)
         if n in split_floor:
             f = split_floor[n]
-            text = f"the same with one socket each way, as SparkCCL's connections are, {f:.1f} us"
+            text = (f"the same with one socket each way (SparkCCL's ring connections; its point-to-point"
+                    f" links share one socket per pair), {f:.1f} us")
             if sock:
                 text += f" (socket = {sock / f:.2f}x)"
             parts.append(text)

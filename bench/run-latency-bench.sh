@@ -89,7 +89,8 @@ if [[ $FLOOR == 1 ]]; then
   wait "$floor_pid" || true
   # the floor under the socket transport: recursive doubling of 8 B over busy-polled loopback
   # TCP between bare Java threads, at each power-of-two rank count of the run, with one socket per
-  # pair of ranks (OpenMPI's layout) and with one socket each way (SparkCCL's)
+  # pair of ranks (OpenMPI's layout, and SparkCCL's point-to-point links) and with one socket each
+  # way (SparkCCL's ring connections)
   tcp=bench/micro/TcpDoublingFloor.java
   [[ -n ${MICRO_CLASSES:-} ]] && tcp=TcpDoublingFloor
   cores=$(nproc)

@@ -79,6 +79,20 @@ class MismatchTest {
         (c, b) -> c.broadcast(b, count, t, root));
   }
 
+  static Call reduce(int count, DataType t, int root) {
+    return new Call(
+        "reduce(count="
+            + count
+            + ", "
+            + t.wireName()
+            + ", "
+            + ReduceOp.SUM.wireName()
+            + ", root="
+            + root
+            + ")",
+        (c, b) -> c.reduce(b, b, count, t, ReduceOp.SUM, root));
+  }
+
   static Call send(int count, DataType t, int peer) {
     return new Call(
         "send(count=" + count + ", " + t.wireName() + ", peer=" + peer + ")",
@@ -476,6 +490,61 @@ class MismatchTest {
   @ParameterizedTest(name = "every rank fails fast naming both sides: {0}")
   @MethodSource("cases")
   void everyRankFailsFastNamingBothSides(Case c) {
+    runAndCheck(
+        c.toString(), c.n(), c.calls(), c.mustContain(), c.everyCallFails(), c.warmUp(), c.algo());
+  }
+
+  /**
+   * Tree broadcasts and reduces on 4 ranks where one rank disagrees on the root or the kind, chosen
+   * so that every rank completes the mismatched call without reading a wrong header or stalling:
+   * only the announcements of the ranks that receive nothing in their own view (a broadcast's root,
+   * a reduce's leaves) reveal these, and every rank must still fail.
+   */
+  static Stream<Case> treeCases() {
+    int n = 4;
+    Call r0 = reduce(COUNT, DataType.FLOAT32, 0);
+    Call r1 = reduce(COUNT, DataType.FLOAT32, 1);
+    Call r2 = reduce(COUNT, DataType.FLOAT32, 2);
+    Call r3 = reduce(COUNT, DataType.FLOAT32, 3);
+    Call b0 = broadcast(COUNT, DataType.FLOAT32, 0);
+    return Stream.of(
+        new Case(
+            "rank 0 reduces to root 1, the others to root 0",
+            n,
+            oneRank(0, r1, r0),
+            sides(r0, r1),
+            false,
+            true,
+            "tree"),
+        new Case(
+            "rank 2 reduces to root 3, the others to root 2",
+            n,
+            oneRank(2, r3, r2),
+            sides(r2, r3),
+            false,
+            false,
+            "tree"),
+        new Case(
+            "rank 3 reduces to root 0, the others broadcast from root 0",
+            n,
+            oneRank(3, r0, b0),
+            sides(b0, r0),
+            false,
+            true,
+            "tree"),
+        new Case(
+            "rank 0 broadcasts from root 0, the others reduce to root 0",
+            n,
+            oneRank(0, b0, r0),
+            sides(r0, b0),
+            false,
+            false,
+            "tree"));
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("treeCases")
+  void treeCollectivesThatDisagreeFailEveryRank(Case c) {
     runAndCheck(
         c.toString(), c.n(), c.calls(), c.mustContain(), c.everyCallFails(), c.warmUp(), c.algo());
   }

@@ -29,6 +29,15 @@ public record Tree(int rank, int nRanks, int root) {
     return rank == root;
   }
 
+  /**
+   * Whether {@code rank} receives nothing in a tree broadcast ({@code broadcast}) or reduce rooted
+   * at {@code root}: the broadcast's root, the reduce's leaves. Allocates nothing (it runs at every
+   * launch).
+   */
+  public static boolean receivesNothing(boolean broadcast, int rank, int nRanks, int root) {
+    return broadcast ? rank == root : 2 * Math.floorMod(rank - root, nRanks) + 1 >= nRanks;
+  }
+
   /** Levels below the root: {@code floor(log2 n)}. */
   public static int depth(int nRanks) {
     return 31 - Integer.numberOfLeadingZeros(nRanks);
