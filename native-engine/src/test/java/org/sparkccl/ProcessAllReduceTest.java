@@ -211,24 +211,53 @@ class ProcessAllReduceTest {
   }
 
   @ParameterizedTest(name = "{0}")
-  @ValueSource(strings = {"mismatch-roots", "mismatch-kinds"})
+  @ValueSource(
+      strings = {"mismatch-roots", "mismatch-kinds", "mismatch-reduce", "mismatch-reduce-roots"})
   @DisplayName("a small mismatched last call between processes sharing memory fails every rank")
   void smallMismatchedLastCallOnSharedEdgesFailsEveryRank(String mode) throws Exception {
     assumeSharedMemory();
+    assertTheMismatchFailsEveryRank(mode, List.of(SHARED_RING), "RING shm");
+  }
+
+  /**
+   * The same over sockets, every edge a socket and the tree forced: there a tree rank that only
+   * sends (a broadcast's root, a reduce's leaves) announces its call to its ring predecessor. For
+   * {@code mismatch-reduce-roots} that announcement is all that reveals the mismatch (with no
+   * announcement at launch every rank completes and nothing fails); in the other modes a frame that
+   * arrives on a socket both ranks share can reveal it too.
+   */
+  @ParameterizedTest(name = "{0}")
+  @ValueSource(
+      strings = {"mismatch-roots", "mismatch-kinds", "mismatch-reduce", "mismatch-reduce-roots"})
+  @DisplayName("a small mismatched last tree call between processes over sockets fails every rank")
+  void smallMismatchedLastTreeCallOverSocketsFailsEveryRank(String mode) throws Exception {
+    List<String> sockets =
+        List.of("-Dsparkccl.transport=socket", "-Dsparkccl.shm=off", "-Dsparkccl.algo=tree");
+    assertTheMismatchFailsEveryRank(mode, sockets, "RING socket");
+  }
+
+  /**
+   * Runs {@code N} ranks in {@code mode} with {@code keys}: every rank must exit 1 within 30 s on
+   * its ring {@code ring}, none by the timeout, and one must name the mismatched calls.
+   */
+  private void assertTheMismatchFailsEveryRank(String mode, List<String> keys, String ring)
+      throws Exception {
     List<Process> ps = new ArrayList<>();
     try (TcpBootstrapRoot root = TcpBootstrapRoot.start("127.0.0.1", N)) {
       // the timeout is far off: a rank that failed by it, not by the mismatch, fails the test
       List<String> timeout = List.of("-Dsparkccl.timeout=40s");
-      startRanks(root.address(), mode, timeout, r -> List.of(SHARED_RING), ps);
+      startRanks(root.address(), mode, timeout, r -> keys, ps);
       boolean named = false;
       for (int r = 0; r < N; r++) {
         boolean exited = ps.get(r).waitFor(30, TimeUnit.SECONDS);
         String out = output(r);
         assertTrue(exited, "rank " + r + " still running 30 s after the mismatch:\n" + tail(out));
         assertEquals(1, ps.get(r).exitValue(), "rank " + r + ":\n" + tail(out));
-        assertTrue(out.contains("RING shm"), "rank " + r + " off the shared ring:\n" + tail(out));
+        assertTrue(out.contains(ring), "rank " + r + " not on " + ring + ":\n" + tail(out));
         assertFalse(out.contains("CclTimeoutException"), "rank " + r + ":\n" + tail(out));
-        named |= out.contains("CclMismatchException") && out.contains("as operation #1 but rank");
+        // a rank whose call failed prints the CclMismatchException; one told after its call
+        // returned prints ABORTED beside the engine's log line, which names the calls as well
+        named |= out.contains("as operation #1 but rank");
       }
       assertTrue(named, "no rank reported the mismatch of call #1:\n" + tail(output(1)));
     } finally {

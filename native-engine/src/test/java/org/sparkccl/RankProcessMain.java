@@ -32,6 +32,10 @@ import org.sparkccl.device.HostDevice;
  *       rank 0 (two ranks that only send); must fail.
  *   <li>{@code mismatch-kinds}: a small allReduce on rank 1 against a small broadcast from rank 0
  *       on the others; must fail.
+ *   <li>{@code mismatch-reduce}: a small reduce to rank 0 on rank 1 against a small broadcast from
+ *       rank 0 on the others; must fail.
+ *   <li>{@code mismatch-reduce-roots}: a small reduce to rank 0 on rank 1 against a small reduce to
+ *       rank 1 on the others; must fail.
  *   <li>{@code loop}: allReduces of 4M floats until one fails (a peer dies) or 90 s pass; prints
  *       {@code ITER <i>} after each one. Exits 3 when the time runs out. {@code loop-small}: the
  *       same with 16 floats (point-to-point edges), printing every 1000th.
@@ -77,7 +81,8 @@ public final class RankProcessMain {
             case "loop", "loop-small" -> loop(comm, mode.equals("loop-small"));
             case "collectives" -> collectives(comm, rank, n);
             case "mismatch" -> mismatch(comm, rank);
-            case "mismatch-roots", "mismatch-kinds" -> mismatchLast(comm, rank, mode);
+            case "mismatch-roots", "mismatch-kinds", "mismatch-reduce", "mismatch-reduce-roots" ->
+                mismatchLast(comm, rank, mode);
             default -> check(comm, rank, n);
           };
     }
@@ -115,11 +120,14 @@ public final class RankProcessMain {
   }
 
   /**
-   * A broadcast of 16 random floats from rank 0, where rank 1 broadcasts from itself ({@code
-   * mismatch-roots}) or all-reduces ({@code mismatch-kinds}), as the last call: small calls run on
-   * point-to-point edges, where ranks that only send finish without waiting, and no later call's
-   * data can reveal the mismatch. Prints {@code FAILED} with the error when the call fails, or
-   * {@code ABORTED} when the communicator fails within 10 s after the call returned.
+   * A broadcast of 16 random floats from rank 0 (a reduce to rank 1 in {@code
+   * mismatch-reduce-roots}), where rank 1 broadcasts from itself ({@code mismatch-roots}),
+   * all-reduces ({@code mismatch-kinds}) or reduces to rank 0 (the two {@code mismatch-reduce}
+   * modes), as the last call: small calls run on point-to-point edges, where ranks that only send
+   * finish without waiting, and no later call's data can reveal the mismatch. On 3 ranks every rank
+   * of these trees completes its part, so only an announcement reveals the mismatch. Prints {@code
+   * FAILED} with the error when the call fails, or {@code ABORTED} when the communicator fails
+   * within 10 s after the call returned.
    */
   private static int mismatchLast(Communicator comm, int rank, String mode) {
     int count = 16;
@@ -127,12 +135,16 @@ public final class RankProcessMain {
       ByteBuffer in = Reference.heap(4 * count);
       Reference.fill(in, count, DataType.FLOAT32, new SplittableRandom(rank), false);
       buf.copyFromHost(in.order(ByteOrder.nativeOrder()), 0);
-      if (rank != 1) {
+      if (rank != 1 && mode.equals("mismatch-reduce-roots")) {
+        comm.reduce(buf, buf, count, DataType.FLOAT32, ReduceOp.SUM, 1);
+      } else if (rank != 1) {
         comm.broadcast(buf, buf, count, DataType.FLOAT32, 0);
       } else if (mode.equals("mismatch-roots")) {
         comm.broadcast(buf, buf, count, DataType.FLOAT32, 1);
-      } else {
+      } else if (mode.equals("mismatch-kinds")) {
         comm.allReduce(buf, buf, count, DataType.FLOAT32, ReduceOp.SUM);
+      } else {
+        comm.reduce(buf, buf, count, DataType.FLOAT32, ReduceOp.SUM, 0);
       }
     }
     long deadline = System.nanoTime() + 10_000_000_000L;
