@@ -156,16 +156,21 @@ public final class CollectiveLauncher {
       // every rank's first step sends to its successor, whose receive checks the header.
       boolean rooted = kind == CollectiveCall.Kind.BROADCAST || kind == CollectiveCall.Kind.REDUCE;
       boolean announce = ctx.calls.checks() && ctx.nRanks > 1 && (peerToPeer || rooted);
-      if (announce && rooted && onlySends(algo, kind, call.root())) {
+      boolean onlySends = announce && rooted && onlySends(algo, kind, call.root());
+      if (onlySends && (neighbours == null || !neighbours.coversPrev())) {
         // A rank that only sends may finish its part without ever waiting, so it could not
         // announce on a stall: it announces at once (one small frame, nobody waits for it). Every
         // other rank reads a header its proxy checks against its own call, or stalls and
-        // announces then.
+        // announces then. The predecessor keeps an announcement until it launches that number.
         ctx.calls.claimAnnouncement(call.seq());
-        if (neighbours == null || !neighbours.coversPrev()) {
-          ctx.channels[0].recv.announce(call);
-        }
-        CclMismatchException posted = neighbours == null ? null : neighbours.compare(call);
+        ctx.channels[0].recv.announce(call);
+      }
+      if (neighbours != null && announce && (onlySends || (rooted && algo == Algorithm.TREE))) {
+        // Where neighbours share memory a posted call is read, not kept for the reader's launch:
+        // a rank that only sends finds a neighbour's call only if that one posted first, so every
+        // rank of a tree compares at launch too (a fence and two reads), and of two neighbours
+        // that both compare, at least one sees the other's call (NeighbourCalls).
+        CclMismatchException posted = neighbours.compare(call);
         if (posted != null) {
           lifecycle.fail(posted);
           ctx.failure.checkUsable();
