@@ -125,9 +125,9 @@ public final class RankProcessMain {
    * all-reduces ({@code mismatch-kinds}) or reduces to rank 0 (the two {@code mismatch-reduce}
    * modes), as the last call: small calls run on point-to-point edges, where ranks that only send
    * finish without waiting, and no later call's data can reveal the mismatch. On 3 ranks every rank
-   * of these trees completes its part, so only an announcement reveals the mismatch. Prints {@code
-   * FAILED} with the error when the call fails, or {@code ABORTED} when the communicator fails
-   * within 10 s after the call returned.
+   * of the reduce modes' trees completes its part, so only an announcement reveals those. Prints
+   * {@code FAILED} with the error when the call fails, or {@code ABORTED} when the communicator
+   * fails within 10 s after the call returned.
    */
   private static int mismatchLast(Communicator comm, int rank, String mode) {
     int count = 16;

@@ -15,8 +15,7 @@ public record Tree(int rank, int nRanks, int root) {
 
   /** This rank's children (0, 1 or 2 of them). */
   public int[] children() {
-    int v = position();
-    int first = 2 * v + 1;
+    int first = firstChild(position(rank, nRanks, root));
     if (first >= nRanks) {
       return new int[0];
     }
@@ -35,7 +34,7 @@ public record Tree(int rank, int nRanks, int root) {
    * launch).
    */
   public static boolean receivesNothing(boolean broadcast, int rank, int nRanks, int root) {
-    return broadcast ? rank == root : 2 * Math.floorMod(rank - root, nRanks) + 1 >= nRanks;
+    return broadcast ? rank == root : firstChild(position(rank, nRanks, root)) >= nRanks;
   }
 
   /** Levels below the root: {@code floor(log2 n)}. */
@@ -44,7 +43,16 @@ public record Tree(int rank, int nRanks, int root) {
   }
 
   private int position() {
+    return position(rank, nRanks, root);
+  }
+
+  private static int position(int rank, int nRanks, int root) {
     return Math.floorMod(rank - root, nRanks);
+  }
+
+  /** The position of the first child of {@code position}; at or past {@code nRanks}: a leaf. */
+  private static int firstChild(int position) {
+    return 2 * position + 1;
   }
 
   private int toRank(int position) {

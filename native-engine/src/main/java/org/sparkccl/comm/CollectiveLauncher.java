@@ -157,6 +157,7 @@ public final class CollectiveLauncher {
       boolean rooted = kind == CollectiveCall.Kind.BROADCAST || kind == CollectiveCall.Kind.REDUCE;
       boolean announce = ctx.calls.checks() && ctx.nRanks > 1 && (peerToPeer || rooted);
       boolean onlySends = announce && rooted && onlySends(algo, kind, call.root());
+      boolean treeRank = announce && rooted && algo == Algorithm.TREE;
       if (onlySends && (neighbours == null || !neighbours.coversPrev())) {
         // A rank that only sends may finish its part without ever waiting, so it could not
         // announce on a stall: it announces at once (one small frame, nobody waits for it). Every
@@ -165,7 +166,7 @@ public final class CollectiveLauncher {
         ctx.calls.claimAnnouncement(call.seq());
         ctx.channels[0].recv.announce(call);
       }
-      if (neighbours != null && announce && (onlySends || (rooted && algo == Algorithm.TREE))) {
+      if (neighbours != null && (onlySends || treeRank)) {
         // Where neighbours share memory a posted call is read, not kept for the reader's launch:
         // a rank that only sends finds a neighbour's call only if that one posted first, so every
         // rank of a tree compares at launch too (a fence and two reads), and of two neighbours
