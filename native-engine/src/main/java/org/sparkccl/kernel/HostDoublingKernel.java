@@ -10,7 +10,8 @@ import org.sparkccl.fifo.FifoLayout;
  * partners), one exchange after the other, each slice by slice: the rank copies its current slice
  * into the send FIFO, then reduces the partner's slice with it into the destination. Both ranks of
  * a pair compute {@code lower op higher}, the lower rank's operand first, and NaNs are made
- * canonical after each reduction ({@link NanBits}), so that both end with the same bits.
+ * canonical after each reduction ({@link NanBits}), so that both end with the same bits; ranges
+ * that one rank alone reduces skip that ({@link Exchange#partnerReducesSameRange}).
  *
  * <p>Rabenseifner's allReduce ({@code algorithm.RecursiveHalving}) runs here too: its exchanges
  * send one byte range and receive another, reducing (halving rounds) or copying ({@link
@@ -67,6 +68,16 @@ public final class HostDoublingKernel {
     public Exchange(Kind kind, PeerEdge send, PeerEdge recv, boolean partnerLower, long bytes) {
       this(kind, send, recv, partnerLower, 0, bytes, 0, bytes);
     }
+
+    /**
+     * Whether the partner reduces the same range too (a recursive doubling round), so both must
+     * make their NaNs canonical to end with the same bits. A halving round's halves, and the sum of
+     * a rank folded in, are each computed by one rank only and reach the others as copies; they
+     * skip that pass, which costs about as much as the sum itself.
+     */
+    boolean partnerReducesSameRange() {
+      return kind == Kind.EXCHANGE && sendOffset == recvOffset && sendBytes == recvBytes;
+    }
   }
 
   /**
@@ -92,6 +103,7 @@ public final class HostDoublingKernel {
     ByteBuffer current = o.src;
     int currentShift = o.srcShift;
     Exchange[] ex = w.exchanges();
+    boolean sentEarly = false;
     for (int i = 0; i < ex.length; i++) {
       if (i == w.finalAt()) {
         divideIfAverage(w, o);
@@ -99,7 +111,10 @@ public final class HostDoublingKernel {
       boolean toScratch = i < w.scratchUntil();
       ByteBuffer out = toScratch ? o.scratch : o.dst;
       int outShift = toScratch ? 0 : o.dstShift;
-      exchange(w, o, ex[i], current, currentShift, out, outShift, waiter, guard);
+      Exchange next =
+          i + 1 < ex.length && sendsNextEarly(w, ex[i], ex[i + 1], i + 1) ? ex[i + 1] : null;
+      exchange(w, o, ex[i], sentEarly, next, current, currentShift, out, outShift, waiter, guard);
+      sentEarly = next != null;
       if (ex[i].kind() != Kind.SEND) {
         current = out;
         currentShift = outShift;
@@ -108,6 +123,27 @@ public final class HostDoublingKernel {
     if (ex.length == w.finalAt()) {
       divideIfAverage(w, o);
     }
+  }
+
+  /**
+   * Whether exchange {@code e}, one slice that it reduces, also holds all of what {@code next} (a
+   * halving round, exchange {@code nextIndex}, one slice) sends: then {@code e} reduces that range
+   * first and sends it at once, and reduces the rest of its slice while the partner of {@code next}
+   * receives. Recursive halving sends half of each round's result in the next round, so this hides
+   * half of each reduction but the last; it is about 2 us of a 32 KiB reduceScatter over sockets.
+   * Not across {@code finalAt}, where {@code AVG} divides first.
+   */
+  private static boolean sendsNextEarly(Work w, Exchange e, Exchange next, int nextIndex) {
+    boolean reduces = e.kind() == Kind.EXCHANGE || e.kind() == Kind.RECEIVE_REDUCE;
+    return reduces
+        && next.kind() == Kind.EXCHANGE
+        && nextIndex != w.finalAt()
+        && e.recv() != null
+        && e.recvBytes() <= w.stepSize()
+        && next.send() != null
+        && next.sendBytes() <= w.stepSize()
+        && next.sendOffset() >= e.recvOffset()
+        && next.sendOffset() + next.sendBytes() <= e.recvOffset() + e.recvBytes();
   }
 
   private static void divideIfAverage(Work w, HostOperands o) {
@@ -123,11 +159,15 @@ public final class HostDoublingKernel {
    * before the reduction, and reads slices the reduction has not written yet (or, in halving and
    * allGather rounds, a range it never writes), so in place is safe. A copy exchange that sends
    * from elsewhere than {@code out} (an allGather's first round) also places what it sends there.
+   * {@code sentEarly}: the previous exchange sent this one's only slice ({@link #sendsNextEarly});
+   * {@code next}: this exchange sends the next one's slice as soon as it has reduced it.
    */
   private static void exchange(
       Work w,
       HostOperands o,
       Exchange e,
+      boolean sentEarly,
+      Exchange next,
       ByteBuffer current,
       int currentShift,
       ByteBuffer out,
@@ -136,11 +176,12 @@ public final class HostDoublingKernel {
       KernelGuard guard) {
     boolean placeSent =
         e.kind() == Kind.EXCHANGE_COPY && (current != out || currentShift != outShift);
+    boolean canonical = e.partnerReducesSameRange();
     int step = w.stepSize();
     long sendSlices = e.send() == null ? 0 : (e.sendBytes() + step - 1) / step;
     long recvSlices = e.recv() == null ? 0 : (e.recvBytes() + step - 1) / step;
-    long sent = 0;
-    long sendBase = e.send() == null ? 0 : e.send().step();
+    long sent = sentEarly ? 1 : 0;
+    long sendBase = e.send() == null ? 0 : e.send().step() - sent;
     for (long s = 0; s < Math.max(sendSlices, recvSlices); s++) {
       while (sent < sendSlices && sent <= s + AHEAD) {
         int at = (int) (e.sendOffset() + sent * step);
@@ -162,23 +203,72 @@ public final class HostDoublingKernel {
         // that is also the output); those of later slices lie elsewhere
         e.send().awaitSent(sendBase + s, waiter, guard, o.what);
       }
-      int elems = len / w.type().size();
-      int outAt = at - outShift;
       if (e.kind() == Kind.RECEIVE_COPY || e.kind() == Kind.EXCHANGE_COPY) {
-        out.put(outAt, in, 0, len);
+        out.put(at - outShift, in, 0, len);
+      } else if (next == null) {
+        reduce(w, o, e, canonical, in, at, current, currentShift, out, outShift, at, len);
       } else {
-        int currentAt = at - currentShift;
-        if (e.partnerLower()) {
-          Reducer.reduceCanonical(w.type(), o.op, in, 0, current, currentAt, out, outAt, elems);
-        } else {
-          Reducer.reduceCanonical(w.type(), o.op, current, currentAt, in, 0, out, outAt, elems);
-        }
+        int nextAt = (int) next.sendOffset();
+        int nextLen = (int) next.sendBytes();
+        reduce(w, o, e, canonical, in, at, current, currentShift, out, outShift, nextAt, nextLen);
+        next.send().send(out, nextAt - outShift, nextLen, waiter, guard, o.what);
+        reduce(w, o, e, canonical, in, at, current, currentShift, out, outShift, at, nextAt - at);
+        int restAt = nextAt + nextLen;
+        reduce(
+            w,
+            o,
+            e,
+            canonical,
+            in,
+            at,
+            current,
+            currentShift,
+            out,
+            outShift,
+            restAt,
+            at + len - restAt);
       }
       e.recv().release();
     }
     if (e.send() != null) {
       // later exchanges, and the caller once the collective returns, may change what was sent
       e.send().awaitSent(Long.MAX_VALUE, waiter, guard, o.what);
+    }
+  }
+
+  /**
+   * Reduces bytes {@code [from, from + bytes)} of the layout: the received slice {@code in}, which
+   * starts at {@code sliceAt}, with {@code current}, into {@code out}; the partner's operand first
+   * where it is the lower rank.
+   */
+  private static void reduce(
+      Work w,
+      HostOperands o,
+      Exchange e,
+      boolean canonical,
+      ByteBuffer in,
+      int sliceAt,
+      ByteBuffer current,
+      int currentShift,
+      ByteBuffer out,
+      int outShift,
+      int from,
+      int bytes) {
+    if (bytes == 0) {
+      return;
+    }
+    int elems = bytes / w.type().size();
+    int inAt = from - sliceAt;
+    int currentAt = from - currentShift;
+    ByteBuffer first = e.partnerLower() ? in : current;
+    int firstAt = e.partnerLower() ? inAt : currentAt;
+    ByteBuffer second = e.partnerLower() ? current : in;
+    int secondAt = e.partnerLower() ? currentAt : inAt;
+    if (canonical) {
+      Reducer.reduceCanonical(
+          w.type(), o.op, first, firstAt, second, secondAt, out, from - outShift, elems);
+    } else {
+      Reducer.reduce(w.type(), o.op, first, firstAt, second, secondAt, out, from - outShift, elems);
     }
   }
 }
