@@ -225,7 +225,21 @@ class AllReduceTest {
       "recursive doubling leaves the same bits on every rank, also where NaNs of different payloads"
           + " meet (the operand order decides which survives)")
   void doublingIsBitIdenticalAcrossRanks(int n) {
-    Communicator[] comms = RankHarness.createAll(n, Setup.doubling(n, true).config(), WAIT);
+    bitIdenticalAcrossRanks(Setup.doubling(n, true));
+  }
+
+  @ParameterizedTest(name = "{0} ranks")
+  @ValueSource(ints = {4, 6, 8})
+  @DisplayName(
+      "Rabenseifner leaves the same bits on every rank where NaNs meet, though its halving rounds"
+          + " skip the NaN pass (one rank reduces each half; the others get copies)")
+  void halvingIsBitIdenticalAcrossRanks(int n) {
+    bitIdenticalAcrossRanks(Setup.halving(n, true));
+  }
+
+  private static void bitIdenticalAcrossRanks(Setup setup) {
+    int n = setup.ranks();
+    Communicator[] comms = RankHarness.createAll(n, setup.config(), WAIT);
     RankHarness.closingAfter(
         comms,
         WAIT,
