@@ -130,8 +130,8 @@ public final class HostDoublingKernel {
    * halving round, exchange {@code nextIndex}, one slice) sends: then {@code e} reduces that range
    * first and sends it at once, and reduces the rest of its slice while the partner of {@code next}
    * receives. Recursive halving sends half of each round's result in the next round, so this hides
-   * half of each reduction but the last; it is about 2 us of a 32 KiB reduceScatter over sockets.
-   * Not across {@code finalAt}, where {@code AVG} divides first.
+   * half of each reduction but the last (docs/benchmarks.md, "Halving rounds without the NaN
+   * pass"). Not across {@code finalAt}, where {@code AVG} divides first.
    */
   private static boolean sendsNextEarly(Work w, Exchange e, Exchange next, int nextIndex) {
     boolean reduces = e.kind() == Kind.EXCHANGE || e.kind() == Kind.RECEIVE_REDUCE;
