@@ -156,9 +156,9 @@ public final class CollectiveLauncher {
       // every rank's first step sends to its successor, whose receive checks the header.
       boolean rooted = kind == CollectiveCall.Kind.BROADCAST || kind == CollectiveCall.Kind.REDUCE;
       boolean announce = ctx.calls.checks() && ctx.nRanks > 1 && (peerToPeer || rooted);
-      boolean onlySends = announce && rooted && onlySends(algo, kind, call.root());
+      boolean atLaunch = announce && rooted && announcesAtLaunch(algo, kind, call.root());
       boolean treeRank = announce && rooted && algo == Algorithm.TREE;
-      if (onlySends && (neighbours == null || !neighbours.coversPrev())) {
+      if (atLaunch && (neighbours == null || !neighbours.coversPrev())) {
         // A rank that only sends may finish its part without ever waiting, so it could not
         // announce on a stall: it announces at once (one small frame, nobody waits for it). Every
         // other rank reads a header its proxy checks against its own call, or stalls and
@@ -166,7 +166,7 @@ public final class CollectiveLauncher {
         ctx.calls.claimAnnouncement(call.seq());
         ctx.channels[0].recv.announce(call);
       }
-      if (neighbours != null && (onlySends || treeRank)) {
+      if (neighbours != null && (atLaunch || treeRank)) {
         // Where neighbours share memory a posted call is read, not kept for the reader's launch:
         // a rank that only sends finds a neighbour's call only if that one posted first, so every
         // rank of a tree compares at launch too (a fence and two reads), and of two neighbours
@@ -232,17 +232,17 @@ public final class CollectiveLauncher {
   }
 
   /**
-   * Whether this rank's part of a broadcast or reduce receives nothing, so that only an
-   * announcement at launch can reveal a mismatch with its call. On the host: the ring chain's first
-   * rank (broadcast's root, reduce's rank after the root) and, in a tree, a broadcast's root and a
-   * reduce's leaves. A rank that receives reads a header from a peer, whatever that one called, or
-   * stalls; an exhaustive check of every choice of kind and root on 2 to 6 ranks found no mismatch
-   * that then goes unseen ({@code TreeMismatchCoverageTest}), where announcing from every tree rank
-   * made 8 B broadcasts and reduces several times slower with the check on than off (each
-   * announcement is handled by a proxy). GPU ranks all announce: a direct edge has no proxy to
-   * check headers, and a GPU kernel's wait does not announce.
+   * Whether this rank announces a broadcast or reduce at launch: where its part receives nothing,
+   * only such an announcement can reveal a mismatch with its call. On the host: the ring chain's
+   * first rank (broadcast's root, reduce's rank after the root) and, in a tree, a broadcast's root
+   * and a reduce's leaves. A rank that receives reads a header from a peer, whatever that one
+   * called, or stalls; an exhaustive check of every choice of kind and root on 2 to 6 ranks found
+   * no mismatch that then goes unseen ({@code TreeMismatchCoverageTest}), where announcing from
+   * every tree rank made 8 B broadcasts and reduces several times slower with the check on than off
+   * (each announcement is handled by a proxy). GPU ranks all announce: a direct edge has no proxy
+   * to check headers, and a GPU kernel's wait does not announce.
    */
-  private boolean onlySends(Algorithm algo, CollectiveCall.Kind kind, int root) {
+  private boolean announcesAtLaunch(Algorithm algo, CollectiveCall.Kind kind, int root) {
     if (ctx.device != HostDevice.INSTANCE) {
       return true;
     }

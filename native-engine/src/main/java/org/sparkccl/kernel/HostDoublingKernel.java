@@ -176,7 +176,6 @@ public final class HostDoublingKernel {
       KernelGuard guard) {
     boolean placeSent =
         e.kind() == Kind.EXCHANGE_COPY && (current != out || currentShift != outShift);
-    boolean canonical = e.partnerReducesSameRange();
     int step = w.stepSize();
     long sendSlices = e.send() == null ? 0 : (e.sendBytes() + step - 1) / step;
     long recvSlices = e.recv() == null ? 0 : (e.recvBytes() + step - 1) / step;
@@ -206,27 +205,15 @@ public final class HostDoublingKernel {
       if (e.kind() == Kind.RECEIVE_COPY || e.kind() == Kind.EXCHANGE_COPY) {
         out.put(at - outShift, in, 0, len);
       } else if (next == null) {
-        reduce(w, o, e, canonical, in, at, current, currentShift, out, outShift, at, len);
+        reduce(w, o, e, in, at, current, currentShift, out, outShift, at, len);
       } else {
         int nextAt = (int) next.sendOffset();
         int nextLen = (int) next.sendBytes();
-        reduce(w, o, e, canonical, in, at, current, currentShift, out, outShift, nextAt, nextLen);
+        reduce(w, o, e, in, at, current, currentShift, out, outShift, nextAt, nextLen);
         next.send().send(out, nextAt - outShift, nextLen, waiter, guard, o.what);
-        reduce(w, o, e, canonical, in, at, current, currentShift, out, outShift, at, nextAt - at);
+        reduce(w, o, e, in, at, current, currentShift, out, outShift, at, nextAt - at);
         int restAt = nextAt + nextLen;
-        reduce(
-            w,
-            o,
-            e,
-            canonical,
-            in,
-            at,
-            current,
-            currentShift,
-            out,
-            outShift,
-            restAt,
-            at + len - restAt);
+        reduce(w, o, e, in, at, current, currentShift, out, outShift, restAt, at + len - restAt);
       }
       e.recv().release();
     }
@@ -239,13 +226,12 @@ public final class HostDoublingKernel {
   /**
    * Reduces bytes {@code [from, from + bytes)} of the layout: the received slice {@code in}, which
    * starts at {@code sliceAt}, with {@code current}, into {@code out}; the partner's operand first
-   * where it is the lower rank.
+   * where it is the lower rank, NaNs canonical where the partner reduces the same range.
    */
   private static void reduce(
       Work w,
       HostOperands o,
       Exchange e,
-      boolean canonical,
       ByteBuffer in,
       int sliceAt,
       ByteBuffer current,
@@ -264,7 +250,7 @@ public final class HostDoublingKernel {
     int firstAt = e.partnerLower() ? inAt : currentAt;
     ByteBuffer second = e.partnerLower() ? current : in;
     int secondAt = e.partnerLower() ? currentAt : inAt;
-    if (canonical) {
+    if (e.partnerReducesSameRange()) {
       Reducer.reduceCanonical(
           w.type(), o.op, first, firstAt, second, secondAt, out, from - outShift, elems);
     } else {

@@ -1,6 +1,7 @@
 package org.sparkccl.algorithm;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.ArrayList;
@@ -73,7 +74,7 @@ class TreeMismatchCoverageTest {
     }
     calls[n - 1] = new Call(true, n - 1); // the last rank is a leaf of root 0's tree
     assertTrue(revealed(calls, true));
-    assertTrue(!revealed(calls, false), "the last rank broadcasting as its own root goes unseen");
+    assertFalse(revealed(calls, false), "the last rank broadcasting as its own root goes unseen");
   }
 
   private static boolean allEqual(Call[] calls) {
