@@ -103,7 +103,6 @@ public final class HostDoublingKernel {
     ByteBuffer current = o.src;
     int currentShift = o.srcShift;
     Exchange[] ex = w.exchanges();
-    boolean sentEarly = false;
     for (int i = 0; i < ex.length; i++) {
       if (i == w.finalAt()) {
         divideIfAverage(w, o);
@@ -111,10 +110,7 @@ public final class HostDoublingKernel {
       boolean toScratch = i < w.scratchUntil();
       ByteBuffer out = toScratch ? o.scratch : o.dst;
       int outShift = toScratch ? 0 : o.dstShift;
-      Exchange next =
-          i + 1 < ex.length && sendsNextEarly(w, ex[i], ex[i + 1], i + 1) ? ex[i + 1] : null;
-      exchange(w, o, ex[i], sentEarly, next, current, currentShift, out, outShift, waiter, guard);
-      sentEarly = next != null;
+      exchange(w, o, ex[i], current, currentShift, out, outShift, waiter, guard);
       if (ex[i].kind() != Kind.SEND) {
         current = out;
         currentShift = outShift;
@@ -123,27 +119,6 @@ public final class HostDoublingKernel {
     if (ex.length == w.finalAt()) {
       divideIfAverage(w, o);
     }
-  }
-
-  /**
-   * Whether exchange {@code e}, one slice that it reduces, also holds all of what {@code next} (a
-   * halving round, exchange {@code nextIndex}, one slice) sends: then {@code e} reduces that range
-   * first and sends it at once, and reduces the rest of its slice while the partner of {@code next}
-   * receives. Recursive halving sends half of each round's result in the next round, so this hides
-   * half of each reduction but the last (docs/benchmarks.md, "Halving rounds without the NaN
-   * pass"). Not across {@code finalAt}, where {@code AVG} divides first.
-   */
-  private static boolean sendsNextEarly(Work w, Exchange e, Exchange next, int nextIndex) {
-    boolean reduces = e.kind() == Kind.EXCHANGE || e.kind() == Kind.RECEIVE_REDUCE;
-    return reduces
-        && next.kind() == Kind.EXCHANGE
-        && nextIndex != w.finalAt()
-        && e.recv() != null
-        && e.recvBytes() <= w.stepSize()
-        && next.send() != null
-        && next.sendBytes() <= w.stepSize()
-        && next.sendOffset() >= e.recvOffset()
-        && next.sendOffset() + next.sendBytes() <= e.recvOffset() + e.recvBytes();
   }
 
   private static void divideIfAverage(Work w, HostOperands o) {
@@ -159,15 +134,11 @@ public final class HostDoublingKernel {
    * before the reduction, and reads slices the reduction has not written yet (or, in halving and
    * allGather rounds, a range it never writes), so in place is safe. A copy exchange that sends
    * from elsewhere than {@code out} (an allGather's first round) also places what it sends there.
-   * {@code sentEarly}: the previous exchange sent this one's only slice ({@link #sendsNextEarly});
-   * {@code next}: this exchange sends the next one's slice as soon as it has reduced it.
    */
   private static void exchange(
       Work w,
       HostOperands o,
       Exchange e,
-      boolean sentEarly,
-      Exchange next,
       ByteBuffer current,
       int currentShift,
       ByteBuffer out,
@@ -179,8 +150,8 @@ public final class HostDoublingKernel {
     int step = w.stepSize();
     long sendSlices = e.send() == null ? 0 : (e.sendBytes() + step - 1) / step;
     long recvSlices = e.recv() == null ? 0 : (e.recvBytes() + step - 1) / step;
-    long sent = sentEarly ? 1 : 0;
-    long sendBase = e.send() == null ? 0 : e.send().step() - sent;
+    long sent = 0;
+    long sendBase = e.send() == null ? 0 : e.send().step();
     for (long s = 0; s < Math.max(sendSlices, recvSlices); s++) {
       while (sent < sendSlices && sent <= s + AHEAD) {
         int at = (int) (e.sendOffset() + sent * step);
@@ -204,16 +175,8 @@ public final class HostDoublingKernel {
       }
       if (e.kind() == Kind.RECEIVE_COPY || e.kind() == Kind.EXCHANGE_COPY) {
         out.put(at - outShift, in, 0, len);
-      } else if (next == null) {
-        reduce(w, o, e, in, at, current, currentShift, out, outShift, at, len);
       } else {
-        int nextAt = (int) next.sendOffset();
-        int nextLen = (int) next.sendBytes();
-        reduce(w, o, e, in, at, current, currentShift, out, outShift, nextAt, nextLen);
-        next.send().send(out, nextAt - outShift, nextLen, waiter, guard, o.what);
-        reduce(w, o, e, in, at, current, currentShift, out, outShift, at, nextAt - at);
-        int restAt = nextAt + nextLen;
-        reduce(w, o, e, in, at, current, currentShift, out, outShift, restAt, at + len - restAt);
+        reduce(w, o, e, in, current, at - currentShift, out, at - outShift, len);
       }
       e.recv().release();
     }
@@ -224,37 +187,29 @@ public final class HostDoublingKernel {
   }
 
   /**
-   * Reduces bytes {@code [from, from + bytes)} of the layout: the received slice {@code in}, which
-   * starts at {@code sliceAt}, with {@code current}, into {@code out}; the partner's operand first
-   * where it is the lower rank, NaNs canonical where the partner reduces the same range.
+   * Reduces the received slice {@code in} with {@code bytes} of {@code current} from {@code
+   * currentAt} into {@code out} at {@code outAt}: the partner's operand first where it is the lower
+   * rank, NaNs canonical where the partner reduces the same range.
    */
   private static void reduce(
       Work w,
       HostOperands o,
       Exchange e,
       ByteBuffer in,
-      int sliceAt,
       ByteBuffer current,
-      int currentShift,
+      int currentAt,
       ByteBuffer out,
-      int outShift,
-      int from,
+      int outAt,
       int bytes) {
-    if (bytes == 0) {
-      return;
-    }
     int elems = bytes / w.type().size();
-    int inAt = from - sliceAt;
-    int currentAt = from - currentShift;
     ByteBuffer first = e.partnerLower() ? in : current;
-    int firstAt = e.partnerLower() ? inAt : currentAt;
+    int firstAt = e.partnerLower() ? 0 : currentAt;
     ByteBuffer second = e.partnerLower() ? current : in;
-    int secondAt = e.partnerLower() ? currentAt : inAt;
+    int secondAt = e.partnerLower() ? currentAt : 0;
     if (e.partnerReducesSameRange()) {
-      Reducer.reduceCanonical(
-          w.type(), o.op, first, firstAt, second, secondAt, out, from - outShift, elems);
+      Reducer.reduceCanonical(w.type(), o.op, first, firstAt, second, secondAt, out, outAt, elems);
     } else {
-      Reducer.reduce(w.type(), o.op, first, firstAt, second, secondAt, out, from - outShift, elems);
+      Reducer.reduce(w.type(), o.op, first, firstAt, second, secondAt, out, outAt, elems);
     }
   }
 }
