@@ -131,6 +131,14 @@ final class PerfOptions {
               + " slower or a few calls far slower")
   boolean callTimes;
 
+  @Option(
+      names = "--rank-times",
+      description =
+          "also print each rank's own time a call above each row (the row's time is the slowest"
+              + " rank's): in a broadcast or reduce, whose senders run ahead, which rank sets the"
+              + " pace")
+  boolean rankTimes;
+
   @Option(names = "-c", description = "check results: 0 or 1 (default ${DEFAULT-VALUE})")
   int check = 1;
 
@@ -164,6 +172,9 @@ final class PerfOptions {
     a.addAll(List.of("-i", "" + iters, "-c", "" + check));
     if (callTimes) {
       a.add("--call-times");
+    }
+    if (rankTimes) {
+      a.add("--rank-times");
     }
     a.addAll(List.of("--jit-warmup", "" + jitWarmup, "--device", deviceOf(r)));
     if (json != null) {

@@ -7,6 +7,7 @@ import java.io.File;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -231,9 +232,13 @@ final class PerfRank {
         ends[i] = System.nanoTime();
       }
     }
-    double timeUs = maxOver(c, (System.nanoTime() - t0) / 1e3 / c.o().iters);
+    double[] ranksUs = gather(c, (System.nanoTime() - t0) / 1e3 / c.o().iters);
+    double timeUs = Arrays.stream(ranksUs).max().orElseThrow();
     if (ends != null && c.o().rank == 0) {
       System.out.println(CallTimes.describe(t0, ends));
+    }
+    if (c.o().rankTimes && c.o().rank == 0) {
+      System.out.println(describeRanks(ranksUs));
     }
     long wrong = c.o().check == 1 ? check(c, perfOp, perRank, size) : 0;
     return row(c, perfOp, c.o().algo, bytes, timeUs, wrong);
@@ -383,12 +388,31 @@ final class PerfRank {
   }
 
   static double maxOver(Context c, double v) {
-    double max = v;
-    for (byte[] b :
-        c.boot().allGather(ByteBuffer.allocate(8).putDouble(v).array(), c.config().timeout())) {
-      max = Math.max(max, ByteBuffer.wrap(b).getDouble());
+    return Arrays.stream(gather(c, v)).max().orElseThrow();
+  }
+
+  /** Every rank's {@code v}, indexed by rank. */
+  private static double[] gather(Context c, double v) {
+    byte[][] all =
+        c.boot().allGather(ByteBuffer.allocate(8).putDouble(v).array(), c.config().timeout());
+    double[] values = new double[all.length];
+    for (int r = 0; r < all.length; r++) {
+      values[r] = ByteBuffer.wrap(all[r]).getDouble();
     }
-    return max;
+    return values;
+  }
+
+  /**
+   * One comment line ({@code --rank-times}): each rank's own time a call. The row's time is the
+   * slowest rank's; in a collective where some ranks run ahead (a broadcast's root only sends) the
+   * others show which rank sets the pace.
+   */
+  static String describeRanks(double[] perRank) {
+    StringBuilder line = new StringBuilder("#   time a call by rank (us):");
+    for (int r = 0; r < perRank.length; r++) {
+      line.append(String.format(Locale.ROOT, " %d:%.2f", r, perRank[r]));
+    }
+    return line.toString();
   }
 
   private static void writeJson(PerfOptions o, List<Row> rows, double avg) {
