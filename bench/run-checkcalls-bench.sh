@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
-# What the cross-rank mismatch check (key checkCalls) costs at 8 B: allReduce float32 with the
-# check off (old) and on (new), alternated in the same run for ROUNDS rounds; prints the median
-# time of each and the ratio on/off per algorithm.
+# What the cross-rank mismatch check (key checkCalls) costs at 8 B: a float32 collective (OP,
+# allReduce by default) with the check off (old) and on (new), alternated in the same run for
+# ROUNDS rounds; prints the median time of each and the ratio on/off per algorithm.
 #   bench/run-checkcalls-bench.sh [ROUNDS]    RANKS [4]  ALGOS ["ring rd"]  TRANSPORT [socket]
+#   OP [allreduce]; broadcast and reduce take ALGOS=auto (a tree at 8 B) or ring
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 ROUNDS="${1:-7}"
 RANKS="${RANKS:-4}"
+OP="${OP:-allreduce}"
 RESULTS="$(mktemp)"
 trap 'rm -f "$RESULTS"' EXIT
 for ((r = 1; r <= ROUNDS; r++)); do
@@ -16,7 +18,7 @@ for ((r = 1; r <= ROUNDS; r++)); do
     for check in $order; do
       label=old
       [[ $check == true ]] && label=new
-      SPARKCCL_CHECKCALLS=$check "$ROOT/bin/sparkccl-perf" -n "$RANKS" -o allreduce -d float32 \
+      SPARKCCL_CHECKCALLS=$check "$ROOT/bin/sparkccl-perf" -n "$RANKS" -o "$OP" -d float32 \
         -b 8 -e 8 -a "$a" -t "${TRANSPORT:-socket}" -c 0 -w 200 -i 1000 |
         awk -v label="$label" -v a="$a" '$1 ~ /^[0-9]+$/ && NF >= 9 { print label, a, $6 }' >>"$RESULTS"
     done
@@ -24,4 +26,4 @@ for ((r = 1; r <= ROUNDS; r++)); do
   echo "# round $r of $ROUNDS done" >&2
 done
 python3 "$ROOT/bench/ab_summary.py" "$RESULTS" "checkCalls=false" "checkCalls=true" \
-  "allReduce 8 B float32, $RANKS ranks (size column: algorithm)"
+  "$OP 8 B float32, $RANKS ranks (size column: algorithm)"
