@@ -4,14 +4,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.io.File;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 
@@ -26,12 +21,9 @@ class PerfRankTimesTest {
   @Test
   void rowTimeIsTheSlowestRanksTime() throws Exception {
     int ranks = 3;
-    List<String> cmd =
-        List.of(
-            Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-            "-cp",
-            System.getProperty("java.class.path"),
-            PerfTool.class.getName(),
+    PerfToolRun run =
+        PerfToolRun.of(
+            120,
             "--threads",
             "--device",
             "host",
@@ -52,16 +44,8 @@ class PerfRankTimesTest {
             "--jit-warmup",
             "0",
             "--rank-times");
-    File out = File.createTempFile("perf-rank-times", ".log");
-    out.deleteOnExit();
-    Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(out).start();
-    boolean exited = p.waitFor(120, TimeUnit.SECONDS);
-    if (!exited) {
-      p.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
-    }
-    String output = Files.readString(out.toPath(), StandardCharsets.UTF_8);
-    assertTrue(exited, "the perf tool did not exit within 120 s; it printed: " + output);
-    assertEquals(0, p.exitValue(), output);
+    String output = run.output();
+    assertEquals(0, run.exitCode(), output);
 
     String ranksLine = null;
     String row = null;

@@ -4,13 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeFalse;
 
-import java.io.File;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.sparkccl.device.cuda.CudaBackend;
@@ -24,29 +19,11 @@ class PerfToolDeviceTest {
   @Test
   void exitsAtOnceWithTheReasonForDeviceCuda() throws Exception {
     assumeFalse(CudaBackend.isAvailable(), "a GPU is present: nothing to check here");
-    List<String> cmd =
-        List.of(
-            Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-            "-cp",
-            System.getProperty("java.class.path"),
-            PerfTool.class.getName(),
-            "--device",
-            "cuda",
-            "-n",
-            "2");
-    File out = File.createTempFile("perf-device-cuda", ".log");
-    out.deleteOnExit();
-    Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(out).start();
-    long t0 = System.nanoTime();
-    boolean exited = p.waitFor(60, TimeUnit.SECONDS);
-    if (!exited) {
-      p.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
-    }
-    String output = Files.readString(out.toPath(), StandardCharsets.UTF_8);
-    assertTrue(exited, "the perf tool did not exit within 60 s; it printed: " + output);
-    assertEquals(2, p.exitValue(), output);
+    PerfToolRun run = PerfToolRun.of(60, "--device", "cuda", "-n", "2");
+    String output = run.output();
+    assertEquals(2, run.exitCode(), output);
     assertTrue(output.contains("CUDA backend unavailable: "), output);
-    assertTrue(Duration.ofNanos(System.nanoTime() - t0).toSeconds() < 30, "not at once");
+    assertTrue(Duration.ofNanos(run.nanos()).toSeconds() < 30, "not at once");
   }
 
   @Test
