@@ -2,17 +2,19 @@
 # What the cross-rank mismatch check (key checkCalls) costs at 8 B: a float32 collective (OP,
 # allReduce by default) with the check off (old) and on (new), alternated in the same run for
 # ROUNDS rounds; prints the median time of each and the ratio on/off per algorithm.
-#   bench/run-checkcalls-bench.sh [ROUNDS]    RANKS [4]  ALGOS ["ring rd"]  TRANSPORT [socket]
-#   OP [allreduce]; broadcast and reduce take ALGOS=auto (a tree at 8 B) or ring
+#   bench/run-checkcalls-bench.sh [ROUNDS]    RANKS [4]  TRANSPORT [socket]  OP [allreduce]
+#   ALGOS ["ring rd" for allreduce, else "ring tree": recursive doubling is allReduce's only]
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 ROUNDS="${1:-7}"
 RANKS="${RANKS:-4}"
 OP="${OP:-allreduce}"
+DEFAULT_ALGOS="ring tree"
+[[ $OP == allreduce ]] && DEFAULT_ALGOS="ring rd"
 RESULTS="$(mktemp)"
 trap 'rm -f "$RESULTS"' EXIT
 for ((r = 1; r <= ROUNDS; r++)); do
-  for a in ${ALGOS:-ring rd}; do
+  for a in ${ALGOS:-$DEFAULT_ALGOS}; do
     order="false true"
     ((r % 2)) || order="true false" # which goes first changes from round to round
     for check in $order; do
