@@ -75,6 +75,16 @@ public final class ProxyThread implements AutoCloseable {
   /** Set while the proxy is, or is about to be, blocked in {@link #ownedWait}. */
   private volatile boolean waitingOwned;
 
+  /**
+   * Set while the proxy is, or is about to be, blocked in its selector (or has lent it to the
+   * {@link SocketWatcher}): only then does {@link #wake()} write the selector's wake-up event. A
+   * spinning proxy sees {@link #news} by itself, and the event was a system call on the waking
+   * thread (a broadcast's root paid one per call to hand over its announcement) and another on the
+   * proxy's next select, which clears it. Raised before the last look for news, read after the news
+   * is raised: one of the two sees the other, so no wake-up is lost.
+   */
+  private volatile boolean blocking;
+
   private ProxyOp head;
 
   /**
@@ -189,7 +199,9 @@ public final class ProxyThread implements AutoCloseable {
   /** Makes the proxy look at its operations again. */
   public void wake() {
     news = true;
-    selector.wakeup();
+    if (blocking) {
+      selector.wakeup();
+    }
     if (waitingOwned) {
       ownedWait.signal();
     }
@@ -248,7 +260,7 @@ public final class ProxyThread implements AutoCloseable {
         if (empty) {
           if (!emptyIdle.awaitBriefly(hasNews)) {
             if (poller == null) {
-              selector.select();
+              select(0);
             } else if (selectorFree()) {
               awaitOwned();
             }
@@ -297,7 +309,7 @@ public final class ProxyThread implements AutoCloseable {
       return;
     }
     if (selectorFree()) {
-      selector.select(BUSY_SELECT_MS);
+      select(BUSY_SELECT_MS);
       dispatchReady();
     } else {
       LockSupport.parkNanos(OWNED_BUSY_PARK_NANOS);
@@ -332,16 +344,33 @@ public final class ProxyThread implements AutoCloseable {
       return;
     }
     waitingOwned = true;
+    blocking = true;
     try {
       if (!hasNews()) {
         watcher.lend();
         ownedWait.await();
       }
     } finally {
+      blocking = false;
       waitingOwned = false;
     }
     if (watcher.isLent()) {
       selector.wakeup(); // the watcher hands the selector back; until then the proxy leaves it
+    }
+  }
+
+  /**
+   * Blocks in the selector until a socket is ready, {@link #wake()} or {@code timeoutMillis} (0:
+   * none), unless there is news already.
+   */
+  private void select(long timeoutMillis) throws IOException {
+    blocking = true;
+    try {
+      if (!hasNews()) {
+        selector.select(timeoutMillis);
+      }
+    } finally {
+      blocking = false;
     }
   }
 
@@ -363,7 +392,7 @@ public final class ProxyThread implements AutoCloseable {
     if (!busyIdle.mayBlock()) {
       selector.selectNow();
     } else if (poller == null) {
-      selector.select(BUSY_SELECT_MS);
+      select(BUSY_SELECT_MS);
     } else {
       selector.selectNow();
       LockSupport.parkNanos(OWNED_BUSY_PARK_NANOS);

@@ -98,6 +98,46 @@ class ProxyWakeupTest {
   }
 
   /**
+   * Tasks handed over by {@link ProxyThread#execute} after the same random pauses: the proxy writes
+   * its selector's wake-up event only while it blocks there, so a task that arrives while it spins
+   * must still be seen, and one that arrives as it goes to block must still wake it.
+   */
+  @Test
+  @DisplayName("5,000 tasks executed one at a time, with the proxy going idle in between, all run")
+  void noTaskIsLostAcrossIdleTransitions() throws InterruptedException {
+    AtomicReference<RuntimeException> error = new AtomicReference<>();
+    ProxyThread proxy = startProxy(error);
+    try {
+      SplittableRandom rnd = new SplittableRandom(43);
+      for (int i = 0; i < 5_000; i++) {
+        int kind = rnd.nextInt(100);
+        long pauseNanos =
+            kind < 60
+                ? 0
+                : kind < 90 ? 1_000 + rnd.nextInt(20_000) : 200_000 + rnd.nextInt(300_000);
+        if (pauseNanos > 0) {
+          LockSupport.parkNanos(pauseNanos);
+        }
+        CountDownLatch ran = new CountDownLatch(1);
+        proxy.execute(ran::countDown);
+        if (!ran.await(5, TimeUnit.SECONDS)) {
+          fail(
+              "task #"
+                  + i
+                  + " did not run within 5 s of execute() after a pause of "
+                  + pauseNanos / 1000
+                  + " us: a lost wake-up (proxy thread state "
+                  + proxy.thread().getState()
+                  + ")");
+        }
+      }
+      assertNull(error.get(), "proxy reported an error");
+    } finally {
+      closeAndCheckStopped(proxy);
+    }
+  }
+
+  /**
    * The same with the idle proxy blocked in a real UCX worker's wait (armed, on its event file
    * descriptor) rather than in the selector: {@code wake()} must signal the worker, or an op
    * submitted after an idle period would wait for the next UCX event, which never comes. Prints the

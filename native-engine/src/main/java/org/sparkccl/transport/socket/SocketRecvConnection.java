@@ -5,6 +5,10 @@ import java.nio.ByteBuffer;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
 import java.nio.charset.StandardCharsets;
+import java.util.Queue;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.Executor;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.sparkccl.comm.CollectiveCall;
 import org.sparkccl.idle.IdleStrategies;
 import org.sparkccl.transport.FailureNotice;
@@ -13,6 +17,24 @@ import org.sparkccl.transport.RecvConnection;
 
 /** The receiving end of a socket connection. */
 final class SocketRecvConnection extends SocketConnection implements RecvConnection {
+  /** Announcement frames written in one system call at most. */
+  private static final int ANNOUNCE_BATCH = 64;
+
+  /**
+   * The frames that announce calls, reused: a broadcast's root and a reduce's leaves announce at
+   * every launch. Direct, so that the write does not copy them into a temporary direct buffer.
+   */
+  private final ByteBuffer announceFrames =
+      ByteBuffer.allocateDirect(ANNOUNCE_BATCH * SocketRequest.HEADER_BYTES);
+
+  /** Calls announced and not written yet, oldest first (see {@link #announce}). */
+  private final Queue<CollectiveCall> announced = new ConcurrentLinkedQueue<>();
+
+  private final AtomicBoolean announceScheduled = new AtomicBoolean();
+
+  /** The proxy thread's tasks, where announcements are written; null: the announcer writes. */
+  private volatile Executor proxyTasks;
+
   SocketRecvConnection(
       String description,
       int peer,
@@ -189,11 +211,46 @@ final class SocketRecvConnection extends SocketConnection implements RecvConnect
       // launching thread could cut into a data frame the sending half writes in parts
       throw new IllegalStateException(description + ": a point-to-point pair does not announce");
     }
-    ByteBuffer frame = ByteBuffer.allocate(SocketRequest.HEADER_BYTES);
-    frame.putLong(0, -1).putInt(8, 0).putInt(12, SocketRequest.FLAG_ANNOUNCE);
-    call.encode(frame, SocketRequest.CALL_OFFSET);
-    if (!writeFrame(wire, frame)) {
-      throw failure("announcing the call failed (the socket is closed now)", null);
+    Executor tasks = proxyTasks;
+    announced.add(call);
+    if (tasks == null) {
+      writeAnnouncements();
+    } else if (!announceScheduled.get() && announceScheduled.compareAndSet(false, true)) {
+      tasks.execute(this::writeAnnouncements);
+    }
+  }
+
+  /** Writes the proxy thread's announcement frames from now on (see {@link #announce}). */
+  void announceThrough(Executor proxyTasks) {
+    this.proxyTasks = proxyTasks;
+  }
+
+  /**
+   * Writes every call announced so far, oldest first, as many frames a system call as fit. The
+   * first take lets a later {@link #announce} schedule another task, so no call is left behind.
+   */
+  private void writeAnnouncements() {
+    announceScheduled.set(false);
+    synchronized (announceFrames) {
+      while (true) {
+        announceFrames.clear();
+        int n = 0;
+        for (CollectiveCall c; n < ANNOUNCE_BATCH && (c = announced.poll()) != null; n++) {
+          int at = n * SocketRequest.HEADER_BYTES;
+          announceFrames
+              .putLong(at, -1)
+              .putInt(at + 8, 0)
+              .putInt(at + 12, SocketRequest.FLAG_ANNOUNCE);
+          c.encode(announceFrames, at + SocketRequest.CALL_OFFSET);
+        }
+        if (n == 0) {
+          return;
+        }
+        announceFrames.limit(n * SocketRequest.HEADER_BYTES);
+        if (!writeFrame(wire, announceFrames)) {
+          throw failure("announcing the call failed (the socket is closed now)", null);
+        }
+      }
     }
   }
 
@@ -201,6 +258,15 @@ final class SocketRecvConnection extends SocketConnection implements RecvConnect
   public void notifyPeer(boolean failed, String message) {
     if (partner instanceof SocketSendConnection send && send.isWriting()) {
       return; // best effort: a notice must not cut into a data frame written in parts
+    }
+    if (partner == null) {
+      try {
+        // the calls announced before the notice are read before it: a mismatch in the last call
+        // before a close must still reach the peer
+        writeAnnouncements();
+      } catch (RuntimeException e) {
+        return; // the socket is closed: the notice cannot go out either
+      }
     }
     writeFrame(wire, failed ? SocketRequest.FLAG_ABORT : SocketRequest.FLAG_CLOSE, message);
   }

@@ -77,6 +77,11 @@ final class SocketSendConnection extends SocketConnection implements SendConnect
     return wire;
   }
 
+  /** Whether the peer's close notice has been read. */
+  boolean peerHasClosed() {
+    return peerClosed;
+  }
+
   /** The peer's close notice arrived through the receiving half of a pair. */
   void markPeerClosed() {
     peerClosed = true;

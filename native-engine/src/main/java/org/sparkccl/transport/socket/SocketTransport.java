@@ -14,6 +14,7 @@ import java.util.HashMap;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import org.apache.logging.log4j.Logger;
 import org.sparkccl.CclException;
@@ -67,6 +68,7 @@ public final class SocketTransport implements AutoCloseable {
   private volatile ChallengeResponse auth;
   private volatile boolean seal;
   private volatile Selector accepting;
+  private volatile Executor proxyTasks;
   long handshakeNanos = HANDSHAKE_NANOS;
 
   private SocketTransport(
@@ -111,6 +113,14 @@ public final class SocketTransport implements AutoCloseable {
   public void useSecret(byte[] secret, boolean seal) {
     this.seal = seal;
     auth = new ChallengeResponse(secret);
+  }
+
+  /**
+   * Where the ring's receiving connections write their announcements (see {@link
+   * SocketRecvConnection#announce}): the proxy thread's tasks. Call before {@link #accept}.
+   */
+  public void onProxy(Executor proxyTasks) {
+    this.proxyTasks = proxyTasks;
   }
 
   private ChallengeResponse auth() {
@@ -319,9 +329,13 @@ public final class SocketTransport implements AutoCloseable {
         control.channel().keyFor(sel).cancel();
         sel.selectNow();
         String what = "rank " + rank + " <- rank " + peer + " (channel " + c + ")";
-        result[c] =
+        SocketRecvConnection r =
             new SocketRecvConnection(
                 what, peer, control, data, nThreads, idle, proxySelector, wakeProxy);
+        if (proxyTasks != null) {
+          r.announceThrough(proxyTasks);
+        }
+        result[c] = r;
       }
       listener.keyFor(sel).cancel();
       for (AcceptorHandshake h : pending.values()) {
