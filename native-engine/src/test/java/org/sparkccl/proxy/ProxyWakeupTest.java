@@ -110,25 +110,12 @@ class ProxyWakeupTest {
     try {
       SplittableRandom rnd = new SplittableRandom(43);
       for (int i = 0; i < 5_000; i++) {
-        int kind = rnd.nextInt(100);
-        long pauseNanos =
-            kind < 60
-                ? 0
-                : kind < 90 ? 1_000 + rnd.nextInt(20_000) : 200_000 + rnd.nextInt(300_000);
-        if (pauseNanos > 0) {
-          LockSupport.parkNanos(pauseNanos);
-        }
+        long pauseNanos = pauseAtRandom(rnd);
         CountDownLatch ran = new CountDownLatch(1);
         proxy.execute(ran::countDown);
         if (!ran.await(5, TimeUnit.SECONDS)) {
           fail(
-              "task #"
-                  + i
-                  + " did not run within 5 s of execute() after a pause of "
-                  + pauseNanos / 1000
-                  + " us: a lost wake-up (proxy thread state "
-                  + proxy.thread().getState()
-                  + ")");
+              lostWakeUp("task #" + i + " did not run within 5 s of execute()", pauseNanos, proxy));
         }
       }
       assertNull(error.get(), "proxy reported an error");
@@ -202,6 +189,29 @@ class ProxyWakeupTest {
   }
 
   /**
+   * Parks for none (the proxy is still spinning; 60%), a few microseconds (yielding; 30%) or past
+   * the yield window (blocked in select; 10%); returns the pause.
+   */
+  private static long pauseAtRandom(SplittableRandom rnd) {
+    int kind = rnd.nextInt(100);
+    long pauseNanos =
+        kind < 60 ? 0 : kind < 90 ? 1_000 + rnd.nextInt(20_000) : 200_000 + rnd.nextInt(300_000);
+    if (pauseNanos > 0) {
+      LockSupport.parkNanos(pauseNanos);
+    }
+    return pauseNanos;
+  }
+
+  private static String lostWakeUp(String what, long pauseNanos, ProxyThread proxy) {
+    return what
+        + " after a pause of "
+        + pauseNanos / 1000
+        + " us: a lost wake-up (proxy thread state "
+        + proxy.thread().getState()
+        + ")";
+  }
+
+  /**
    * Submits {@code n} ops one at a time after random pauses (none, a few microseconds, or past the
    * yield window) and checks each completes; returns, for the ops after the longest pauses, the
    * nanoseconds from submission to progress.
@@ -213,16 +223,7 @@ class ProxyWakeupTest {
       SplittableRandom rnd = new SplittableRandom(42);
       Object sharedKey = new Object();
       for (int i = 0; i < n; i++) {
-        int kind = rnd.nextInt(100);
-        long pauseNanos =
-            kind < 60
-                ? 0 // straight back-to-back: the proxy is still spinning
-                : kind < 90
-                    ? 1_000 + rnd.nextInt(20_000) // a few microseconds: yielding
-                    : 200_000 + rnd.nextInt(300_000); // past the yield window: blocked in select
-        if (pauseNanos > 0) {
-          LockSupport.parkNanos(pauseNanos);
-        }
+        long pauseNanos = pauseAtRandom(rnd);
         OneShot op = new OneShot(rnd.nextBoolean() ? sharedKey : new Object(), i);
         long t0 = System.nanoTime();
         proxy.submit(op);
@@ -238,13 +239,8 @@ class ProxyWakeupTest {
         }
         if (!completed) {
           fail(
-              "op #"
-                  + i
-                  + " was not progressed within 5 s of submit() after a pause of "
-                  + pauseNanos / 1000
-                  + " us: a lost wake-up (proxy thread state "
-                  + proxy.thread().getState()
-                  + ")");
+              lostWakeUp(
+                  "op #" + i + " was not progressed within 5 s of submit()", pauseNanos, proxy));
         }
       }
       assertNull(error.get(), "proxy reported an error");
