@@ -23,9 +23,10 @@ import org.sparkccl.device.HostDevice;
 /**
  * The host ring over sockets, over UCX and over the in-process transport, in steady state,
  * allocates at most {@link #BOUND_PER_CALL} bytes per small allReduce, and trees, recursive
- * doubling and Rabenseifner at most {@link #BOUND_PER_POINT_TO_POINT_CALL}, counted on every engine
- * thread ({@code sparkccl-*}) and on the calling threads (the ranks' own, which call the blocking
- * API), with {@code ThreadMXBean}'s per-thread counters.
+ * doubling and Rabenseifner (and tree broadcasts and reduces, which announce their calls) at most
+ * {@link #BOUND_PER_POINT_TO_POINT_CALL}, counted on every engine thread ({@code sparkccl-*}) and
+ * on the calling threads (the ranks' own, which call the blocking API), with {@code ThreadMXBean}'s
+ * per-thread counters.
  */
 @DisplayName("hot path allocation")
 class HotPathAllocationTest {
@@ -62,7 +63,9 @@ class HotPathAllocationTest {
    * made two lambdas) and the exchanges' list was reused; about 770 for each once a launch re-armed
    * the edges, work and task of the last launch of its shape ({@code comm.PeerPlan}). What remains
    * is made per launch on each rank (about 190 bytes per rank): the call, the collective and its
-   * future, the queue node and the planner lambda.
+   * future, the queue node and the planner lambda. Tree broadcasts and reduces with the mismatch
+   * check: 841 and 925, of which each announcing rank's queued call is 24 bytes on its own thread
+   * and the predecessors' decoded calls and queue entries 50 and 110 on the engine's threads.
    */
   private static final long BOUND_PER_POINT_TO_POINT_CALL = 1_600;
 
@@ -101,7 +104,8 @@ class HotPathAllocationTest {
   @Test
   @DisplayName("a reduceScatter by recursive halving allocates a bounded number of bytes per call")
   void halvingReduceScattersAllocateABoundedAmount() {
-    long perCall = bytesPerCall(Transport.SOCKET, Algorithm.RH, POINT_TO_POINT_RANKS, true);
+    long perCall =
+        bytesPerCall(Transport.SOCKET, Algorithm.RH, POINT_TO_POINT_RANKS, Op.REDUCE_SCATTER);
     assertTrue(
         perCall <= BOUND_PER_POINT_TO_POINT_CALL,
         "reduceScatter by halving: "
@@ -110,16 +114,46 @@ class HotPathAllocationTest {
             + BOUND_PER_POINT_TO_POINT_CALL);
   }
 
+  /**
+   * A tree broadcast's root and a tree reduce's leaves announce every call to their ring
+   * predecessor for the mismatch check (on by default), which queues the announcements that arrive
+   * before its own launch: the announcement path stays within the bound too.
+   */
+  @ParameterizedTest(name = "{0}")
+  @EnumSource(
+      value = Op.class,
+      names = {"BROADCAST", "REDUCE"})
+  @DisplayName(
+      "tree broadcasts and reduces, which announce their calls, allocate a bounded number of bytes"
+          + " per call")
+  void announcingTreesAllocateABoundedAmount(Op op) {
+    long perCall = bytesPerCall(Transport.SOCKET, Algorithm.TREE, POINT_TO_POINT_RANKS, op);
+    assertTrue(
+        perCall <= BOUND_PER_POINT_TO_POINT_CALL,
+        op
+            + " by a tree: "
+            + perCall
+            + " bytes per call, expected at most "
+            + BOUND_PER_POINT_TO_POINT_CALL);
+  }
+
+  /** What {@link #bytesPerCall} repeats, on a max over 16 floats. */
+  enum Op {
+    ALL_REDUCE,
+    REDUCE_SCATTER,
+    BROADCAST,
+    REDUCE
+  }
+
   private static long bytesPerAllReduce(Transport transport, Algorithm algo, int ranks) {
-    return bytesPerCall(transport, algo, ranks, false);
+    return bytesPerCall(transport, algo, ranks, Op.ALL_REDUCE);
   }
 
   /**
-   * Bytes per allReduce (or in-place reduceScatter, {@code scatter}) over all ranks, engine threads
-   * and callers together, in steady state.
+   * Bytes per call of {@code op} (in place, root 0) over all ranks, engine threads and callers
+   * together, in steady state.
    */
-  private static long bytesPerCall(
-      Transport transport, Algorithm algo, int ranks, boolean scatter) {
+  private static long bytesPerCall(Transport transport, Algorithm algo, int ranks, Op op) {
     Allocations mx = new Allocations();
     CclConfig config =
         CclConfig.builder()
@@ -146,7 +180,7 @@ class HotPathAllocationTest {
                 }
                 buf.copyFromHost(mine, 0);
                 for (int i = 0; i < WARMUP; i++) {
-                  call(comm, buf, scatter);
+                  call(comm, buf, op);
                 }
                 barrier.await(30, TimeUnit.SECONDS);
                 if (rank == 0) {
@@ -155,19 +189,22 @@ class HotPathAllocationTest {
                 barrier.await(30, TimeUnit.SECONDS);
                 long before = mx.of(Thread.currentThread().getId());
                 for (int i = 0; i < CALLS; i++) {
-                  call(comm, buf, scatter);
+                  call(comm, buf, op);
                 }
                 callers[rank] = mx.of(Thread.currentThread().getId()) - before;
                 ByteBuffer got = Reference.heap(COUNT * 4);
                 buf.copyToHost(0, got);
-                // a reduceScatter in place writes this rank's block only
+                // a reduceScatter in place writes this rank's block only, a reduce the root's
                 int block = COUNT / ranks;
+                boolean scatter = op == Op.REDUCE_SCATTER;
+                int checked = op == Op.REDUCE && rank != 0 ? 0 : COUNT;
                 for (int i = scatter ? rank * block : 0;
-                    i < (scatter ? (rank + 1) * block : COUNT);
+                    i < (scatter ? (rank + 1) * block : checked);
                     i++) {
-                  // max over the ranks of rank + 1 + i, unchanged by repeating the call
-                  assertEquals(
-                      ranks + i, got.getFloat(4 * i), 0f, "rank " + rank + " element " + i);
+                  // the max over the ranks of rank + 1 + i, or the root's 1 + i, unchanged by
+                  // repeating the call
+                  float expected = op == Op.BROADCAST ? 1 + i : ranks + i;
+                  assertEquals(expected, got.getFloat(4 * i), 0f, "rank " + rank + " element " + i);
                 }
                 barrier.await(30, TimeUnit.SECONDS);
                 if (rank == 0) {
@@ -189,18 +226,20 @@ class HotPathAllocationTest {
         algo,
         ranks,
         perCall,
-        scatter ? "reduceScatter" : "allReduce",
+        op,
         engine[1] - engine[0],
         java.util.Arrays.toString(callers));
     return perCall;
   }
 
-  /** One max-allReduce of the whole buffer, or an in-place reduceScatter of it. */
-  private static void call(Communicator comm, DeviceBuffer buf, boolean scatter) {
-    if (scatter) {
-      comm.reduceScatter(buf, buf, COUNT / comm.nRanks(), DataType.FLOAT32, ReduceOp.MAX);
-    } else {
-      comm.allReduce(buf, buf, COUNT, DataType.FLOAT32, ReduceOp.MAX);
+  /** One call of {@code op} over the whole buffer, in place (root 0; max where it reduces). */
+  private static void call(Communicator comm, DeviceBuffer buf, Op op) {
+    switch (op) {
+      case ALL_REDUCE -> comm.allReduce(buf, buf, COUNT, DataType.FLOAT32, ReduceOp.MAX);
+      case REDUCE_SCATTER ->
+          comm.reduceScatter(buf, buf, COUNT / comm.nRanks(), DataType.FLOAT32, ReduceOp.MAX);
+      case BROADCAST -> comm.broadcast(buf, buf, COUNT, DataType.FLOAT32, 0);
+      case REDUCE -> comm.reduce(buf, buf, COUNT, DataType.FLOAT32, ReduceOp.MAX, 0);
     }
   }
 
