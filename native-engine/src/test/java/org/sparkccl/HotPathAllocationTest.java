@@ -64,8 +64,9 @@ class HotPathAllocationTest {
    * the edges, work and task of the last launch of its shape ({@code comm.PeerPlan}). What remains
    * is made per launch on each rank (about 190 bytes per rank): the call, the collective and its
    * future, the queue node and the planner lambda. Tree broadcasts and reduces with the mismatch
-   * check: 841 and 925, of which each announcing rank's queued call is 24 bytes on its own thread
-   * and the predecessors' decoded calls and queue entries 50 and 110 on the engine's threads.
+   * check: about 840 and 920, of which each announcing rank's queued call is 24 bytes on its own
+   * thread and the predecessors' decoded calls and queue entries 50 and 110 on the engine's
+   * threads.
    */
   private static final long BOUND_PER_POINT_TO_POINT_CALL = 1_600;
 

@@ -5,13 +5,11 @@ import java.nio.ByteBuffer;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
 import java.nio.charset.StandardCharsets;
-import java.util.Queue;
-import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.Executor;
-import java.util.concurrent.atomic.AtomicBoolean;
 import org.sparkccl.comm.CollectiveCall;
 import org.sparkccl.config.IdleMode;
 import org.sparkccl.idle.IdleStrategies;
+import org.sparkccl.transport.AnnouncementQueue;
 import org.sparkccl.transport.FailureNotice;
 import org.sparkccl.transport.NetRequest;
 import org.sparkccl.transport.RecvConnection;
@@ -28,10 +26,11 @@ final class SocketRecvConnection extends SocketConnection implements RecvConnect
   private final ByteBuffer announceFrames =
       ByteBuffer.allocateDirect(ANNOUNCE_BATCH * SocketRequest.HEADER_BYTES);
 
-  /** Calls announced and not written yet, oldest first (see {@link #announce}). */
-  private final Queue<CollectiveCall> announced = new ConcurrentLinkedQueue<>();
+  /** Calls announced and not written yet (see {@link #announce}). */
+  private final AnnouncementQueue announced = new AnnouncementQueue();
 
-  private final AtomicBoolean announceScheduled = new AtomicBoolean();
+  /** The calls of the frames being written (under the lock of {@link #announceFrames}). */
+  private final CollectiveCall[] writing = new CollectiveCall[ANNOUNCE_BATCH];
 
   /**
    * The proxy thread's tasks, where announcements are written while the ranks spin; null, or a
@@ -220,12 +219,12 @@ final class SocketRecvConnection extends SocketConnection implements RecvConnect
       throw new IllegalStateException(description + ": a point-to-point pair does not announce");
     }
     Executor tasks = proxyTasks;
-    announced.add(call);
+    boolean schedule = announced.add(call);
     if (tasks == null || idling.effectiveMode() != IdleMode.SPIN) {
       // a proxy that backs off blocks in its selector between collectives: handing it the frames
       // costs a thread wake-up, more than the write (4-rank 8 B broadcasts on a 2-core VM, 1.22x)
       writeAnnouncements();
-    } else if (!announceScheduled.get() && announceScheduled.compareAndSet(false, true)) {
+    } else if (schedule) {
       tasks.execute(this::writeAnnouncements);
     }
   }
@@ -235,26 +234,19 @@ final class SocketRecvConnection extends SocketConnection implements RecvConnect
     this.proxyTasks = proxyTasks;
   }
 
-  /**
-   * Writes every call announced so far, oldest first, as many frames a system call as fit. The
-   * first take lets a later {@link #announce} schedule another task, so no call is left behind.
-   */
+  /** Writes every call announced so far, oldest first, as many frames a system call as fit. */
   private void writeAnnouncements() {
-    announceScheduled.set(false);
     synchronized (announceFrames) {
-      while (true) {
+      for (int n; (n = announced.take(writing)) > 0; ) {
         announceFrames.clear();
-        int n = 0;
-        for (CollectiveCall c; n < ANNOUNCE_BATCH && (c = announced.poll()) != null; n++) {
-          int at = n * SocketRequest.HEADER_BYTES;
+        for (int i = 0; i < n; i++) {
+          int at = i * SocketRequest.HEADER_BYTES;
           announceFrames
               .putLong(at, -1)
               .putInt(at + 8, 0)
               .putInt(at + 12, SocketRequest.FLAG_ANNOUNCE);
-          c.encode(announceFrames, at + SocketRequest.CALL_OFFSET);
-        }
-        if (n == 0) {
-          return;
+          writing[i].encode(announceFrames, at + SocketRequest.CALL_OFFSET);
+          writing[i] = null;
         }
         announceFrames.limit(n * SocketRequest.HEADER_BYTES);
         if (!writeFrame(wire, announceFrames)) {

@@ -1,11 +1,9 @@
 package org.sparkccl.transport.ucx;
 
 import java.nio.ByteBuffer;
-import java.util.Queue;
-import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
 import org.sparkccl.comm.CollectiveCall;
+import org.sparkccl.transport.AnnouncementQueue;
 
 /**
  * The calls this rank announced to its ring predecessor over UCX that the proxy has not sent yet,
@@ -33,8 +31,7 @@ final class PendingAnnouncements {
    */
   static final int MAX_CALLS = ControlInbox.SENT_MAX_BODY / CollectiveCall.BYTES;
 
-  private final Queue<CollectiveCall> calls = new ConcurrentLinkedQueue<>();
-  private final AtomicBoolean scheduled = new AtomicBoolean();
+  private final AnnouncementQueue calls = new AnnouncementQueue();
 
   /** The calls of the body being built (proxy thread). */
   private final CollectiveCall[] taken = new CollectiveCall[MAX_CALLS];
@@ -44,8 +41,7 @@ final class PendingAnnouncements {
    * sends (no task is waiting that would see this call).
    */
   boolean add(CollectiveCall call) {
-    calls.add(call);
-    return !scheduled.get() && scheduled.compareAndSet(false, true);
+    return calls.add(call);
   }
 
   /**
@@ -55,11 +51,7 @@ final class PendingAnnouncements {
    * is left behind. Proxy thread only.
    */
   byte[] takeBody() {
-    scheduled.set(false);
-    int n = 0;
-    for (CollectiveCall c; n < MAX_CALLS && (c = calls.poll()) != null; ) {
-      taken[n++] = c;
-    }
+    int n = calls.take(taken);
     if (n == 0) {
       return null;
     }

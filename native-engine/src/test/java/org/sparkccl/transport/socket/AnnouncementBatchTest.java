@@ -66,34 +66,37 @@ class AnnouncementBatchTest {
           CompletableFuture.supplyAsync(() -> receiver.accept(0, 1, recvSel, () -> {}, deadline));
       SendConnection out = sender.connect(receiver.address(), 1, 0, sendSel, () -> {}, deadline);
       RecvConnection in = accepted.get(30, TimeUnit.SECONDS)[0];
-      List<CollectiveCall> heard = new CopyOnWriteArrayList<>();
-      out.onAnnounce(heard::add);
+      try {
+        List<CollectiveCall> heard = new CopyOnWriteArrayList<>();
+        out.onAnnounce(heard::add);
 
-      List<CollectiveCall> announced = randomCalls(3_000, new SplittableRandom(77));
-      // the proxy is busy when the calls are announced, so they queue for it, and the close is
-      // written (by this thread) while most of them still wait there
-      proxy.execute(() -> LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(50)));
-      for (CollectiveCall c : announced) {
-        in.announce(c);
-      }
-      in.notifyPeer(false, "rank 1 closed its communicator");
+        List<CollectiveCall> announced = randomCalls(3_000, new SplittableRandom(77));
+        // the proxy is busy when the calls are announced, so they queue for it, and the close is
+        // written (by this thread) while most of them still wait there
+        proxy.execute(() -> LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(50)));
+        for (CollectiveCall c : announced) {
+          in.announce(c);
+        }
+        in.notifyPeer(false, "rank 1 closed its communicator");
 
-      SocketSendConnection reader = (SocketSendConnection) out;
-      long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-      while (!reader.peerHasClosed() && System.nanoTime() < end) {
-        reader.readNotice(); // stops at the close notice: nothing after it is read
-        LockSupport.parkNanos(200_000);
+        SocketSendConnection reader = (SocketSendConnection) out;
+        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        while (!reader.peerHasClosed() && System.nanoTime() < end) {
+          reader.readNotice(); // stops at the close notice: nothing after it is read
+          LockSupport.parkNanos(200_000);
+        }
+        assertTrue(reader.peerHasClosed(), "the close notice arrived");
+        assertEquals(
+            announced.size(),
+            heard.size(),
+            "calls heard before the close notice (a close that overtook queued announcements"
+                + " leaves some unheard)");
+        assertEquals(announced, new ArrayList<>(heard), "the calls, in the order announced");
+        assertNull(proxyError.get(), "the proxy reported an error");
+      } finally {
+        out.close();
+        in.close();
       }
-      assertTrue(reader.peerHasClosed(), "the close notice arrived");
-      assertEquals(
-          announced.size(),
-          heard.size(),
-          "calls heard before the close notice (a close that overtook queued announcements"
-              + " leaves some unheard)");
-      assertEquals(announced, new ArrayList<>(heard), "the calls, in the order announced");
-      assertNull(proxyError.get(), "the proxy reported an error");
-      out.close();
-      in.close();
     } finally {
       proxy.close(10_000);
     }
