@@ -37,6 +37,11 @@ rm -rf "$DEST/test-classes" && cp -r native-engine/target/test-classes "$DEST/te
 cp bench/gpu/run.sh "$DEST/run.sh"
 cp bench/gpu/compare.sh bench/gpu/nccl_allreduce.py "$DEST/"
 cp bench/ab_summary.py "$DEST/ab_summary.py"
+# the CPU profiler (run.sh DEST profile PERF_OPTIONS...): bench/profile.sh, its summary and the
+# profiler's library
+mkdir -p "$DEST/bench" "$DEST/profiler"
+cp "$(bash bench/profile.sh --lib)" "$DEST/profiler/"
+cp bench/profile.sh bench/profile_summary.py "$DEST/bench/"
 # the latency benchmark (run.sh DIR latency): its scripts, OpenMPI's program (compiled there with
 # mpicc) and the Jucx ping-pong compiled here (the jlinked runtime has no compiler)
 mkdir -p "$DEST/bench/micro" "$DEST/micro-classes"

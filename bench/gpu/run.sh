@@ -2,6 +2,7 @@
 # The GPU suite and the benchmark of the CUDA backend, on a machine with a GPU and no Java:
 # bench/gpu/pack.sh packs DIR on a build machine; copy DIR to the GPU machine and run there
 #   bash DIR/run.sh DIR [smoke|suite|soak|bench|tune|local|tune-local|python|peer|blocks|compare|check|all|ab|ab-small|gpu-ab|resident|latency|collectives|lb]
+#   bash DIR/run.sh DIR profile PERF_OPTIONS...   (bench/profile.sh with this bundle's perf tool)
 # Logs go to $OUT (default /tmp/sparkccl-gpu-out) and summaries to stdout.
 set -uo pipefail
 # UCX's memory hooks patch a JVM's mmap/munmap/madvise/brk in place (docs/reliability.md).
@@ -233,6 +234,14 @@ case "$MODE" in
     resident_8b
     ;;
   latency) latency ;;
+  profile)
+    # the perf tool on host memory under the CPU profiler (bench/profile.sh; PROFILE_CALLS and
+    # the rest as there); the profiles come back in one archive beside the summary
+    (cd "$DIR" && PERF="$DIR/jre/bin/java -Xmx1g -Dorg.apache.logging.log4j.level=WARN -cp $DIR/lib/* org.sparkccl.perf.PerfTool" \
+      PROFILER_LIB="$(ls "$DIR"/profiler/*.so)" bash bench/profile.sh "$OUT/profile" "${@:3}") || status=1
+    cp "$OUT/profile/summary.txt" "$OUT/profile-summary.txt" 2>/dev/null
+    tar czf "$OUT/profile.tgz" -C "$OUT" profile && rm -rf "$OUT/profile"
+    ;;
   collectives)
     # busbw of every collective beside OpenMPI, host memory, rank processes: the latency bench for
     # each of OPS at mid and large sizes (MIN, MAX, FACTOR, SETUPS, RANKS_LIST, REPEATS as there)

@@ -68,6 +68,10 @@ public final class ProxyThread implements AutoCloseable {
   private final IdleStrategy emptyIdle;
   private final ReentrantLock progressLock = new ReentrantLock();
   private final ConcurrentLinkedQueue<Runnable> tasks = new ConcurrentLinkedQueue<>();
+
+  /** Work that keeps its own lock, run between progress passes ({@link #executeOutsidePasses}). */
+  private final ConcurrentLinkedQueue<Runnable> looseTasks = new ConcurrentLinkedQueue<>();
+
   private BooleanSupplier poller;
   private OwnedWait ownedWait;
   private SocketWatcher watcher;
@@ -180,6 +184,20 @@ public final class ProxyThread implements AutoCloseable {
     wake();
   }
 
+  /**
+   * Runs {@code task} on the proxy thread soon, between progress passes, without the progress lock
+   * and without waking the proxy for its operations: for writes that keep their own lock (a socket
+   * connection's announcement frames). Run inside a pass, each such write held the lock for a
+   * system call; a kernel that assisted meanwhile found it taken and left its own sends to the
+   * proxy, and an 8 B reduce's leaves, which announce every call, then had every data frame written
+   * by the proxy thread too (profiles on the 16-core host, docs/benchmarks.md). A task that throws
+   * fails the proxy's operations as one run in a pass does.
+   */
+  public void executeOutsidePasses(Runnable task) {
+    looseTasks.add(task);
+    rouse();
+  }
+
   /** Queues an operation; the proxy thread links it in. */
   public void submit(ProxyOp op) {
     outstanding.incrementAndGet();
@@ -199,6 +217,11 @@ public final class ProxyThread implements AutoCloseable {
   /** Makes the proxy look at its operations again. */
   public void wake() {
     news = true;
+    rouse();
+  }
+
+  /** Ends the proxy's blocking wait, if it is in one, so that it looks for news and tasks. */
+  private void rouse() {
     if (blocking) {
       selector.wakeup();
     }
@@ -233,11 +256,19 @@ public final class ProxyThread implements AutoCloseable {
 
   private void loop() {
     int idleRounds = 0;
+    // a wake-up seen while a kernel held the lock: the next pass still links what it queued
+    boolean linkOwed = false;
     try {
       while (!stopping) {
         boolean empty;
         boolean moved;
-        news = false;
+        runLooseTasks();
+        if (news) {
+          // cleared only once seen: a wake-up between the read and the clear queued its
+          // operations before it raised the flag, so the pass owed links them
+          news = false;
+          linkOwed = true;
+        }
         if (!progressLock.tryLock()) {
           awaitAssistingKernel();
           continue;
@@ -251,7 +282,12 @@ public final class ProxyThread implements AutoCloseable {
             }
           }
           boolean polled = runTasksAndPoll();
-          linkSubmitted();
+          if (linkOwed || head != null || poller != null) {
+            // not on a pass that loose tasks or a ready socket began: what kernels enqueued is
+            // theirs to move until they wake this thread (see news)
+            linkSubmitted();
+            linkOwed = false;
+          }
           empty = head == null;
           moved = (!empty && progressAll()) || polled;
         } finally {
@@ -277,6 +313,7 @@ public final class ProxyThread implements AutoCloseable {
         }
       }
       // last notices (a normal close) go out before the thread ends
+      runLooseTasks();
       progressLock.lock();
       try {
         runTasksAndPoll();
@@ -325,6 +362,7 @@ public final class ProxyThread implements AutoCloseable {
     return news
         || (poller != null && !submitted.isEmpty())
         || !tasks.isEmpty()
+        || !looseTasks.isEmpty()
         || stopping
         || dropAll;
   }
@@ -400,6 +438,32 @@ public final class ProxyThread implements AutoCloseable {
     dispatchReady();
   }
 
+  /**
+   * Runs the tasks queued by {@link #executeOutsidePasses}; one that throws is handed to the next
+   * pass, which fails the operations.
+   */
+  private void runLooseTasks() {
+    Runnable task;
+    while ((task = looseTasks.poll()) != null) {
+      try {
+        task.run();
+      } catch (RuntimeException e) {
+        failInNextPass(e);
+      }
+    }
+  }
+
+  /**
+   * Hands a failure met outside a pass to the next one, which drops the operations and reports it
+   * as a failure met inside it would be.
+   */
+  private void failInNextPass(RuntimeException e) {
+    tasks.add(
+        () -> {
+          throw e;
+        });
+  }
+
   /** Runs queued tasks and the owned transport's poll; returns whether anything happened. */
   private boolean runTasksAndPoll() {
     boolean any = false;
@@ -440,6 +504,15 @@ public final class ProxyThread implements AutoCloseable {
       return;
     }
     Set<SelectionKey> ready = selector.selectedKeys();
+    for (SelectionKey key : ready) {
+      if (key.isValid() && key.attachment() instanceof ReadyHandler h && !h.runsInPass()) {
+        try {
+          h.onReady();
+        } catch (RuntimeException e) {
+          failInNextPass(e);
+        }
+      }
+    }
     if (!anyHandled(ready)) {
       ready.clear(); // sockets that operations read in their passes; nothing to run here
       return;
@@ -447,7 +520,9 @@ public final class ProxyThread implements AutoCloseable {
     progressLock.lock();
     try {
       for (SelectionKey key : ready) {
-        if (key.isValid() && key.attachment() instanceof ReadyHandler handler) {
+        if (key.isValid()
+            && key.attachment() instanceof ReadyHandler handler
+            && handler.runsInPass()) {
           try {
             handler.onReady();
           } catch (RuntimeException e) {
@@ -464,7 +539,7 @@ public final class ProxyThread implements AutoCloseable {
 
   private static boolean anyHandled(Set<SelectionKey> ready) {
     for (SelectionKey key : ready) {
-      if (key.attachment() instanceof ReadyHandler) {
+      if (key.attachment() instanceof ReadyHandler h && h.runsInPass()) {
         return true;
       }
     }

@@ -12,4 +12,15 @@ public interface ReadyHandler {
    * @throws org.sparkccl.CclException when it reveals a failure
    */
   void onReady();
+
+  /**
+   * Whether {@link #onReady} needs a progress pass (the lock that keeps operations and connections
+   * to one thread at a time). A handler that reads what no operation touches (a ring connection's
+   * announcements, against the data's direction) runs without it, on the proxy thread, so that a
+   * kernel assisting meanwhile keeps moving its data; a failure it throws is reported by the next
+   * pass.
+   */
+  default boolean runsInPass() {
+    return true;
+  }
 }

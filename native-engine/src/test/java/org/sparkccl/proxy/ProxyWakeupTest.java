@@ -21,6 +21,8 @@ import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 import org.sparkccl.CclException;
 import org.sparkccl.config.Key;
 import org.sparkccl.fifo.Fifo;
@@ -71,7 +73,7 @@ class ProxyWakeupTest {
     }
   }
 
-  private static ProxyThread startProxy(AtomicReference<RuntimeException> error) {
+  static ProxyThread startProxy(AtomicReference<RuntimeException> error) {
     ProxyThread p =
         new ProxyThread(
             "sparkccl-test-proxy", IdleStrategies.defaults(), e -> error.compareAndSet(null, e));
@@ -79,7 +81,22 @@ class ProxyWakeupTest {
     return p;
   }
 
-  private static void closeAndCheckStopped(ProxyThread p) {
+  /** A started proxy whose first reported failure goes to {@code error}, counting down once. */
+  static ProxyThread startReportingProxy(
+      AtomicReference<RuntimeException> error, CountDownLatch reported) {
+    ProxyThread p =
+        new ProxyThread(
+            "sparkccl-test-proxy",
+            IdleStrategies.defaults(),
+            e -> {
+              error.compareAndSet(null, e);
+              reported.countDown();
+            });
+    p.start();
+    return p;
+  }
+
+  static void closeAndCheckStopped(ProxyThread p) {
     p.close(10_000);
     assertFalse(p.thread().isAlive(), "the proxy thread still runs after close()");
   }
@@ -98,13 +115,15 @@ class ProxyWakeupTest {
   }
 
   /**
-   * Tasks handed over by {@link ProxyThread#execute} after the same random pauses: the proxy writes
-   * its selector's wake-up event only while it blocks there, so a task that arrives while it spins
-   * must still be seen, and one that arrives as it goes to block must still wake it.
+   * Tasks handed over by {@link ProxyThread#execute} (or {@link ProxyThread#executeOutsidePasses})
+   * after the same random pauses: the proxy writes its selector's wake-up event only while it
+   * blocks there, so a task that arrives while it spins must still be seen, and one that arrives as
+   * it goes to block must still wake it.
    */
-  @Test
+  @ParameterizedTest(name = "outside passes: {0}")
+  @ValueSource(booleans = {false, true})
   @DisplayName("5,000 tasks executed one at a time, with the proxy going idle in between, all run")
-  void noTaskIsLostAcrossIdleTransitions() throws InterruptedException {
+  void noTaskIsLostAcrossIdleTransitions(boolean outsidePasses) throws InterruptedException {
     AtomicReference<RuntimeException> error = new AtomicReference<>();
     ProxyThread proxy = startProxy(error);
     try {
@@ -112,7 +131,11 @@ class ProxyWakeupTest {
       for (int i = 0; i < 5_000; i++) {
         long pauseNanos = pauseAtRandom(rnd);
         CountDownLatch ran = new CountDownLatch(1);
-        proxy.execute(ran::countDown);
+        if (outsidePasses) {
+          proxy.executeOutsidePasses(ran::countDown);
+        } else {
+          proxy.execute(ran::countDown);
+        }
         if (!ran.await(5, TimeUnit.SECONDS)) {
           fail(
               lostWakeUp("task #" + i + " did not run within 5 s of execute()", pauseNanos, proxy));
@@ -391,15 +414,7 @@ class ProxyWakeupTest {
   void failingOpIsReportedWithItsDescription() throws InterruptedException {
     AtomicReference<RuntimeException> error = new AtomicReference<>();
     CountDownLatch reported = new CountDownLatch(1);
-    ProxyThread proxy =
-        new ProxyThread(
-            "sparkccl-test-proxy",
-            IdleStrategies.defaults(),
-            e -> {
-              error.compareAndSet(null, e);
-              reported.countDown();
-            });
-    proxy.start();
+    ProxyThread proxy = startReportingProxy(error, reported);
     try {
       proxy.submit(
           new OneShot(new Object(), 7) {

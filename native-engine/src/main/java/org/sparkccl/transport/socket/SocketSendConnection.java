@@ -26,7 +26,13 @@ final class SocketSendConnection extends SocketConnection implements SendConnect
   private final ByteBuffer noticeHeader = ByteBuffer.allocate(SocketRequest.HEADER_BYTES);
   private ByteBuffer notice;
   private int noticeFlags;
-  private boolean peerClosed;
+  private volatile boolean peerClosed;
+
+  /**
+   * Set on a ring's connections, whose reverse direction carries only the peer's notices and
+   * announcements (no pair's data): the proxy reads them outside its progress passes.
+   */
+  private volatile boolean noticesOnly;
 
   /**
    * A data frame's header this half read on a pair's socket before the receiving half existed
@@ -148,9 +154,29 @@ final class SocketSendConnection extends SocketConnection implements SendConnect
     return peerClosed || holding || partner != null ? 0 : SelectionKey.OP_READ;
   }
 
+  /**
+   * Lets the proxy read this ring connection's notices without a progress pass: a successor's
+   * announcement of every call of a tree reduce held the predecessor's progress lock for a read of
+   * 40 bytes (about a microsecond a call on the 16-core host), while that rank's kernel waited to
+   * move its data (docs/benchmarks.md).
+   */
+  void readNoticesOutsidePasses() {
+    noticesOnly = true;
+  }
+
   @Override
   protected ReadyHandler handler() {
-    return this::readNotice;
+    return new ReadyHandler() {
+      @Override
+      public void onReady() {
+        readNotice();
+      }
+
+      @Override
+      public boolean runsInPass() {
+        return !noticesOnly || partner != null;
+      }
+    };
   }
 
   /**

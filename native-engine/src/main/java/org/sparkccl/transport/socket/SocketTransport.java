@@ -117,7 +117,8 @@ public final class SocketTransport implements AutoCloseable {
 
   /**
    * Where the ring's receiving connections write their announcements (see {@link
-   * SocketRecvConnection#announce}): the proxy thread's tasks. Call before {@link #accept}.
+   * SocketRecvConnection#announce}): the proxy thread, between its progress passes (the frames keep
+   * their own lock). Call before {@link #accept}.
    */
   public void onProxy(Executor proxyTasks) {
     this.proxyTasks = proxyTasks;
@@ -229,8 +230,13 @@ public final class SocketTransport implements AutoCloseable {
             ConnectorHandshake.run(
                 data[i], new Handshake(rank, channel, i), version, a, seal, deadlineNanos, what);
       }
-      return new SocketSendConnection(
-          what, peer, controlWire, dataWires, nThreads, idle, proxySelector, wakeProxy);
+      SocketSendConnection conn =
+          new SocketSendConnection(
+              what, peer, controlWire, dataWires, nThreads, idle, proxySelector, wakeProxy);
+      if (channel != P2P_CHANNEL) {
+        conn.readNoticesOutsidePasses(); // a ring's: the peer sends it nothing but notices
+      }
+      return conn;
     } catch (IOException e) {
       closeAll(control, data);
       // every rank listens from its creation to its close, so a refusal means the peer is gone;

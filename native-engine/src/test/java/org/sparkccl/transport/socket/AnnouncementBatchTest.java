@@ -1,6 +1,7 @@
 package org.sparkccl.transport.socket;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -60,13 +61,16 @@ class AnnouncementBatchTest {
         SocketTransport sender = transport(0, secret, IdleStrategies.defaults());
         Selector recvSel = Selector.open();
         Selector sendSel = Selector.open()) {
-      receiver.onProxy(proxy::execute);
+      receiver.onProxy(proxy::executeOutsidePasses);
       long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
       CompletableFuture<RecvConnection[]> accepted =
           CompletableFuture.supplyAsync(() -> receiver.accept(0, 1, recvSel, () -> {}, deadline));
       SendConnection out = sender.connect(receiver.address(), 1, 0, sendSel, () -> {}, deadline);
       RecvConnection in = accepted.get(30, TimeUnit.SECONDS)[0];
       try {
+        assertFalse(
+            ((SocketSendConnection) out).handler().runsInPass(),
+            "a ring connection's notices are read outside the proxy's passes");
         List<CollectiveCall> heard = new CopyOnWriteArrayList<>();
         out.onAnnounce(heard::add);
 
