@@ -35,17 +35,8 @@ class OutsidePassTasksTest {
     AtomicReference<RuntimeException> error = new AtomicReference<>();
     ProxyThread proxy = ProxyWakeupTest.startProxy(error);
     try {
-      AtomicBoolean ranInside = new AtomicBoolean();
-      proxy.runExclusive(
-          () -> {
-            CountDownLatch ran = new CountDownLatch(1);
-            proxy.executeOutsidePasses(ran::countDown);
-            ranInside.set(await(ran));
-          });
-      assertTrue(
-          ranInside.get(),
-          "the task did not run within 5 s while this thread held the progress lock (it waited"
-              + " for a pass)");
+      CountDownLatch ran = new CountDownLatch(1);
+      assertRunsWhileLocked(proxy, () -> proxy.executeOutsidePasses(ran::countDown), ran, "task");
       assertNull(error.get(), "the proxy reported an error");
     } finally {
       ProxyWakeupTest.closeAndCheckStopped(proxy);
@@ -83,20 +74,15 @@ class OutsidePassTasksTest {
           };
       pipe.source().register(proxy.selector(), SelectionKey.OP_READ, notices);
       proxy.wake(); // a select already under way does not watch a key registered after it began
-      AtomicBoolean ranInside = new AtomicBoolean();
-      proxy.runExclusive(
+      Runnable write =
           () -> {
             try {
               pipe.sink().write(ByteBuffer.wrap(new byte[] {42}));
             } catch (IOException e) {
               throw new UncheckedIOException(e);
             }
-            ranInside.set(await(handled));
-          });
-      assertTrue(
-          ranInside.get(),
-          "the handler did not run within 5 s while this thread held the progress lock (it"
-              + " waited for a pass)");
+          };
+      assertRunsWhileLocked(proxy, write, handled, "handler");
       assertNull(error.get(), "the proxy reported an error");
     } finally {
       ProxyWakeupTest.closeAndCheckStopped(proxy);
@@ -153,6 +139,26 @@ class OutsidePassTasksTest {
     } finally {
       ProxyWakeupTest.closeAndCheckStopped(proxy);
     }
+  }
+
+  /**
+   * Holds the progress lock, as a kernel in a pass does, runs {@code trigger} and checks that
+   * {@code done} counts down meanwhile.
+   */
+  private static void assertRunsWhileLocked(
+      ProxyThread proxy, Runnable trigger, CountDownLatch done, String what) {
+    AtomicBoolean ranInside = new AtomicBoolean();
+    proxy.runExclusive(
+        () -> {
+          trigger.run();
+          ranInside.set(await(done));
+        });
+    assertTrue(
+        ranInside.get(),
+        "the "
+            + what
+            + " did not run within 5 s while this thread held the progress lock (it waited for a"
+            + " pass)");
   }
 
   private static boolean await(CountDownLatch latch) {
