@@ -30,8 +30,10 @@ import org.sparkccl.util.EngineLog;
  * yields, then waits in the selector on the sockets its connections registered, with a short
  * timeout as a guard (in spin mode it only polls the selector). Every wake-up source (submission, a
  * kernel publishing or freeing a slot, a helper thread finishing a chunk) calls {@link #wake()},
- * i.e. {@link Selector#wakeup()}, whose contract makes the next or current select return: a wake-up
- * can never be lost.
+ * which raises news the spinning proxy looks for and, while the proxy blocks, calls {@link
+ * Selector#wakeup()}, whose contract makes the next or current select return: a wake-up can never
+ * be lost. Work that no operation touches (socket announcements written, a ring connection's
+ * notices read) runs between passes, without the lock that passes and assisting kernels share.
  *
  * <p>A transport that needs its own progress (UCX: the worker) installs a {@link #setOwnedPoller
  * poller}. The proxy thread then owns every call into that transport: it polls once per pass, runs
@@ -498,23 +500,31 @@ public final class ProxyThread implements AutoCloseable {
     }
   }
 
-  /** Runs the handlers of sockets the last select found ready, in a progress pass. */
+  /**
+   * Runs the handlers of sockets the last select found ready: those that need no pass at once, the
+   * others in one progress pass.
+   */
   private void dispatchReady() {
     if (!selectorFree()) {
       return;
     }
     Set<SelectionKey> ready = selector.selectedKeys();
+    boolean needPass = false;
     for (SelectionKey key : ready) {
-      if (key.isValid() && key.attachment() instanceof ReadyHandler h && !h.runsInPass()) {
-        try {
-          h.onReady();
-        } catch (RuntimeException e) {
-          failInNextPass(e);
+      if (key.isValid() && key.attachment() instanceof ReadyHandler h) {
+        if (h.runsInPass()) {
+          needPass = true;
+        } else {
+          try {
+            h.onReady();
+          } catch (RuntimeException e) {
+            failInNextPass(e);
+          }
         }
       }
     }
-    if (!anyHandled(ready)) {
-      ready.clear(); // sockets that operations read in their passes; nothing to run here
+    if (!needPass) {
+      ready.clear(); // sockets that operations read in their passes; nothing more to run here
       return;
     }
     progressLock.lock();
@@ -535,15 +545,6 @@ public final class ProxyThread implements AutoCloseable {
       ready.clear();
       progressLock.unlock();
     }
-  }
-
-  private static boolean anyHandled(Set<SelectionKey> ready) {
-    for (SelectionKey key : ready) {
-      if (key.attachment() instanceof ReadyHandler h && h.runsInPass()) {
-        return true;
-      }
-    }
-    return false;
   }
 
   /**

@@ -74,11 +74,7 @@ class ProxyWakeupTest {
   }
 
   static ProxyThread startProxy(AtomicReference<RuntimeException> error) {
-    ProxyThread p =
-        new ProxyThread(
-            "sparkccl-test-proxy", IdleStrategies.defaults(), e -> error.compareAndSet(null, e));
-    p.start();
-    return p;
+    return startReportingProxy(error, new CountDownLatch(1));
   }
 
   /** A started proxy whose first reported failure goes to {@code error}, counting down once. */
