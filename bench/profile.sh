@@ -4,7 +4,7 @@
 # JVM and kernel frames together, so system calls, copies and spinning show side by side.
 #
 #   bench/profile.sh OUT_DIR PERF_OPTIONS...
-#   SPARKCCL_SHM=off bench/profile.sh /tmp/rs -n 4 -t socket -o reducescatter -b 32K -e 32K -w 200 -i 20000
+#   SPARKCCL_SHM=off bench/profile.sh bench/build/profile -n 4 -t socket -o reducescatter -b 32K -e 32K -w 200 -i 20000
 #   bench/profile.sh --lib      (fetches the profiler if needed and prints its path)
 #
 # OUT_DIR gets one <pid>.collapsed file per JVM (async-profiler's collapsed stacks, for flame
@@ -39,7 +39,7 @@ if [[ "${1:-}" == --lib ]]; then
   exit 0
 fi
 if [[ $# -lt 2 ]]; then
-  sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//' >&2
+  sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//' >&2
   exit 2
 fi
 OUT_DIR="$(realpath -m "$1")"
