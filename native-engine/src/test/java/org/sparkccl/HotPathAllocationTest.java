@@ -12,6 +12,7 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.EnumSource;
 import org.sparkccl.bootstrap.LocalBootstrap;
 import org.sparkccl.config.Algorithm;
@@ -38,6 +39,9 @@ class HotPathAllocationTest {
   private static final int CALLS = 10_000;
   private static final int COUNT = 16;
 
+  /** 32 KiB of floats: past {@code Reducer.SCALAR_MAX}, so that slices reduce in on-heap blocks. */
+  private static final int MID_COUNT = 8192;
+
   /**
    * Bytes per allReduce over both ranks, engine threads and callers together. Measured on a 2-core
    * machine: about 8,050 before requests, headers, texts and reduction views were reused or built
@@ -50,7 +54,8 @@ class HotPathAllocationTest {
    * selected-key iterator per dispatch, a decoded call per message), hence the margin. Over UCX:
    * about 990 while its connections made a request object per step, about 850 since each keeps one
    * per slot. About 580 (socket), 640 (local) and 670 (UCX) once each host channel reused its ring
-   * work and task.
+   * work and task; 480, 480 and 590 once a received step's call was compared where it lies instead
+   * of decoded (sockets, UCX) and the in-process transport kept one request per slot.
    */
   private static final long BOUND_PER_CALL = 1_600;
 
@@ -116,6 +121,39 @@ class HotPathAllocationTest {
   }
 
   /**
+   * Mid-size collectives: a reduction there goes through the reducer's on-heap blocks, through
+   * typed views of the buffers, now cached per thread, and a ring moves every step through a FIFO
+   * slot whose received call is now compared where it lies. Measured on a 2-core machine, bytes per
+   * call before and after: halving reduceScatter 5,056 and 832 (its rounds reduce into a heap
+   * scratch buffer as well as direct ones, and the JIT kept the views made per reduction); ring
+   * allReduce over sockets 2,170 and 1,010 (a call decoded per step) and in process 2,880 and 960
+   * (a request object per step); Rabenseifner allReduce 770 both. Over UCX the ring stays at about
+   * 4,000: each step's flush makes a request in Jucx, left out here.
+   */
+  @ParameterizedTest(name = "{0}, {1}, {2}")
+  @CsvSource({
+    "SOCKET, RH, ALL_REDUCE",
+    "SOCKET, RH, REDUCE_SCATTER",
+    "SOCKET, RING, ALL_REDUCE",
+    "LOCAL, RING, ALL_REDUCE"
+  })
+  @DisplayName("32 KiB collectives allocate a bounded number of bytes per call")
+  void midSizeCollectivesAllocateABoundedAmount(Transport transport, Algorithm algo, Op op) {
+    long perCall = bytesPerCall(transport, algo, POINT_TO_POINT_RANKS, op, MID_COUNT);
+    assertTrue(
+        perCall <= BOUND_PER_POINT_TO_POINT_CALL,
+        op
+            + " of 32 KiB by "
+            + algo
+            + " over "
+            + transport
+            + ": "
+            + perCall
+            + " bytes per call, expected at most "
+            + BOUND_PER_POINT_TO_POINT_CALL);
+  }
+
+  /**
    * A tree broadcast's root and a tree reduce's leaves announce every call to their ring
    * predecessor for the mismatch check (on by default), which queues the announcements that arrive
    * before its own launch: the announcement path stays within the bound too.
@@ -138,7 +176,7 @@ class HotPathAllocationTest {
             + BOUND_PER_POINT_TO_POINT_CALL);
   }
 
-  /** What {@link #bytesPerCall} repeats, on a max over 16 floats. */
+  /** What {@link #bytesPerCall} repeats, on a max over 16 floats (or {@link #MID_COUNT}). */
   enum Op {
     ALL_REDUCE,
     REDUCE_SCATTER,
@@ -155,6 +193,12 @@ class HotPathAllocationTest {
    * together, in steady state.
    */
   private static long bytesPerCall(Transport transport, Algorithm algo, int ranks, Op op) {
+    return bytesPerCall(transport, algo, ranks, op, COUNT);
+  }
+
+  /** {@link #bytesPerCall(Transport, Algorithm, int, Op)} on {@code count} floats. */
+  private static long bytesPerCall(
+      Transport transport, Algorithm algo, int ranks, Op op, int count) {
     Allocations mx = new Allocations();
     CclConfig config =
         CclConfig.builder()
@@ -173,15 +217,15 @@ class HotPathAllocationTest {
             Duration.ofMinutes(2),
             rank -> {
               // the buffer is declared first so that it is freed after the communicator closed
-              try (DeviceBuffer buf = HostDevice.INSTANCE.allocate(COUNT * 4L);
+              try (DeviceBuffer buf = HostDevice.INSTANCE.allocate(count * 4L);
                   Communicator comm = Communicator.create(group.rank(rank), config)) {
-                ByteBuffer mine = Reference.heap(COUNT * 4);
-                for (int i = 0; i < COUNT; i++) {
+                ByteBuffer mine = Reference.heap(count * 4);
+                for (int i = 0; i < count; i++) {
                   mine.putFloat(4 * i, rank + 1 + i);
                 }
                 buf.copyFromHost(mine, 0);
                 for (int i = 0; i < WARMUP; i++) {
-                  call(comm, buf, op);
+                  call(comm, buf, op, count);
                 }
                 barrier.await(30, TimeUnit.SECONDS);
                 if (rank == 0) {
@@ -190,15 +234,15 @@ class HotPathAllocationTest {
                 barrier.await(30, TimeUnit.SECONDS);
                 long before = mx.of(Thread.currentThread().getId());
                 for (int i = 0; i < CALLS; i++) {
-                  call(comm, buf, op);
+                  call(comm, buf, op, count);
                 }
                 callers[rank] = mx.of(Thread.currentThread().getId()) - before;
-                ByteBuffer got = Reference.heap(COUNT * 4);
+                ByteBuffer got = Reference.heap(count * 4);
                 buf.copyToHost(0, got);
                 // a reduceScatter in place writes this rank's block only, a reduce the root's
-                int block = COUNT / ranks;
+                int block = count / ranks;
                 boolean scatter = op == Op.REDUCE_SCATTER;
-                int checked = op == Op.REDUCE && rank != 0 ? 0 : COUNT;
+                int checked = op == Op.REDUCE && rank != 0 ? 0 : count;
                 for (int i = scatter ? rank * block : 0;
                     i < (scatter ? (rank + 1) * block : checked);
                     i++) {
@@ -221,11 +265,12 @@ class HotPathAllocationTest {
     }
     long perCall = total / CALLS;
     System.out.printf(
-        "hot path allocation, %s, %s, %d ranks: %d bytes per %s (engine threads %d, callers"
-            + " %s)%n",
+        "hot path allocation, %s, %s, %d ranks, %d floats: %d bytes per %s (engine threads %d,"
+            + " callers %s)%n",
         transport,
         algo,
         ranks,
+        count,
         perCall,
         op,
         engine[1] - engine[0],
@@ -234,13 +279,13 @@ class HotPathAllocationTest {
   }
 
   /** One call of {@code op} over the whole buffer, in place (root 0; max where it reduces). */
-  private static void call(Communicator comm, DeviceBuffer buf, Op op) {
+  private static void call(Communicator comm, DeviceBuffer buf, Op op, int count) {
     switch (op) {
-      case ALL_REDUCE -> comm.allReduce(buf, buf, COUNT, DataType.FLOAT32, ReduceOp.MAX);
+      case ALL_REDUCE -> comm.allReduce(buf, buf, count, DataType.FLOAT32, ReduceOp.MAX);
       case REDUCE_SCATTER ->
-          comm.reduceScatter(buf, buf, COUNT / comm.nRanks(), DataType.FLOAT32, ReduceOp.MAX);
-      case BROADCAST -> comm.broadcast(buf, buf, COUNT, DataType.FLOAT32, 0);
-      case REDUCE -> comm.reduce(buf, buf, COUNT, DataType.FLOAT32, ReduceOp.MAX, 0);
+          comm.reduceScatter(buf, buf, count / comm.nRanks(), DataType.FLOAT32, ReduceOp.MAX);
+      case BROADCAST -> comm.broadcast(buf, buf, count, DataType.FLOAT32, 0);
+      case REDUCE -> comm.reduce(buf, buf, count, DataType.FLOAT32, ReduceOp.MAX, 0);
     }
   }
 

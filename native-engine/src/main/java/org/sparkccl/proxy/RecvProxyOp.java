@@ -153,9 +153,8 @@ public final class RecvProxyOp extends FifoProxyOp {
 
   @Override
   protected void complete(long step, NetRequest request) {
-    CollectiveCall got = request.call();
-    if (checks && got != null && !got.matches(expected)) {
-      throw CollectiveCall.mismatch(rank, expected, connection.peer(), got, myCalls);
+    if (checks && !request.sentFor(expected)) {
+      throw CollectiveCall.mismatch(rank, expected, connection.peer(), request.call(), myCalls);
     }
     int slot = FifoLayout.slotOf(step);
     ByteBuffer target = targets[slot];

@@ -14,8 +14,21 @@ public interface NetRequest {
   /** Bytes moved; valid once {@link #test()} returned true. */
   int size();
 
-  /** For a completed receive: the collective the sender was running when it sent this. */
+  /**
+   * For a completed receive: the collective the sender was running when it sent this, or null where
+   * the request carries none.
+   */
   default CollectiveCall call() {
     return null;
+  }
+
+  /**
+   * For a completed receive: whether the sender was running {@code expected} when it sent this (or
+   * the request carries no call). Transports that keep the call's bytes compare them in place: a
+   * receiver checks every step, and a call made per step was the most a mid-size ring allocated.
+   */
+  default boolean sentFor(CollectiveCall expected) {
+    CollectiveCall got = call();
+    return got == null || got.matches(expected);
   }
 }

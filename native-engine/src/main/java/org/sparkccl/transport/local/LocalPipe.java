@@ -126,9 +126,20 @@ public final class LocalPipe {
   }
 
   private final class SendEnd implements SendConnection {
+    /**
+     * One request per slot, reused: the proxy posts a step only once the slot's previous step has
+     * completed (as over sockets), and a request per step was most of what a mid-size ring
+     * allocated over this transport.
+     */
+    private final SendRequest[] requests = new SendRequest[FifoLayout.STEPS];
+
     @Override
     public NetRequest postSend(ByteBuffer data, int size, long step, CollectiveCall call) {
-      return new SendRequest(data, size, step, call);
+      int slot = FifoLayout.slotOf(step);
+      if (requests[slot] == null) {
+        requests[slot] = new SendRequest();
+      }
+      return requests[slot].reuse(data, size, step, call);
     }
 
     /**
@@ -168,18 +179,22 @@ public final class LocalPipe {
    * at once after a copy, once the receiver has released the step when it reads in place.
    */
   private final class SendRequest implements NetRequest {
-    private final ByteBuffer data;
-    private final int size;
-    private final long step;
-    private final CollectiveCall call;
+    private ByteBuffer data;
+    private int size;
+    private long step;
+    private CollectiveCall call;
     private boolean offered;
     private boolean done;
 
-    SendRequest(ByteBuffer data, int size, long step, CollectiveCall call) {
+    /** Makes this the request of {@code step}, forgetting the slot's previous step. */
+    SendRequest reuse(ByteBuffer data, int size, long step, CollectiveCall call) {
       this.data = data;
       this.size = size;
       this.step = step;
       this.call = call;
+      this.offered = false;
+      this.done = false;
+      return this;
     }
 
     @Override
@@ -219,7 +234,53 @@ public final class LocalPipe {
     }
   }
 
+  /** One receive: done once the sender has offered its step (see {@link SendRequest}). */
+  private final class RecvRequest implements NetRequest {
+    private int slot;
+    private long step;
+    private int size;
+    private CollectiveCall call;
+
+    /** Makes this the request of {@code step}, forgetting the slot's previous step. */
+    RecvRequest reuse(int slot, long step) {
+      this.slot = slot;
+      this.step = step;
+      this.size = -1;
+      this.call = null;
+      return this;
+    }
+
+    @Override
+    public boolean test() {
+      if (size < 0) {
+        synchronized (LocalPipe.this) {
+          if (offeredStep[slot] == step) {
+            size = offeredSize[slot];
+            call = offeredCall[slot];
+            offeredStep[slot] = -1;
+          } else {
+            checkFailed();
+          }
+        }
+      }
+      return size >= 0;
+    }
+
+    @Override
+    public int size() {
+      return size;
+    }
+
+    @Override
+    public CollectiveCall call() {
+      return call;
+    }
+  }
+
   private final class RecvEnd implements RecvConnection {
+    /** One request per slot, reused (see {@link SendEnd}). */
+    private final RecvRequest[] requests = new RecvRequest[FifoLayout.STEPS];
+
     /** The sending proxy copies into whatever memory is posted, unless nothing is copied. */
     @Override
     public boolean readsIntoAnyMemory() {
@@ -236,36 +297,10 @@ public final class LocalPipe {
         postedStep[slot] = step;
       }
       wakeSender.run();
-      return new NetRequest() {
-        private int size = -1;
-        private CollectiveCall call;
-
-        @Override
-        public boolean test() {
-          if (size < 0) {
-            synchronized (LocalPipe.this) {
-              if (offeredStep[slot] == step) {
-                size = offeredSize[slot];
-                call = offeredCall[slot];
-                offeredStep[slot] = -1;
-              } else {
-                checkFailed();
-              }
-            }
-          }
-          return size >= 0;
-        }
-
-        @Override
-        public int size() {
-          return size;
-        }
-
-        @Override
-        public CollectiveCall call() {
-          return call;
-        }
-      };
+      if (requests[slot] == null) {
+        requests[slot] = new RecvRequest();
+      }
+      return requests[slot].reuse(slot, step);
     }
 
     @Override

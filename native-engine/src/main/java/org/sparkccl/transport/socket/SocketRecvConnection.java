@@ -279,7 +279,6 @@ final class SocketRecvConnection extends SocketConnection implements RecvConnect
     if (r.header.getInt(12) == SocketRequest.FLAG_ABORT) {
       throw FailureNotice.raise(readNotice(size));
     }
-    r.call = CollectiveCall.decode(r.header, SocketRequest.CALL_OFFSET);
     if (step != r.step || size < 0 || size > r.slot.capacity()) {
       throw failure(
           "protocol error: got step "

@@ -48,7 +48,6 @@ final class SocketRequest implements NetRequest {
   ByteBuffer payload;
   ChunkTask[] chunks;
   boolean controlDone;
-  CollectiveCall call;
 
   SocketRequest(SocketConnection connection) {
     this.connection = connection;
@@ -67,7 +66,6 @@ final class SocketRequest implements NetRequest {
     payload = null;
     chunks = null;
     controlDone = false;
-    call = null;
     return this;
   }
 
@@ -98,8 +96,14 @@ final class SocketRequest implements NetRequest {
     return size;
   }
 
+  /** The call in the header; read after completion, while the header is this step's. */
   @Override
   public CollectiveCall call() {
-    return call;
+    return CollectiveCall.decode(header, CALL_OFFSET);
+  }
+
+  @Override
+  public boolean sentFor(CollectiveCall expected) {
+    return expected.isEncodedAt(header, CALL_OFFSET) || NetRequest.super.sentFor(expected);
   }
 }

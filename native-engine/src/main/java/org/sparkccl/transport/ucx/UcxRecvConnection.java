@@ -104,13 +104,19 @@ final class UcxRecvConnection extends UcxConnection implements RecvConnection {
     private ByteBuffer slot;
     private long step;
     private int size;
-    private CollectiveCall call;
+
+    /**
+     * Where the completion record of this step lies in the receive side's memory once it is here;
+     * -1 before. Its call is read from there: the sender rewrites that record only for a step this
+     * rank has made room for, after this one completed.
+     */
+    private int record = -1;
 
     Request reuse(ByteBuffer slot, long step) {
       this.slot = slot;
       this.step = step;
       this.size = 0;
-      this.call = null;
+      this.record = -1;
       return this;
     }
 
@@ -143,7 +149,7 @@ final class UcxRecvConnection extends UcxConnection implements RecvConnection {
         slot.put(0, side, r + UcxLayout.RECORD_DATA, sent);
       }
       size = sent;
-      call = CollectiveCall.decode(side, r + UcxLayout.RECORD_CALL);
+      record = r;
       return true;
     }
 
@@ -154,7 +160,13 @@ final class UcxRecvConnection extends UcxConnection implements RecvConnection {
 
     @Override
     public CollectiveCall call() {
-      return call;
+      return record < 0 ? null : CollectiveCall.decode(side, record + UcxLayout.RECORD_CALL);
+    }
+
+    @Override
+    public boolean sentFor(CollectiveCall expected) {
+      return (record >= 0 && expected.isEncodedAt(side, record + UcxLayout.RECORD_CALL))
+          || NetRequest.super.sentFor(expected);
     }
   }
 }

@@ -143,8 +143,16 @@ final class UcxSendConnection extends UcxConnection implements SendConnection {
     private long step = -1;
     private int size;
     private CollectiveCall call;
-    private Completion[] flushes;
-    private UcpRequest[] flushRequests;
+
+    /**
+     * The flushes of the endpoints the data went over, the first {@link #flushing} of these arrays
+     * (kept across steps; each flush gets a new completion, which UCX may still call after the
+     * request reads as completed); -1 while the data is not put yet.
+     */
+    private final Completion[] flushes = new Completion[endpoints.length];
+
+    private final UcpRequest[] flushRequests = new UcpRequest[endpoints.length];
+    private int flushing = -1;
     private boolean done = true;
 
     /** Makes this the request of {@code step}, once the slot's previous step is done. */
@@ -161,8 +169,7 @@ final class UcxSendConnection extends UcxConnection implements SendConnection {
       this.step = step;
       this.size = size;
       this.call = call;
-      this.flushes = null;
-      this.flushRequests = null;
+      this.flushing = -1;
       this.done = false;
       return this;
     }
@@ -178,10 +185,10 @@ final class UcxSendConnection extends UcxConnection implements SendConnection {
         }
         return;
       }
-      if (flushes == null && !putData()) {
+      if (flushing < 0 && !putData()) {
         return;
       }
-      for (int i = 0; i < flushes.length; i++) {
+      for (int i = 0; i < flushing; i++) {
         if (!flushes[i].isDone(flushRequests[i])) {
           return;
         }
@@ -232,12 +239,11 @@ final class UcxSendConnection extends UcxConnection implements SendConnection {
         int len = Math.min(chunk, size - off);
         endpoints[used].putNonBlockingImplicit(local + off, len, remote + off, peerSlots[used]);
       }
-      flushes = new Completion[used];
-      flushRequests = new UcpRequest[used];
       for (int i = 0; i < used; i++) {
         flushes[i] = new Completion();
         flushRequests[i] = endpoints[i].flushNonBlocking(flushes[i]);
       }
+      flushing = used;
       return true;
     }
 
