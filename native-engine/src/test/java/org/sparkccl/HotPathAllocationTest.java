@@ -124,11 +124,11 @@ class HotPathAllocationTest {
    * Mid-size collectives: a reduction there goes through the reducer's on-heap blocks, through
    * typed views of the buffers, now cached per thread, and a ring moves every step through a FIFO
    * slot whose received call is now compared where it lies. Measured on a 2-core machine, bytes per
-   * call before and after: halving reduceScatter 5,056 and 832 (its rounds reduce into a heap
-   * scratch buffer as well as direct ones, and the JIT kept the views made per reduction); ring
-   * allReduce over sockets 2,170 and 1,010 (a call decoded per step) and in process 2,880 and 960
-   * (a request object per step); Rabenseifner allReduce 770 both. Over UCX the ring stays at about
-   * 4,000: each step's flush makes a request in Jucx, left out here.
+   * call before and after: halving reduceScatter 5,056 and 832, Rabenseifner allReduce 3,076 and
+   * 768 (the views made per reduction; whether the JIT removed them depended on what else the
+   * thread had reduced), ring allReduce over sockets 6,480 and 1,010 (the views, and a call decoded
+   * per step) and in process 7,200 and 960 (a request object per step). Over UCX the ring went from
+   * 10,661 to about 4,040: each step's flush makes a request in Jucx, left out here.
    */
   @ParameterizedTest(name = "{0}, {1}, {2}")
   @CsvSource({

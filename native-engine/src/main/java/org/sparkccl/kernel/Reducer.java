@@ -80,8 +80,9 @@ public final class Reducer {
    * Float and double reductions go through small on-heap blocks: bulk copies in and out run at
    * memcpy speed and the loop over arrays is one C2 vectorises, about 1.35x faster than element
    * accessors on direct buffers. The copies go through typed views of the buffers, cached per
-   * thread ({@link BufferViews}): made per call they were six objects, about 350 bytes, and with
-   * them a 4 KiB sum took as long as an 8 KiB one ({@code bench/micro/ReduceSpeed.java}).
+   * thread ({@link BufferViews}): made per call they were six objects, about 230-290 bytes, and a 4
+   * KiB sum took 0.34-0.42 us against 0.20-0.21 with them cached ({@code
+   * bench/micro/ReduceSpeed.java} on a 2-core machine).
    */
   private static final int BLOCK = 4096;
 
