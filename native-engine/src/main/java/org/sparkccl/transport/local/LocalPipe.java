@@ -219,6 +219,7 @@ public final class LocalPipe {
           offeredCall[slot] = call;
           offered = true;
           offeredNow = true;
+          data = null; // copied or never needed: the request, kept per slot, holds no buffer
         }
       }
       if (offeredNow) {
