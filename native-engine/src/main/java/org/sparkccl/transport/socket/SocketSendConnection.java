@@ -29,10 +29,14 @@ final class SocketSendConnection extends SocketConnection implements SendConnect
   private volatile boolean peerClosed;
 
   /**
-   * Set on a ring's connections, whose reverse direction carries only the peer's notices and
-   * announcements (no pair's data): the proxy reads them outside its progress passes.
+   * A ring's connection, whose reverse direction carries only the peer's notices and announcements
+   * (no pair's data): the proxy reads them outside its progress passes. A successor's announcement
+   * of every call of a tree reduce held the predecessor's progress lock for a read of 40 bytes
+   * (about a microsecond a call on the 16-core host), while that rank's kernel waited to move its
+   * data (docs/benchmarks.md). Until the constructor has set it (the socket is registered first), a
+   * ready socket is read in a pass, as it always may be.
    */
-  private volatile boolean noticesOnly;
+  private final boolean noticesOnly;
 
   /**
    * A data frame's header this half read on a pair's socket before the receiving half existed
@@ -57,9 +61,11 @@ final class SocketSendConnection extends SocketConnection implements SendConnect
       int nThreads,
       IdleStrategies idle,
       Selector proxySelector,
-      Runnable wakeProxy)
+      Runnable wakeProxy,
+      boolean noticesOnly)
       throws IOException {
     super(description, peer, control, data, nThreads, idle, proxySelector, wakeProxy, null);
+    this.noticesOnly = noticesOnly;
   }
 
   /**
@@ -76,6 +82,7 @@ final class SocketSendConnection extends SocketConnection implements SendConnect
       SocketRecvConnection recv)
       throws IOException {
     super(description, peer, control, new Wire[0], 0, idle, proxySelector, wakeProxy, recv);
+    this.noticesOnly = false;
   }
 
   /** The control socket's bytes, for a receiving half over the same socket. */
@@ -152,16 +159,6 @@ final class SocketSendConnection extends SocketConnection implements SendConnect
   @Override
   protected int idleInterest() {
     return peerClosed || holding || partner != null ? 0 : SelectionKey.OP_READ;
-  }
-
-  /**
-   * Lets the proxy read this ring connection's notices without a progress pass: a successor's
-   * announcement of every call of a tree reduce held the predecessor's progress lock for a read of
-   * 40 bytes (about a microsecond a call on the 16-core host), while that rank's kernel waited to
-   * move its data (docs/benchmarks.md).
-   */
-  void readNoticesOutsidePasses() {
-    noticesOnly = true;
   }
 
   @Override

@@ -230,13 +230,18 @@ public final class SocketTransport implements AutoCloseable {
             ConnectorHandshake.run(
                 data[i], new Handshake(rank, channel, i), version, a, seal, deadlineNanos, what);
       }
-      SocketSendConnection conn =
-          new SocketSendConnection(
-              what, peer, controlWire, dataWires, nThreads, idle, proxySelector, wakeProxy);
-      if (channel != P2P_CHANNEL) {
-        conn.readNoticesOutsidePasses(); // a ring's: the peer sends it nothing but notices
-      }
-      return conn;
+      // a ring's connection: the peer sends it nothing but notices
+      boolean noticesOnly = channel != P2P_CHANNEL;
+      return new SocketSendConnection(
+          what,
+          peer,
+          controlWire,
+          dataWires,
+          nThreads,
+          idle,
+          proxySelector,
+          wakeProxy,
+          noticesOnly);
     } catch (IOException e) {
       closeAll(control, data);
       // every rank listens from its creation to its close, so a refusal means the peer is gone;
