@@ -47,6 +47,8 @@ cp bench/profile.sh bench/profile_summary.py "$DEST/bench/"
 mkdir -p "$DEST/bench/micro" "$DEST/micro-classes"
 cp bench/run-latency-bench.sh bench/common.sh bench/mpi_coll.c bench/latency_table.py \
    bench/plot_bench.py "$DEST/bench/"
+# what the mismatch check costs (run.sh DIR checkcost)
+cp bench/run-checkcalls-bench.sh bench/ab_summary.py "$DEST/bench/"
 javac -nowarn -cp "perf/target/lib/*" -d "$DEST/micro-classes" bench/micro/JucxPutPingPong.java \
   bench/micro/TcpDoublingFloor.java
 # the Python benchmark without Spark (run.sh DEST python): the executor's channel for Python

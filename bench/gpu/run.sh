@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The GPU suite and the benchmark of the CUDA backend, on a machine with a GPU and no Java:
 # bench/gpu/pack.sh packs DIR on a build machine; copy DIR to the GPU machine and run there
-#   bash DIR/run.sh DIR [smoke|suite|soak|bench|tune|local|tune-local|python|peer|blocks|compare|check|all|ab|ab-small|gpu-ab|resident|latency|collectives|lb]
+#   bash DIR/run.sh DIR [smoke|suite|soak|bench|tune|local|tune-local|python|peer|blocks|compare|check|all|ab|ab-small|gpu-ab|resident|latency|checkcost|collectives|lb]
 #   bash DIR/run.sh DIR profile PERF_OPTIONS...   (bench/profile.sh with this bundle's perf tool)
 # Logs go to $OUT (default /tmp/sparkccl-gpu-out) and summaries to stdout.
 set -uo pipefail
@@ -234,6 +234,21 @@ case "$MODE" in
     resident_8b
     ;;
   latency) latency ;;
+  checkcost)
+    # what the mismatch check costs at 8 B (bench/run-checkcalls-bench.sh: checkCalls off and on,
+    # alternating) with this bundle's runtime, host memory, rank processes, for each of CFGS
+    # (ranks/transport/operation), ROUNDS rounds (default 5) of ITERS calls (default 10000) after
+    # the JIT's warm-up, algorithm ALGOS (default auto: the tuner's tree at 8 B), SHM (default off:
+    # point-to-point edges on sockets, as between hosts)
+    for cfg in ${CFGS:-4/socket/broadcast 4/socket/reduce 8/socket/broadcast 8/socket/reduce 4/ucx/broadcast 4/ucx/reduce 8/ucx/broadcast 8/ucx/reduce}; do
+      IFS=/ read -r n t op <<<"$cfg"
+      (cd "$DIR" && SPARKCCL_SHM="${SHM:-off}" RANKS="$n" TRANSPORT="$t" OP="$op" ALGOS="${ALGOS:-auto}" \
+        ITERS="${ITERS:-10000}" JIT_WARMUP="$JIT" \
+        SPARKCCL_PERF="$DIR/jre/bin/java -Xmx1g -Dorg.apache.logging.log4j.level=WARN -cp $DIR/lib/* org.sparkccl.perf.PerfTool --device host" \
+        bash bench/run-checkcalls-bench.sh "${ROUNDS:-5}") 2>>"$OUT/checkcost.err" | tee -a "$OUT/checkcost.txt"
+      [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+    done
+    ;;
   profile)
     # the perf tool on host memory under the CPU profiler (bench/profile.sh; PROFILE_CALLS and
     # the rest as there); the profiles come back in one archive beside the summary

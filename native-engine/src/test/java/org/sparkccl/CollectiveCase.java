@@ -9,9 +9,9 @@ import org.sparkccl.device.DeviceBuffer;
 import org.sparkccl.device.HostDevice;
 
 /**
- * Test-only: one rank's part of one broadcast, reduce, allGather or reduceScatter: its buffers
- * (inputs from {@link Reference#fill}, everything else random bytes), the call, and the check of
- * the result against {@link Reference} and of every byte that must stay untouched.
+ * Test-only: one rank's part of one allReduce, broadcast, reduce, allGather or reduceScatter: its
+ * buffers (inputs from {@link Reference#fill}, everything else random bytes), the call, and the
+ * check of the result against {@link Reference} and of every byte that must stay untouched.
  *
  * <p>Every rank's inputs come from {@link Spec#inputs}, so any rank (or process) can rebuild all of
  * them from the random seed. Buffer conventions are NCCL's; in place means one buffer object passed
@@ -22,6 +22,7 @@ final class CollectiveCase {
   static final int PAD = RankHarness.PAD;
 
   enum Kind {
+    ALL_REDUCE("allReduce"),
     BROADCAST("broadcast"),
     REDUCE("reduce"),
     ALL_GATHER("allGather"),
@@ -34,7 +35,7 @@ final class CollectiveCase {
     }
 
     boolean reduces() {
-      return this == REDUCE || this == REDUCE_SCATTER;
+      return this == ALL_REDUCE || this == REDUCE || this == REDUCE_SCATTER;
     }
 
     boolean rooted() {
@@ -48,9 +49,9 @@ final class CollectiveCase {
   }
 
   /**
-   * One case. {@code count} is the API's count: broadcast/reduce count, allGather sendCount,
-   * reduceScatter recvCount. Out of place with {@code root != 0}, non-root ranks pass a null send
-   * (broadcast) or recv (reduce), which the API allows there.
+   * One case. {@code count} is the API's count: allReduce/broadcast/reduce count, allGather
+   * sendCount, reduceScatter recvCount. Out of place with {@code root != 0}, non-root ranks pass a
+   * null send (broadcast) or recv (reduce), which the API allows there.
    */
   record Spec(Kind kind, DataType dtype, ReduceOp op, int count, int root, boolean inPlace) {
     boolean nullOnNonRoot() {
@@ -187,6 +188,7 @@ final class CollectiveCase {
   CompletableFuture<Void> launch(Communicator c) {
     Spec s = spec;
     return switch (s.kind()) {
+      case ALL_REDUCE -> c.allReduceAsync(send, recv, s.count(), s.dtype(), s.op());
       case BROADCAST ->
           s.inPlace()
               ? c.broadcastAsync(recv, s.count(), s.dtype(), s.root())
@@ -201,6 +203,7 @@ final class CollectiveCase {
   void runBlocking(Communicator c) {
     Spec s = spec;
     switch (s.kind()) {
+      case ALL_REDUCE -> c.allReduce(send, recv, s.count(), s.dtype(), s.op());
       case BROADCAST -> {
         if (s.inPlace()) {
           c.broadcast(recv, s.count(), s.dtype(), s.root());
@@ -231,6 +234,14 @@ final class CollectiveCase {
     }
     ByteBuffer got = recv == null ? null : read(recv);
     switch (s.kind()) {
+      case ALL_REDUCE -> {
+        Reference.Expected e = Reference.allReduce(inputs, count, s.dtype(), s.op());
+        String m = e.mismatches(native_(got.slice(0, block)));
+        if (m != null) {
+          p.append(" result: ").append(m).append(';');
+        }
+        same(p, "bytes after the result were overwritten", got, recvBefore, block, PAD);
+      }
       case BROADCAST -> {
         same(p, "result differs from the root's input", got, inputs[s.root()], 0, block);
         same(p, "bytes after the result were overwritten", got, recvBefore, block, PAD);
@@ -282,6 +293,19 @@ final class CollectiveCase {
       }
     }
     return p.length() == 0 ? null : "rank " + rank + ":" + p;
+  }
+
+  /**
+   * The bytes of this rank's result that every rank must hold alike (an allReduce's, a broadcast's,
+   * an allGather's), for comparing ranks bit for bit; null for a reduce or a reduceScatter, whose
+   * ranks hold different parts.
+   */
+  ByteBuffer sharedResult() {
+    Spec s = spec;
+    if (s.kind() == Kind.REDUCE || s.kind() == Kind.REDUCE_SCATTER) {
+      return null;
+    }
+    return read(recv).slice(0, s.recvElems(n) * s.dtype().size());
   }
 
   /** Frees the buffers (a buffer still held by a failed collective is left to the GC). */

@@ -9,6 +9,9 @@ public abstract class ProxyOp {
   ProxyOp next;
   ProxyOp nextPeer;
 
+  /** The operation submitted before (on the stack) or after (once taken) this one. */
+  ProxyOp nextSubmitted;
+
   /** Set by the proxy once it unlinked the finished operation and will not touch it again. */
   private volatile boolean unlinked;
 

@@ -64,7 +64,7 @@ public final class ProxyThread implements AutoCloseable {
 
   private final Selector selector;
   private final Thread thread;
-  private final ConcurrentLinkedQueue<ProxyOp> submitted = new ConcurrentLinkedQueue<>();
+  private final SubmittedOps submitted = new SubmittedOps();
   private final Consumer<RuntimeException> onError;
   private final IdleStrategy busyIdle;
   private final IdleStrategy emptyIdle;
@@ -203,7 +203,7 @@ public final class ProxyThread implements AutoCloseable {
   /** Queues an operation; the proxy thread links it in. */
   public void submit(ProxyOp op) {
     outstanding.incrementAndGet();
-    submitted.add(op);
+    submitted.push(op);
     wake();
   }
 
@@ -213,7 +213,7 @@ public final class ProxyThread implements AutoCloseable {
    */
   public void enqueue(ProxyOp op) {
     outstanding.incrementAndGet();
-    submitted.add(op);
+    submitted.push(op);
   }
 
   /** Makes the proxy look at its operations again. */
@@ -279,7 +279,7 @@ public final class ProxyThread implements AutoCloseable {
           if (dropAll) {
             dropAll = false;
             dropLinked();
-            while (submitted.poll() != null) {
+            for (ProxyOp op = submitted.takeAll(); op != null; op = op.nextSubmitted) {
               outstanding.decrementAndGet();
             }
           }
@@ -578,8 +578,11 @@ public final class ProxyThread implements AutoCloseable {
   }
 
   private void linkSubmitted() {
-    ProxyOp op;
-    while ((op = submitted.poll()) != null) {
+    ProxyOp taken = submitted.takeAll();
+    while (taken != null) {
+      ProxyOp op = taken;
+      taken = op.nextSubmitted;
+      op.nextSubmitted = null;
       op.next = null;
       op.nextPeer = null;
       ProxyOp same = findPeer(op.peerKey());
