@@ -1,5 +1,6 @@
 """Summarises an A/B run of the perf tool: lines of `label size time_us` (label old or new),
-printed as the median time per size of each and the ratio new/old.
+printed as the median time per size of each and the ratio new/old, then every round's times
+(in run order), to judge the noise.
 
     python3 bench/ab_summary.py RESULTS OLD_NAME NEW_NAME DESCRIPTION
 """
@@ -24,6 +25,10 @@ def main() -> None:
         o = statistics.median(times[(size, "old")])
         n = statistics.median(times[(size, "new")])
         print(f"{size:>18} {o:>10.1f} {n:>10.1f} {n / o:>8.3f}")
+    for size in sizes:
+        for label in ("old", "new"):
+            rounds_us = " ".join(f"{t:.1f}" for t in times[(size, label)])
+            print(f"# {size} {label}: {rounds_us}")
 
 
 if __name__ == "__main__":

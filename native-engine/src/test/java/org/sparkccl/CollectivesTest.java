@@ -258,18 +258,25 @@ class CollectivesTest {
       name = "every collective x dtype x op x count x root matches the reference: {0}")
   @MethodSource("setups")
   void everyCollectiveDtypeOpAndCountMatchesTheReference(Setup s) {
-    Communicator[] comms = RankHarness.createAll(s.ranks(), s.config(), WAIT);
+    runCases(s.toString(), RankHarness.createAll(s.ranks(), s.config(), WAIT), cases(s), 1);
+  }
+
+  /**
+   * Runs {@code specs} one after the other on {@code comms} ({@link #runAndCheck}, seeds from
+   * {@code seed} on), then closes the communicators; fails naming {@code setup} and every wrong
+   * case (a failed or stalled collective ends the run at once).
+   */
+  static void runCases(String setup, Communicator[] comms, List<Spec> specs, long seed) {
     List<String> wrong = new ArrayList<>();
     int done = 0;
     try {
-      long seed = 1;
-      for (Spec spec : cases(s)) {
+      for (Spec spec : specs) {
         String m;
         try {
           m = runAndCheck(comms, spec, seed++);
         } catch (AssertionError e) {
           throw new AssertionError(
-              s
+              setup
                   + ": "
                   + spec
                   + ": "
@@ -279,7 +286,7 @@ class CollectivesTest {
         }
         done++;
         if (m != null) {
-          wrong.add(s + ": " + spec + ":" + m);
+          wrong.add(setup + ": " + spec + ":" + m);
         }
       }
     } finally {
