@@ -2,9 +2,6 @@ package org.sparkccl;
 
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
-import org.sparkccl.algorithm.RingAllReduce;
-import org.sparkccl.algorithm.RingChain;
-import org.sparkccl.algorithm.RingGather;
 import org.sparkccl.bootstrap.Bootstrap;
 import org.sparkccl.comm.Arguments;
 import org.sparkccl.comm.CollectiveCall;
@@ -128,19 +125,7 @@ public final class Communicator implements AutoCloseable {
     DeviceBuffer src = buffer("send", send, count, dtype);
     DeviceBuffer dst = buffer("recv", recv, count, dtype);
     return core.collectives()
-        .launch(
-            blocking,
-            CollectiveCall.Kind.ALL_REDUCE,
-            count,
-            dtype,
-            op,
-            0,
-            src,
-            dst,
-            0,
-            0,
-            (c, start, len) ->
-                RingAllReduce.plan(c, rank(), nRanks(), start, len, dtype.size(), stepSize()));
+        .launch(blocking, CollectiveCall.Kind.ALL_REDUCE, count, dtype, op, 0, src, dst, 0, 0);
   }
 
   /** Blocking {@link #allReduceAsync}. */
@@ -171,20 +156,7 @@ public final class Communicator implements AutoCloseable {
     DeviceBuffer dst = buffer("recv", recv, count, dtype);
     DeviceBuffer src = rank() == root ? buffer("send", send, count, dtype) : dst;
     return core.collectives()
-        .launch(
-            blocking,
-            CollectiveCall.Kind.BROADCAST,
-            count,
-            dtype,
-            null,
-            root,
-            src,
-            dst,
-            0,
-            0,
-            (c, start, len) ->
-                RingChain.broadcast(
-                    c, rank(), nRanks(), root, start, len, dtype.size(), stepSize()));
+        .launch(blocking, CollectiveCall.Kind.BROADCAST, count, dtype, null, root, src, dst, 0, 0);
   }
 
   /** In-place broadcast of {@code buf}, like {@code ncclBcast}. */
@@ -227,19 +199,7 @@ public final class Communicator implements AutoCloseable {
     DeviceBuffer src = buffer("send", send, count, dtype);
     DeviceBuffer dst = rank() == root || recv != null ? buffer("recv", recv, count, dtype) : src;
     return core.collectives()
-        .launch(
-            blocking,
-            CollectiveCall.Kind.REDUCE,
-            count,
-            dtype,
-            op,
-            root,
-            src,
-            dst,
-            0,
-            0,
-            (c, start, len) ->
-                RingChain.reduce(c, rank(), nRanks(), root, start, len, dtype.size(), stepSize()));
+        .launch(blocking, CollectiveCall.Kind.REDUCE, count, dtype, op, root, src, dst, 0, 0);
   }
 
   /** Blocking {@link #reduceAsync}. */
@@ -278,10 +238,7 @@ public final class Communicator implements AutoCloseable {
             src,
             dst,
             srcBase,
-            rank() * sendCount,
-            (c, start, len) ->
-                RingGather.allGather(
-                    c, rank(), nRanks(), sendCount, start, len, srcBase, dtype.size(), stepSize()));
+            rank() * sendCount);
   }
 
   /** Blocking {@link #allGatherAsync}. */
@@ -324,10 +281,7 @@ public final class Communicator implements AutoCloseable {
             src,
             dst,
             rank() * recvCount,
-            dstBase,
-            (c, start, len) ->
-                RingGather.reduceScatter(
-                    c, rank(), nRanks(), recvCount, start, len, dstBase, dtype.size(), stepSize()));
+            dstBase);
   }
 
   /** Blocking {@link #reduceScatterAsync}. */
@@ -434,10 +388,6 @@ public final class Communicator implements AutoCloseable {
   @Override
   public void close() {
     core.close();
-  }
-
-  private int stepSize() {
-    return core.config().stepSize();
   }
 
   /**

@@ -48,10 +48,6 @@ import org.sparkccl.transport.SendConnection;
  * With one rank a collective is a copy.
  */
 public final class CollectiveLauncher {
-  /** Plans one channel's part, elements {@code [start, start + len)} of the per-rank count. */
-  public interface Planner {
-    ChannelPlan plan(int channel, long start, long len);
-  }
 
   private final CommContext ctx;
   private final Lifecycle lifecycle;
@@ -84,7 +80,7 @@ public final class CollectiveLauncher {
     this.ctx = ctx;
     this.lifecycle = lifecycle;
     this.sites = new RingSites(ctx.rank, ctx.channels.length);
-    this.plans = new PlanCache(ctx.channels.length);
+    this.plans = new PlanCache(ctx.channels.length, ctx.rank, ctx.nRanks, ctx.config.stepSize());
     this.guard = new ChannelGuard(ctx, 0);
     this.launched = ctx.calls::launched;
     this.tuner =
@@ -128,8 +124,7 @@ public final class CollectiveLauncher {
       DeviceBuffer src,
       DeviceBuffer dst,
       long localSrc,
-      long localDst,
-      Planner planner) {
+      long localDst) {
     Collective coll;
     synchronized (ctx.launchLock) {
       ctx.failure.checkUsable();
@@ -193,7 +188,7 @@ public final class CollectiveLauncher {
         } else if (peerToPeer) {
           launchPeerToPeer(algo, src, dst, localSrc, localDst, call, coll);
         } else {
-          launchRing(src, dst, call, used, localSrc, localDst, planner, coll);
+          launchRing(src, dst, call, used, localSrc, localDst, coll);
         }
       } catch (RuntimeException e) {
         // A tree's or doubling's first use of a point-to-point link connects it and can fail: the
@@ -752,7 +747,6 @@ public final class CollectiveLauncher {
       int used,
       long localSrc,
       long localDst,
-      Planner planner,
       Collective coll) {
     // GPU channels on direct edges: one kernel thread drives them all (ChannelGroupTask)
     ChannelWork[] group =
@@ -766,7 +760,6 @@ public final class CollectiveLauncher {
               used,
               localSrc,
               localDst,
-              planner,
               ChannelSplit.start(call.count(), call.dtype().size(), used, c),
               ChannelSplit.length(call.count(), call.dtype().size(), used, c));
       if (plan.sendSteps() > 0 && !ch.directSend) {
