@@ -69,12 +69,12 @@ class HotPathAllocationTest {
    * error; 3,650, 4,980 and 8,470 once each link restarted its finished proxy operations, as the
    * ring's channels do; 3,180, 4,140 and 6,870 once each edge was its own wait condition (a wait
    * made two lambdas) and the exchanges' list was reused; about 770 for each once a launch re-armed
-   * the edges, work and task of the last launch of its shape ({@code comm.PeerPlan}). What remains
-   * is made per launch on each rank (about 190 bytes per rank): the call, the collective and its
-   * future, the queue node and the planner lambda. Tree broadcasts and reduces with the mismatch
-   * check: about 840 and 920, of which each announcing rank's queued call is 24 bytes on its own
-   * thread and the predecessors' decoded calls and queue entries 50 and 110 on the engine's
-   * threads.
+   * the edges, work and task of the last launch of its shape ({@code comm.PeerPlan}); about 670
+   * once no planner lambda was made per launch. What remains is made per launch on each rank (about
+   * 170 bytes per rank): the call, the collective and its future, and the kernel task's queue node.
+   * Tree broadcasts and reduces with the mismatch check: about 840 and 920 (750 and 820 without the
+   * lambda), of which each announcing rank's queued call is 24 bytes on its own thread and the
+   * predecessors' decoded calls and queue entries 50 and 110 on the engine's threads.
    */
   private static final long BOUND_PER_POINT_TO_POINT_CALL = 1_600;
 
