@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The full correctness matrix: every algorithm (ring, tree, recursive doubling, recursive halving)
 # x protocol (shared-memory edges by LL and by the simple protocol, socket edges) x transport
-# (sockets, UCX, in memory) at 1 to 9 ranks, every dtype and op, both placements, counts from 0 to
+# (sockets, UCX, in memory) at 1 to 9 ranks, every dtype and op, placements alternating, counts from 0 to
 # 70,001 elements, each rank's result against the reference and bit-identical across ranks. The
 # test run (bin/run-tests) takes the same setups with one dtype per count.
 #   bench/run-matrix.sh

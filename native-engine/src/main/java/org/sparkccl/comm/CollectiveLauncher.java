@@ -48,7 +48,6 @@ import org.sparkccl.transport.SendConnection;
  * With one rank a collective is a copy.
  */
 public final class CollectiveLauncher {
-
   private final CommContext ctx;
   private final Lifecycle lifecycle;
   private final Tuner tuner;
