@@ -159,18 +159,7 @@ class AllReduceTest {
     List<String> wrong = new ArrayList<>();
     int cases = 0;
     try {
-      List<Object[]> pairs = new ArrayList<>();
-      if (s.reduced()) {
-        pairs.addAll(Reference.REDUCED_PAIRS);
-      } else {
-        for (DataType t : DataType.values()) {
-          for (ReduceOp op : ReduceOp.values()) {
-            if (op.supports(t)) {
-              pairs.add(new Object[] {t, op});
-            }
-          }
-        }
-      }
+      List<Object[]> pairs = s.reduced() ? Reference.REDUCED_PAIRS : Reference.ALL_PAIRS;
       long seed = 1;
       for (Object[] p : pairs) {
         DataType t = (DataType) p[0];

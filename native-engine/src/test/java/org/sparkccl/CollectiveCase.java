@@ -234,20 +234,12 @@ final class CollectiveCase {
     }
     ByteBuffer got = recv == null ? null : read(recv);
     switch (s.kind()) {
-      case ALL_REDUCE -> {
-        Reference.Expected e = Reference.allReduce(inputs, count, s.dtype(), s.op());
-        String m = e.mismatches(native_(got.slice(0, block)));
-        if (m != null) {
-          p.append(" result: ").append(m).append(';');
-        }
-        same(p, "bytes after the result were overwritten", got, recvBefore, block, PAD);
-      }
       case BROADCAST -> {
         same(p, "result differs from the root's input", got, inputs[s.root()], 0, block);
         same(p, "bytes after the result were overwritten", got, recvBefore, block, PAD);
       }
-      case REDUCE -> {
-        if (rank == s.root()) {
+      case ALL_REDUCE, REDUCE -> {
+        if (s.kind() == Kind.ALL_REDUCE || rank == s.root()) {
           Reference.Expected e = Reference.allReduce(inputs, count, s.dtype(), s.op());
           String m = e.mismatches(native_(got.slice(0, block)));
           if (m != null) {

@@ -118,18 +118,10 @@ class CollectiveMatrixTest {
         FULL
             ? new int[] {0, 1, 2, 7, 255, 1013, 5003, 16_411, 70_001}
             : new int[] {1, 7, 1013, 5003};
-    List<Object[]> pairs = new ArrayList<>();
     List<Spec> out = new ArrayList<>();
     int i = salt;
     for (Kind kind : s.kinds()) {
-      pairs.clear();
-      for (DataType t : DataType.values()) {
-        for (ReduceOp op : kind.reduces() ? ReduceOp.values() : new ReduceOp[] {null}) {
-          if (op == null || op.supports(t)) {
-            pairs.add(new Object[] {t, op});
-          }
-        }
-      }
+      List<Object[]> pairs = kind.reduces() ? Reference.ALL_PAIRS : Reference.DTYPES_ONLY;
       for (int count : counts) {
         for (Object[] p : FULL ? pairs : List.<Object[]>of(pairs.get(i * 7 % pairs.size()))) {
           int root = kind.rooted() ? (i * 5 + 3) % s.ranks() : 0;

@@ -152,21 +152,10 @@ class CollectivesTest {
       if (kind == Kind.ALL_REDUCE) {
         continue; // AllReduceTest's
       }
-      List<Object[]> pairs = new ArrayList<>();
-      for (DataType t : DataType.values()) {
-        if (!kind.reduces()) {
-          pairs.add(new Object[] {t, null});
-        } else if (!s.reduced()) {
-          for (ReduceOp op : ReduceOp.values()) {
-            if (op.supports(t)) {
-              pairs.add(new Object[] {t, op});
-            }
-          }
-        }
-      }
-      if (kind.reduces() && s.reduced()) {
-        pairs.addAll(Reference.REDUCED_PAIRS);
-      }
+      List<Object[]> pairs =
+          !kind.reduces()
+              ? Reference.DTYPES_ONLY
+              : s.reduced() ? Reference.REDUCED_PAIRS : Reference.ALL_PAIRS;
       for (Object[] p : pairs) {
         DataType t = (DataType) p[0];
         ReduceOp op = (ReduceOp) p[1];

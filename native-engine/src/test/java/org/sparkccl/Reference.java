@@ -2,6 +2,7 @@ package org.sparkccl;
 
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.SplittableRandom;
@@ -26,6 +27,25 @@ public final class Reference {
           new Object[] {DataType.UINT32, ReduceOp.MAX},
           new Object[] {DataType.INT64, ReduceOp.SUM},
           new Object[] {DataType.UINT64, ReduceOp.MIN});
+
+  /** Every dtype x op pair the engine supports, dtypes in order. */
+  static final List<Object[]> ALL_PAIRS = allPairs();
+
+  /** Every dtype, each with a null op: the pairs of a collective that only moves data. */
+  static final List<Object[]> DTYPES_ONLY =
+      Arrays.stream(DataType.values()).map(t -> new Object[] {t, null}).toList();
+
+  private static List<Object[]> allPairs() {
+    List<Object[]> out = new ArrayList<>();
+    for (DataType t : DataType.values()) {
+      for (ReduceOp op : ReduceOp.values()) {
+        if (op.supports(t)) {
+          out.add(new Object[] {t, op});
+        }
+      }
+    }
+    return List.copyOf(out);
+  }
 
   private Reference() {}
 
