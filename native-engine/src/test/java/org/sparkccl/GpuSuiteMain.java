@@ -136,17 +136,14 @@ public final class GpuSuiteMain {
     Communicator[] comms = RankHarness.createAll(n, config(CHANNELS, Duration.ofSeconds(30)), WAIT);
     try {
       long seed = 1;
-      List<Object> all = cases(n);
+      List<Spec> all = cases(n);
       int step = limit > 0 ? Math.max(1, all.size() / limit) : 1;
       for (int i = 0; i < all.size(); i += step) {
-        Object c = all.get(i);
+        Spec c = all.get(i);
         String what = n + " ranks: " + c;
         String m;
         try {
-          m =
-              c instanceof Spec spec
-                  ? CollectivesTest.runAndCheck(comms, spec, seed++)
-                  : allReduce(comms, (AllReduceCase) c, seed++);
+          m = CollectivesTest.runAndCheck(comms, c, seed++);
         } catch (RuntimeException | AssertionError e) {
           failures.add(what + ": " + e);
           failed++;
@@ -167,27 +164,9 @@ public final class GpuSuiteMain {
     return new int[] {passed, failed};
   }
 
-  private record AllReduceCase(DataType dtype, ReduceOp op, int count, boolean inPlace) {
-    @Override
-    public String toString() {
-      return "allReduce "
-          + dtype
-          + " "
-          + op
-          + " count="
-          + count
-          + (inPlace ? " in-place" : " out-of-place");
-    }
-  }
-
-  private static String allReduce(Communicator[] comms, AllReduceCase c, long seed) {
-    return RankHarness.allReduceAndCheck(
-        comms, c.count(), c.dtype(), c.op(), c.inPlace(), seed, WAIT);
-  }
-
   /** Every collective x dtype x op, three counts; roots and placements alternate. */
-  static List<Object> cases(int n) {
-    List<Object> out = new ArrayList<>();
+  static List<Spec> cases(int n) {
+    List<Spec> out = new ArrayList<>();
     int alternate = 0;
     for (DataType t : DataType.values()) {
       int big = bigCount(t);
@@ -197,8 +176,7 @@ public final class GpuSuiteMain {
           continue;
         }
         for (int count : counts) {
-          out.add(new AllReduceCase(t, op, count, alternate++ % 2 == 0));
-          for (Kind kind : new Kind[] {Kind.REDUCE, Kind.REDUCE_SCATTER}) {
+          for (Kind kind : new Kind[] {Kind.ALL_REDUCE, Kind.REDUCE, Kind.REDUCE_SCATTER}) {
             int root = alternate % 3 == 0 ? n - 1 : 0;
             out.add(new Spec(kind, t, op, count, root, alternate++ % 2 == 0));
           }
