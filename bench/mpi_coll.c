@@ -5,7 +5,7 @@
  *
  * Usage: mpirun -np N mpi_coll [-o OP] [-R ROOT] [-b MIN] [-e MAX]
  *                              [-f FACTOR] [-w WARMUP] [-i ITERS] [-d TYPE]
- *                              [-a 0|1] [-c 0|1] [-s SEED]
+ *                              [-a 0|1] [-c 0|1] [-s SEED] [-T MS]
  *   -o, --op   allreduce (default) | broadcast | reduce | allgather |
  *              reducescatter; calls MPI_Allreduce, MPI_Bcast, MPI_Reduce,
  *              MPI_Allgather, MPI_Reduce_scatter_block
@@ -18,6 +18,11 @@
  *   -d         float32 | float64 | int32 | int64
  *   -c 1       check the result once per size (default on)
  *   -s         seed for the input generator (default 42)
+ *   -T MS      more timed iterations where the count above would take less
+ *              than about MS milliseconds, at the rate the slowest rank saw
+ *              in the warm-up (at least one warm-up call; at most 1000000
+ *              calls; default 0: the count above), as bin/sparkccl-perf's
+ *              --timed-ms
  *
  * Reductions are sums. Conventions (as nccl-tests and bin/sparkccl-perf):
  *   size   bytes of the larger buffer: allgather's output (n x per-rank
@@ -237,7 +242,7 @@ static void usage(const char *p) {
           "usage: %s [-o allreduce|broadcast|reduce|allgather|reducescatter]\n"
           "          [-R|--root ROOT] [-b MIN] [-e MAX] [-f FACTOR]\n"
           "          [-w WARMUP] [-i ITERS] [-d float32|float64|int32|int64]\n"
-          "          [-a 0|1] [-c 0|1] [-s SEED]\n",
+          "          [-a 0|1] [-c 0|1] [-s SEED] [-T MS]\n",
           p);
 }
 
@@ -250,6 +255,7 @@ int main(int argc, char **argv) {
   size_t minb = 8, maxb = 64u << 20;
   long factor = 2;
   int warmup = 5, iters = 20, adaptive = 1, docheck = 1, root = 0;
+  double timed_ms = 0;
   uint64_t seed = 42;
   const char *tname = "float32";
   dtype_t dt = T_F32;
@@ -264,7 +270,7 @@ int main(int argc, char **argv) {
   };
   int opt, bad = 0;
   char *end;
-  while ((opt = getopt_long(argc, argv, "o:R:b:e:f:w:i:d:a:c:s:h", longopts,
+  while ((opt = getopt_long(argc, argv, "o:R:b:e:f:w:i:d:a:c:s:T:h", longopts,
                             NULL)) != -1) {
     switch (opt) {
     case 'o': {
@@ -286,6 +292,7 @@ int main(int argc, char **argv) {
     case 'a': adaptive = atoi(optarg); break;
     case 'c': docheck = atoi(optarg); break;
     case 's': seed = strtoull(optarg, NULL, 10); break;
+    case 'T': timed_ms = strtod(optarg, &end); bad |= *end != '\0' || timed_ms < 0; break;
     case 'd': {
       int found = 0;
       for (size_t k = 0; k < sizeof TYPES / sizeof TYPES[0]; k++)
@@ -373,7 +380,17 @@ int main(int argc, char **argv) {
     fill(in, dt, sendcount, seed, rank);
     memset(out, 0, bytes);
 
+    if (timed_ms > 0 && w < 1) w = 1; /* -T needs a rate */
+    double w0 = MPI_Wtime();
     for (int k = 0; k < w; k++) run_op(&c, in, out, per);
+    if (timed_ms > 0) {
+      /* every rank takes the slowest rank's rate, so all make the same calls */
+      double mine = (MPI_Wtime() - w0) / w, slowest = 0;
+      MPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+      double fill = slowest > 0 ? ceil(timed_ms / 1e3 / slowest) : it;
+      if (fill > 1000000) fill = 1000000;
+      if (fill > it) it = (int)fill;
+    }
     MPI_Barrier(MPI_COMM_WORLD);
     double t0 = MPI_Wtime();
     for (int k = 0; k < it; k++) run_op(&c, in, out, per);

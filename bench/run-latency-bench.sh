@@ -16,6 +16,9 @@
 #
 # Environment overrides (defaults in brackets):
 #   RANKS_LIST ["4 8"]  REPEATS [3]  MIN [8]  MAX [16M]  FACTOR [8]  WARMUP [10]  ITERS [50]
+#   TIMED_MS [0]: time each size for about this many milliseconds where ITERS calls would take
+#   less (the perf tool's --timed-ms, mpi_coll's -T: both count from their warm-up's rate), so that
+#   a small size's mean is not carried by the few calls the machine delays
 #   JIT_WARMUP [20000]: untimed calls before the first size, so that SparkCCL's small-call path
 #   runs compiled by C2 as in a long training loop (500 measured the JIT: 3x the time at 8 B)
 #   IDLE [auto]: SPARKCCL_IDLE for every SparkCCL rank (auto spins when the cores allow it)
@@ -40,6 +43,7 @@ MAX="${MAX:-16M}"
 FACTOR="${FACTOR:-8}"
 WARMUP="${WARMUP:-10}"
 ITERS="${ITERS:-50}"
+TIMED_MS="${TIMED_MS:-0}"
 JIT_WARMUP="${JIT_WARMUP:-20000}"
 IDLE="${IDLE:-auto}"
 SETUPS="${SETUPS:-socket-auto socket-rd ucx-auto ucx-rd mpi-shm mpi-tcp}"
@@ -61,7 +65,7 @@ run_setup() { # setup ranks pass
   case "$setup" in
     socket-* | ucx-* | auto-*)
       local cmd=("${PERF[@]}" --device host -n "$n" -t "${setup%-*}" -a "${setup#*-}" -o "$OP" -d float32 -r sum
-        "${sizes[@]}" -c 1 --jit-warmup "$JIT_WARMUP" --timeout "$RUN_TIMEOUT" --json "$file.json")
+        "${sizes[@]}" --timed-ms "$TIMED_MS" -c 1 --jit-warmup "$JIT_WARMUP" --timeout "$RUN_TIMEOUT" --json "$file.json")
       log "pass $pass: SPARKCCL_IDLE=$IDLE $(quote "${cmd[@]}")"
       SPARKCCL_IDLE="$IDLE" timeout "$RUN_TIMEOUT" "${cmd[@]}" >"$file.txt" 2>"$file.err" ||
         log "FAILED: see $file.err"
@@ -69,7 +73,7 @@ run_setup() { # setup ranks pass
     mpi-shm | mpi-tcp)
       local cmd=("${MPIRUN[@]}")
       [[ $setup == mpi-tcp ]] && cmd+=("${MPI_TCP_ARGS[@]}")
-      cmd+=(-np "$n" "$MPI_BIN" -o "$OP" -d float32 "${sizes[@]}" -a 0)
+      cmd+=(-np "$n" "$MPI_BIN" -o "$OP" -d float32 "${sizes[@]}" -T "$TIMED_MS" -a 0)
       log "pass $pass: $(quote "${cmd[@]}")"
       timeout "$RUN_TIMEOUT" "${cmd[@]}" >"$file.txt" 2>"$file.err" || log "FAILED: see $file.err"
       python3 bench/latency_table.py --mpi-json "$file.txt" "$n" "$setup" "$OP" >"$file.json"
@@ -122,7 +126,7 @@ python3 bench/latency_table.py "$OUT" \
   "SparkCCL: idle=$IDLE, defaults otherwise; UCX: libucx0 $UCX_VERSION, Jucx 1.12.1, UCX_TLS=${UCX_TLS:-unset}" \
   "OpenMPI: $(mpirun --version 2>&1 | head -1)" \
   "Operation: $OP float32" \
-  "Command: bench/run-latency-bench.sh (OP=$OP RANKS_LIST='$RANKS_LIST' REPEATS=$REPEATS MIN=$MIN MAX=$MAX FACTOR=$FACTOR WARMUP=$WARMUP ITERS=$ITERS JIT_WARMUP=$JIT_WARMUP IDLE=$IDLE)" \
+  "Command: bench/run-latency-bench.sh (OP=$OP RANKS_LIST='$RANKS_LIST' REPEATS=$REPEATS MIN=$MIN MAX=$MAX FACTOR=$FACTOR WARMUP=$WARMUP ITERS=$ITERS TIMED_MS=$TIMED_MS JIT_WARMUP=$JIT_WARMUP IDLE=$IDLE)" \
   | tee "$OUT/table.md"
 if python3 -c 'import matplotlib' 2>/dev/null; then
   python3 bench/plot_bench.py "$OUT/summary.json" "$OUT"

@@ -14,8 +14,9 @@ final class CallTimes {
   private CallTimes() {}
 
   /**
-   * One comment line: median, 90th and 99th percentile, the slowest call and its index, the share
-   * of the total the slowest 1% of calls took, and the JVM uptime when the first call began.
+   * One comment line: the number of calls, their median, 90th and 99th percentile, the slowest call
+   * and its index, the share of the total the slowest 1% of calls took, and the JVM uptime when the
+   * first call began.
    *
    * @param start {@link System#nanoTime} before the first call
    * @param ends {@link System#nanoTime} after each call
@@ -45,8 +46,9 @@ final class CallTimes {
             - Math.round((System.nanoTime() - start) / 1e6);
     return String.format(
         Locale.ROOT,
-        "#   calls on rank 0: median %.2f p90 %.2f p99 %.2f slowest %.2f us (call %d);"
+        "#   %d calls on rank 0: median %.2f p90 %.2f p99 %.2f slowest %.2f us (call %d);"
             + " the slowest %d hold %.0f%% of %.0f us; began at JVM uptime %d ms",
+        n,
         sorted[n / 2],
         sorted[Math.min(n - 1, (int) (n * 0.9))],
         sorted[Math.min(n - 1, (int) (n * 0.99))],

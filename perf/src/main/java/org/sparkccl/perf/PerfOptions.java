@@ -117,6 +117,15 @@ final class PerfOptions {
   int iters = 20;
 
   @Option(
+      names = "--timed-ms",
+      description =
+          "more timed iterations than -i where -i would take less than about this many"
+              + " milliseconds, at the rate the warm-up measured (at most 1000000 calls; the ranks"
+              + " agree on the count), so that a small size's mean is not carried by the few calls"
+              + " the machine delays; not with -a compare (default ${DEFAULT-VALUE}: -i only)")
+  int timedMs = 0;
+
+  @Option(
       names = "--jit-warmup",
       description =
           "untimed calls of each measured collective before the first size, so that the JIT"
@@ -169,7 +178,7 @@ final class PerfOptions {
     a.addAll(List.of("-o", operation, "-d", dtype, "-r", redop, "-t", transport));
     a.addAll(List.of("--root", "" + root, "-a", algo));
     a.addAll(List.of("-w", "" + warmup, "--warmup-ms", "" + warmupMs));
-    a.addAll(List.of("-i", "" + iters, "-c", "" + check));
+    a.addAll(List.of("-i", "" + iters, "--timed-ms", "" + timedMs, "-c", "" + check));
     if (callTimes) {
       a.add("--call-times");
     }

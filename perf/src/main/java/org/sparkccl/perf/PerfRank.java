@@ -92,9 +92,11 @@ final class PerfRank {
         || o.iters < 1
         || o.warmup < 0
         || o.warmupMs < 0
+        || o.timedMs < 0
         || (o.check != 0 && o.check != 1)) {
       throw new IllegalArgumentException(
-          "expected -n >= 1, 1 <= -b <= -e, -f >= 2, -i >= 1, -w >= 0, --warmup-ms >= 0, -c 0|1");
+          "expected -n >= 1, 1 <= -b <= -e, -f >= 2, -i >= 1, -w >= 0, --warmup-ms >= 0,"
+              + " --timed-ms >= 0, -c 0|1");
     }
     if (o.root < 0 || o.root >= o.ranks) {
       throw new IllegalArgumentException(
@@ -222,17 +224,18 @@ final class PerfRank {
     }
     long bytes = perfOp.bytes(perRank, n, c.type());
     c.buffers().fillSend(perfOp.sendCount(perRank, n), c.type(), 1, c.o().rank);
-    warmUp(c, perfOp, perRank);
-    long[] ends = c.o().callTimes ? new long[c.o().iters] : null;
+    double perCallMs = warmUp(c, perfOp, perRank);
+    int iters = timedCalls(c.o(), perCallMs);
+    long[] ends = c.o().callTimes ? new long[iters] : null;
     barrier(c);
     long t0 = System.nanoTime();
-    for (int i = 0; i < c.o().iters; i++) {
+    for (int i = 0; i < iters; i++) {
       perfOp.run(c.comm(), c.send(), c.recv(), perRank, c.type(), c.op(), c.o().root);
       if (ends != null) {
         ends[i] = System.nanoTime();
       }
     }
-    double[] ranksUs = gather(c, (System.nanoTime() - t0) / 1e3 / c.o().iters);
+    double[] ranksUs = gather(c, (System.nanoTime() - t0) / 1e3 / iters);
     double timeUs = Arrays.stream(ranksUs).max().orElseThrow();
     if (ends != null && c.o().rank == 0) {
       System.out.println(CallTimes.describe(t0, ends));
@@ -247,6 +250,24 @@ final class PerfRank {
   /** The most warm-up calls of a size with {@code --warmup-ms}. */
   static final int MAX_TIMED_WARMUP_CALLS = 20_000;
 
+  /** The most timed calls of a size with {@code --timed-ms}. */
+  static final int MAX_TIMED_CALLS = 1_000_000;
+
+  /**
+   * Timed calls of a size: {@code -i}, or with {@code --timed-ms} as many as fill that time at the
+   * slowest rank's warm-up rate {@code perCallMs} (every rank computes the same count from the same
+   * agreed rate), if that is more. A mean of 30 calls at 64 KiB followed the few calls that met the
+   * machine's scheduling: 97.6 us where the median call took 38.3 and the slowest 787 (4 rank
+   * processes, a 2-core VM, docs/benchmarks.md).
+   */
+  static int timedCalls(PerfOptions o, double perCallMs) {
+    if (o.timedMs == 0 || !(perCallMs > 0)) {
+      return o.iters;
+    }
+    double fill = Math.ceil(o.timedMs / perCallMs);
+    return (int) Math.max(o.iters, Math.min(MAX_TIMED_CALLS, fill));
+  }
+
   /**
    * Untimed calls of one size: {@code -w} of them, then, with {@code --warmup-ms}, more in rounds
    * until that time has passed: each round makes as many calls as would fill the time left at the
@@ -258,29 +279,37 @@ final class PerfRank {
    * warm-up stopped after a few hundred calls, and a size timed with {@code -w 10 -i 30} took 3 to
    * 7x the sizes on either side (allGather of 64 KiB, 4 rank processes on a 16-core host; 19 us
    * after 100 warm-up calls). Every rank makes the same number of calls: they agree on each round's
-   * slowest rate and on the time spent.
+   * slowest rate and on the time spent. Returns that rate of the last round, in milliseconds a
+   * call, for {@code --timed-ms}; NaN where neither option asked for one.
    */
-  static void warmUp(Context c, PerfOp perfOp, long perRank) {
+  static double warmUp(Context c, PerfOp perfOp, long perRank) {
+    // --timed-ms needs a rate, so it makes at least one warm-up call too
+    boolean rated = c.o().warmupMs > 0 || c.o().timedMs > 0;
     boolean timed = c.o().warmupMs > 0;
-    long calls = timed ? Math.max(1, c.o().warmup) : c.o().warmup;
+    long calls = rated ? Math.max(1, c.o().warmup) : c.o().warmup;
     long start = System.nanoTime();
     long made = 0;
+    double perCallMs = Double.NaN;
     while (calls > 0) {
       long t0 = System.nanoTime();
       for (long i = 0; i < calls; i++) {
         perfOp.run(c.comm(), c.send(), c.recv(), perRank, c.type(), c.op(), c.o().root);
       }
       made += calls;
-      if (!timed) {
-        return;
+      if (!rated) {
+        return perCallMs;
       }
-      double perCallMs = maxOver(c, (System.nanoTime() - t0) / 1e6 / calls);
+      perCallMs = maxOver(c, (System.nanoTime() - t0) / 1e6 / calls);
+      if (!timed) {
+        return perCallMs;
+      }
       double leftMs = c.o().warmupMs - maxOver(c, (System.nanoTime() - start) / 1e6);
       calls =
           leftMs <= 0
               ? 0
               : Math.min(MAX_TIMED_WARMUP_CALLS - made, (long) Math.ceil(leftMs / perCallMs));
     }
+    return perCallMs;
   }
 
   /** A row from a measured time. */
