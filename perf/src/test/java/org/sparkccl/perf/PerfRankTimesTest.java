@@ -22,13 +22,9 @@ class PerfRankTimesTest {
   void rowTimeIsTheSlowestRanksTime() throws Exception {
     int ranks = 3;
     PerfToolRun run =
-        PerfToolRun.of(
+        PerfToolRun.hostThreads(
             120,
-            "--threads",
-            "--device",
-            "host",
-            "-n",
-            "" + ranks,
+            ranks,
             "-o",
             "broadcast",
             "-b",
@@ -40,8 +36,6 @@ class PerfRankTimesTest {
             "-i",
             "200",
             "--warmup-ms",
-            "0",
-            "--jit-warmup",
             "0",
             "--rank-times");
     String output = run.output();

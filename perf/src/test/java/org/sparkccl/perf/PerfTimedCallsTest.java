@@ -52,13 +52,9 @@ class PerfTimedCallsTest {
   /** Rank 0's timed calls for each row of a 2-rank run of 8 and 16 B broadcasts. */
   private static List<Integer> calls(int timedMs) throws Exception {
     PerfToolRun run =
-        PerfToolRun.of(
+        PerfToolRun.hostThreads(
             120,
-            "--threads",
-            "--device",
-            "host",
-            "-n",
-            "2",
+            2,
             "-o",
             "broadcast",
             "-b",
@@ -75,8 +71,6 @@ class PerfTimedCallsTest {
             "50",
             "--timed-ms",
             "" + timedMs,
-            "--jit-warmup",
-            "0",
             "--call-times");
     String output = run.output();
     assertEquals(0, run.exitCode(), output);

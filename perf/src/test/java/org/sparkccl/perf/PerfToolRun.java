@@ -17,6 +17,18 @@ import java.util.concurrent.TimeUnit;
  * limit is killed and fails the test, with what it printed.
  */
 record PerfToolRun(String output, int exitCode, long nanos) {
+  /**
+   * A run of {@code ranks} ranks as threads of its JVM on host memory, quick to start: no JIT
+   * warm-up, then {@code args}.
+   */
+  static PerfToolRun hostThreads(int timeoutSeconds, int ranks, String... args)
+      throws IOException, InterruptedException {
+    List<String> all = new ArrayList<>();
+    all.addAll(List.of("--threads", "--device", "host", "-n", "" + ranks, "--jit-warmup", "0"));
+    all.addAll(List.of(args));
+    return of(timeoutSeconds, all.toArray(new String[0]));
+  }
+
   static PerfToolRun of(int timeoutSeconds, String... args)
       throws IOException, InterruptedException {
     List<String> cmd = new ArrayList<>();
