@@ -16,9 +16,10 @@
 #
 # Environment overrides (defaults in brackets):
 #   RANKS_LIST ["4 8"]  REPEATS [3]  MIN [8]  MAX [16M]  FACTOR [8]  WARMUP [10]  ITERS [50]
-#   TIMED_MS [0]: time each size for about this many milliseconds where ITERS calls would take
+#   TIMED_MS [100]: time each size for about this many milliseconds where ITERS calls would take
 #   less (the perf tool's --timed-ms, mpi_coll's -T: both count from their warm-up's rate), so that
-#   a small size's mean is not carried by the few calls the machine delays
+#   a small size's mean is not carried by the few calls the machine delays (a mean of 30 calls at
+#   64 KiB came out 2-4x apart from pass to pass); 0 times ITERS calls alone, as before 2026-12-05
 #   JIT_WARMUP [20000]: untimed calls before the first size, so that SparkCCL's small-call path
 #   runs compiled by C2 as in a long training loop (500 measured the JIT: 3x the time at 8 B)
 #   IDLE [auto]: SPARKCCL_IDLE for every SparkCCL rank (auto spins when the cores allow it)
@@ -43,7 +44,7 @@ MAX="${MAX:-16M}"
 FACTOR="${FACTOR:-8}"
 WARMUP="${WARMUP:-10}"
 ITERS="${ITERS:-50}"
-TIMED_MS="${TIMED_MS:-0}"
+TIMED_MS="${TIMED_MS:-100}"
 JIT_WARMUP="${JIT_WARMUP:-20000}"
 IDLE="${IDLE:-auto}"
 SETUPS="${SETUPS:-socket-auto socket-rd ucx-auto ucx-rd mpi-shm mpi-tcp}"

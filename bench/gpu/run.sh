@@ -259,12 +259,11 @@ case "$MODE" in
     ;;
   collectives)
     # busbw of every collective beside OpenMPI, host memory, rank processes: the latency bench for
-    # each of OPS at mid and large sizes (MIN, MAX, FACTOR, SETUPS, RANKS_LIST, REPEATS as there);
-    # each size timed for at least ITERS calls and about TIMED_MS milliseconds: a mean of 30 calls
-    # at 64 KiB followed the few the machine delayed, 2-4x apart from pass to pass; the JIT's
-    # warm-up as the perf tool's default (with 2,000 calls the first size measured the JIT)
+    # each of OPS at mid and large sizes (MIN, MAX, FACTOR, SETUPS, RANKS_LIST, REPEATS, TIMED_MS
+    # as there); the JIT's warm-up as the perf tool's default (with 2,000 calls the first size
+    # measured the JIT)
     export MIN="${MIN:-16K}" MAX="${MAX:-16M}" FACTOR="${FACTOR:-4}" FLOOR=0
-    export JIT_WARMUP="${JIT_WARMUP:-20000}" WARMUP="${WARMUP:-5}" ITERS="${ITERS:-20}" TIMED_MS="${TIMED_MS:-100}"
+    export JIT_WARMUP="${JIT_WARMUP:-20000}" WARMUP="${WARMUP:-5}" ITERS="${ITERS:-20}"
     export SETUPS="${SETUPS:-auto-auto ucx-auto mpi-shm socket-auto mpi-tcp}"
     for op in ${OPS:-allreduce broadcast reduce allgather reducescatter}; do
       latency "$op"
