@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.SplittableRandom;
 import java.util.concurrent.CyclicBarrier;
@@ -13,6 +14,7 @@ import java.util.function.BiFunction;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.MethodSource;
 import org.junit.jupiter.params.provider.ValueSource;
 import org.sparkccl.config.CclConfig;
@@ -428,10 +430,10 @@ class MismatchTest {
    * allGathers (rings: the tree's connections carry nothing more) or pauses, until it fails or 5 s
    * pass; every rank must fail with the mismatch.
    */
-  @ParameterizedTest(name = "then {0}")
-  @ValueSource(strings = {"allGathers", "a pause"})
+  @ParameterizedTest(name = "after {1} matching broadcasts, then {0}")
+  @CsvSource({"allGathers, 0", "a pause, 0", "a pause, " + BOARD_WRAPS})
   @DisplayName("a mismatch only the announcements reveal still fails every rank")
-  void aMismatchOnlyTheAnnouncementsRevealFailsEveryRank(String then) {
+  void aMismatchOnlyTheAnnouncementsRevealFailsEveryRank(String then, int before) {
     int n = 4;
     Communicator[] comms = RankHarness.createAll(n, config("tree"), DEADLINE);
     DeviceBuffer[] bufs = new DeviceBuffer[n];
@@ -450,6 +452,7 @@ class MismatchTest {
               DEADLINE,
               rank -> {
                 Communicator comm = comms[rank];
+                matchingBroadcasts(comm, rank, bufs[rank], before);
                 try {
                   comm.broadcast(bufs[rank], COUNT, DataType.FLOAT32, rank == 1 ? 1 : 2);
                   long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(DETECT_MS);
@@ -484,6 +487,32 @@ class MismatchTest {
               && msg.contains("root=1")
               && msg.contains("root=2"),
           "rank " + r + " should fail with the broadcast's mismatch, got " + e);
+    }
+  }
+
+  /**
+   * Matching broadcasts before the mismatch: more than a UCX announcement board holds (1,024), all
+   * announced by their root, which runs ahead of its ring predecessor.
+   */
+  private static final int BOARD_WRAPS = 3_000;
+
+  /**
+   * {@code calls} tree broadcasts of two floats from root 2, the values new for each call; each is
+   * checked against the root's.
+   */
+  private static void matchingBroadcasts(Communicator comm, int rank, DeviceBuffer buf, int calls) {
+    float[] values = new float[2];
+    for (int i = 0; i < calls; i++) {
+      float[] sent = {i * 0.25f + 1, -i - 0.5f};
+      if (rank == 2) {
+        buf.copyFromHost(sent, 0);
+      }
+      comm.broadcast(buf, sent.length, DataType.FLOAT32, 2);
+      buf.copyToHost(0, values);
+      if (values[0] != sent[0] || values[1] != sent[1]) {
+        throw new AssertionError(
+            "rank " + rank + ", broadcast " + i + ": " + Arrays.toString(values) + " received");
+      }
     }
   }
 

@@ -59,9 +59,19 @@ public record CollectiveCall(
     return s.substring(0, paren) + " #" + seq + " " + s.substring(paren);
   }
 
-  /** Whether two ranks' calls can run together (same collective, same arguments). */
+  /**
+   * Whether two ranks' calls can run together (same collective, same arguments): {@code equals},
+   * written out, since a record's generated {@code equals} is linked on its first use, on the path
+   * of the first announcement a proxy compares.
+   */
   public boolean matches(CollectiveCall other) {
-    return equals(other);
+    return other != null
+        && seq == other.seq
+        && count == other.count
+        && root == other.root
+        && kind == other.kind
+        && dtype == other.dtype
+        && op == other.op;
   }
 
   /**

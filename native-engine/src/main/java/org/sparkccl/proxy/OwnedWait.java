@@ -11,4 +11,13 @@ public interface OwnedWait {
 
   /** Ends the current or next {@link #await()}; any thread. */
   void signal();
+
+  /**
+   * How long {@link #await()} may block at most, in nanoseconds (0: no limit), for a transport that
+   * learns some news only by looking: UCX's puts into the announcement board raise no event. The
+   * proxy's socket watcher then signals the wait once that long has passed.
+   */
+  default long periodNanos() {
+    return 0;
+  }
 }

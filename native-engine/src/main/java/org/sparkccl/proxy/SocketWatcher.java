@@ -3,6 +3,7 @@ package org.sparkccl.proxy;
 import java.io.IOException;
 import java.nio.channels.ClosedSelectorException;
 import java.nio.channels.Selector;
+import java.util.concurrent.TimeUnit;
 import org.apache.logging.log4j.Logger;
 import org.sparkccl.util.EngineLog;
 
@@ -12,7 +13,8 @@ import org.sparkccl.util.EngineLog;
  * watcher selects, and when a socket is ready (or the selector is woken) it ends the proxy's wait
  * and hands the selector back. The proxy never waits for the hand-back: until {@link #isLent()} is
  * false it leaves the selector alone and only polls its transport, so waking costs the first
- * message after an idle period nothing.
+ * message after an idle period nothing. Where the transport's wait has a period ({@link
+ * OwnedWait#periodNanos}), the watcher also ends the wait once the period has passed.
  */
 final class SocketWatcher {
   private static final Logger LOG = EngineLog.logger(SocketWatcher.class);
@@ -62,15 +64,21 @@ final class SocketWatcher {
           }
         }
         int ready = 0;
+        long period = wait.periodNanos();
+        long start = System.nanoTime();
         try {
           // a wakeup() of the selector (the proxy woke and wants it back, or close) ends this too
-          ready = selector.select();
+          ready =
+              period > 0
+                  ? selector.select(Math.max(1, TimeUnit.NANOSECONDS.toMillis(period)))
+                  : selector.select();
         } finally {
           boolean anyReady = ready > 0 || !selector.selectedKeys().isEmpty();
+          boolean periodOver = period > 0 && System.nanoTime() - start >= period;
           lent = false;
-          if (anyReady) {
-            // only for sockets: a proxy that woke by itself must not find a stale signal that
-            // ends its next wait at once (the two threads would keep waking each other)
+          if (anyReady || periodOver) {
+            // only for sockets and the period: a proxy that woke by itself must not find a stale
+            // signal that ends its next wait at once (the two threads would keep waking each other)
             wait.signal();
           }
         }

@@ -36,11 +36,24 @@ public final class AnnouncementQueue {
    * so that no call added after a task's last take is left behind.
    */
   public int take(CollectiveCall[] into) {
+    return take(into, into.length);
+  }
+
+  /**
+   * As {@link #take(CollectiveCall[])}, at most {@code max} calls (0: none, but a later {@link
+   * #add} schedules a task again).
+   */
+  public int take(CollectiveCall[] into, int max) {
     scheduled.set(false);
     int n = 0;
-    for (CollectiveCall c; n < into.length && (c = calls.poll()) != null; ) {
+    for (CollectiveCall c; n < max && (c = calls.poll()) != null; ) {
       into[n++] = c;
     }
     return n;
+  }
+
+  /** Whether no call is queued. */
+  public boolean isEmpty() {
+    return calls.isEmpty();
   }
 }

@@ -13,10 +13,11 @@ import org.openucx.jucx.ucp.UcpWorker;
 import org.sparkccl.util.EngineLog;
 
 /**
- * Control notices between ranks (a proof at connect, a failure, a normal close, an announced call)
- * as UCX tag messages: one receive stays posted per worker and each notice is routed to its
- * connection, which checks its MAC ({@link NoticeMac}) before acting on it. Control only: data
- * always moves by the one-sided handshake. Proxy thread only.
+ * Control notices between ranks (a proof at connect, a failure, a normal close) as UCX tag
+ * messages: one receive stays posted per worker and each notice is routed to its connection, which
+ * checks its MAC ({@link NoticeMac}) before acting on it. Control only: data always moves by the
+ * one-sided handshake, and the mismatch check's announcements by puts into a board ({@link
+ * AnnouncementWriter}). Proxy thread only.
  *
  * <p>A notice is {@code int type, int fromRank, int channel, int toSendingEnd, int length, long
  * counter}, {@code length} bytes, then the {@link NoticeMac#BYTES}-byte MAC over all before it.
@@ -35,14 +36,13 @@ final class ControlInbox {
    * The longest body this end sends (828 bytes a notice in all), which UCX sent eagerly (copied out
    * at once) in every run. A larger notice may go by rendezvous, which registers the buffer until
    * the peer fetches it, and a rank that closed with one outstanding crashed in UCX's clean-up (6
-   * KiB notices of announced calls on UCX 1.16, docs/reliability.md). A longer failure message is
-   * cut.
+   * KiB notices, which carried announced calls then, on UCX 1.16, docs/reliability.md). A longer
+   * failure message is cut.
    */
   static final int SENT_MAX_BODY = 768;
 
   static final int FAIL = 1;
   static final int CLOSE = 2;
-  static final int ANNOUNCE = 3;
   static final int HELLO = 4;
 
   /** Notices refused by every inbox of this process, for tests and operators. */

@@ -134,6 +134,19 @@ abstract class UcxConnection {
     sendNotice(ControlInbox.HELLO, new byte[0]);
   }
 
+  /** Whether this end was released ({@link #release}): nothing may call UCX for it any more. */
+  protected boolean isClosed() {
+    return closed;
+  }
+
+  /** Puts from this side area into the peer's on endpoint 0 (offsets of {@link UcxLayout}). */
+  protected final SidePut toPeerSide = this::putToPeerSide;
+
+  private void putToPeerSide(int localOffset, int length, int remoteOffset) {
+    endpoints[0].putNonBlockingImplicit(
+        sideAddress + localOffset, length, peerSideAddress + remoteOffset, peerSide[0]);
+  }
+
   /** A notice from the peer arrived and checked (on the proxy thread, inside progress). */
   void onNotice(int type, byte[] payload) {
     if (type == ControlInbox.FAIL) {

@@ -21,7 +21,13 @@ import org.sparkccl.fifo.FifoLayout;
  *     16 CollectiveCall (24)   56 int64 seq again
  *     with FLAG_INLINE (a step of at most INLINE_MAX bytes, NCCL's LL idea: data and flag in
  *     one write): 64 the data, then at 64 + size rounded up to 8 an int64 seq a third time
- * OUT_ENTRIES, OUT_RECORDS  (local staging: what this rank puts into its peers' areas)
+ * CALLS  (written by the next rank: the calls it announces to this one, the mismatch check)
+ *   CALL_SLOTS x 40 bytes, announcement k (0, 1, ...) in k % CALL_SLOTS:
+ *     0  int64 k + 1           8  CollectiveCall (24)   32 int64 k + 1 again
+ * CALLS_READ  (written by the previous rank: how many of this rank's announcements it has read)
+ *   0  int64 count
+ * OUT_ENTRIES, OUT_RECORDS, OUT_CALLS, OUT_CALLS_READ  (local staging: what this rank puts into
+ *   its peers' areas)
  * </pre>
  *
  * <p>Indices only grow (the receiver-posts-first handshake of NCCL's {@code net_ib} with the
@@ -35,7 +41,26 @@ final class UcxLayout {
   static final int RECORDS_OFFSET = ENTRIES_OFFSET + STEPS * ENTRY_BYTES;
   static final int OUT_ENTRIES_OFFSET = RECORDS_OFFSET + STEPS * RECORD_BYTES;
   static final int OUT_RECORDS_OFFSET = OUT_ENTRIES_OFFSET + STEPS * ENTRY_BYTES;
-  static final int BYTES = OUT_RECORDS_OFFSET + STEPS * RECORD_BYTES;
+
+  /**
+   * Announcements a board holds: a rank writes one only into a slot its predecessor has read, and
+   * the predecessor says how far it read every quarter of them ({@link AnnouncementReader}).
+   */
+  static final int CALL_SLOTS = 1024;
+
+  static final int CALL_BYTES = 40;
+  static final int CALL_SEQ = 0;
+  static final int CALL_CALL = 8;
+  static final int CALL_SEQ_END = 32;
+
+  /** Room for one counter, on a line of its own. */
+  private static final int COUNTER_BYTES = 64;
+
+  static final int CALLS_OFFSET = OUT_RECORDS_OFFSET + STEPS * RECORD_BYTES;
+  static final int CALLS_READ_OFFSET = CALLS_OFFSET + CALL_SLOTS * CALL_BYTES;
+  static final int OUT_CALLS_OFFSET = CALLS_READ_OFFSET + COUNTER_BYTES;
+  static final int OUT_CALLS_READ_OFFSET = OUT_CALLS_OFFSET + CALL_SLOTS * CALL_BYTES;
+  static final int BYTES = OUT_CALLS_READ_OFFSET + COUNTER_BYTES;
 
   static final int ENTRY_IDX = 0;
   static final int ENTRY_ADDR = 8;
@@ -57,7 +82,8 @@ final class UcxLayout {
   static final int INLINE_MAX = RECORD_BYTES - RECORD_DATA - 8;
 
   static {
-    if (RECORD_CALL + CollectiveCall.BYTES > RECORD_SEQ_END) {
+    if (RECORD_CALL + CollectiveCall.BYTES > RECORD_SEQ_END
+        || CALL_CALL + CollectiveCall.BYTES > CALL_SEQ_END) {
       throw new ExceptionInInitializerError("a CollectiveCall does not fit a UCX record");
     }
   }
@@ -78,6 +104,20 @@ final class UcxLayout {
 
   static int outRecord(long step) {
     return OUT_RECORDS_OFFSET + FifoLayout.slotOf(step) * RECORD_BYTES;
+  }
+
+  /** Where announcement {@code k} lies in a board (the predecessor's CALLS). */
+  static int call(long k) {
+    return CALLS_OFFSET + callSlot(k) * CALL_BYTES;
+  }
+
+  /** Where announcement {@code k} is staged before it is put. */
+  static int outCall(long k) {
+    return OUT_CALLS_OFFSET + callSlot(k) * CALL_BYTES;
+  }
+
+  static int callSlot(long k) {
+    return (int) Math.floorMod(k, (long) CALL_SLOTS);
   }
 
   /** Where an inline record of {@code size} bytes of data repeats its seq, from its start. */

@@ -17,8 +17,10 @@ import org.sparkccl.transport.RecvConnection;
 final class UcxRecvConnection extends UcxConnection implements RecvConnection {
   private final int stepSize;
 
-  /** Calls announced to the sender, not yet sent: several go in one notice. */
-  private final PendingAnnouncements announcements = new PendingAnnouncements();
+  /** Calls announced to the sender, written into the board in its side area. */
+  private final AnnouncementWriter announcements;
+
+  private final Runnable writeAnnouncements = this::writeAnnouncements;
 
   /** One request per FIFO slot, reused for every step of that slot (one is in flight at a time). */
   private final Request[] requests = new Request[FifoLayout.STEPS];
@@ -39,6 +41,7 @@ final class UcxRecvConnection extends UcxConnection implements RecvConnection {
     // flushed at close, and UCX 1.13 crashed destroying the worker with them pending.
     super(transport, description, peer, channel, qps, peerInfo, slots, false);
     this.stepSize = stepSize;
+    this.announcements = new AnnouncementWriter(side);
     ReceiveFlush.check(slots, description);
   }
 
@@ -77,22 +80,43 @@ final class UcxRecvConnection extends UcxConnection implements RecvConnection {
   public void announce(CollectiveCall call) {
     transport.noteAnnounced();
     if (announcements.add(call)) {
-      transport.proxyExecutor().execute(this::sendAnnouncements);
+      transport.proxyExecutor().execute(writeAnnouncements);
     }
   }
 
-  /** Sends every call announced so far, oldest first, in as few notices as they fit. */
-  private void sendAnnouncements() {
-    for (byte[] body; (body = announcements.takeBody()) != null; ) {
-      sendNotice(ControlInbox.ANNOUNCE, body);
-    }
+  /**
+   * Writes the calls announced so far into the sender's board, as far as it has room; returns
+   * whether any was written. Proxy thread only.
+   */
+  boolean writeAnnouncements() {
+    return !isClosed() && announcements.flush(toPeerSide);
   }
 
+  /** Whether announced calls wait for room in the sender's board ({@link AnnouncementWriter}). */
+  boolean announcementsBlocked() {
+    return announcements.blocked();
+  }
+
+  /**
+   * Tells the sender this end stopped. A close notice goes only once the announcements written so
+   * far have landed: the sender frees its side area once it has the notice.
+   */
   @Override
   public void notifyPeer(boolean failed, String message) {
     byte[] text = message.getBytes(StandardCharsets.UTF_8);
     int type = failed ? ControlInbox.FAIL : ControlInbox.CLOSE;
-    transport.proxyExecutor().execute(() -> sendNotice(type, text));
+    transport
+        .proxyExecutor()
+        .execute(
+            () -> {
+              if (!failed) {
+                writeAnnouncements();
+                if (announcements.wroteAny()) {
+                  transport.flushBeforeNotice(endpoints[0], description);
+                }
+              }
+              sendNotice(type, text);
+            });
   }
 
   /**

@@ -39,8 +39,8 @@ final class UcxSendConnection extends UcxConnection implements SendConnection {
 
   private Consumer<CollectiveCall> announceListener = c -> {};
 
-  /** Whether the receiving rank announced any call here (see {@link #peerMaySendNotices}). */
-  private boolean heardAnnouncements;
+  /** The calls the receiving rank announces to this one, from the board in this side area. */
+  private final AnnouncementReader announcements;
 
   UcxSendConnection(
       UcxTransport transport,
@@ -52,6 +52,7 @@ final class UcxSendConnection extends UcxConnection implements SendConnection {
       UcpMemory slots) {
     super(transport, description, peer, channel, qps, peerInfo, slots, true);
     this.stepSize = (int) (slots.getLength() / FifoLayout.STEPS);
+    this.announcements = new AnnouncementReader(side, description);
     this.peerSlots = new UcpRemoteKey[qps];
     try {
       for (int i = 0; i < qps; i++) {
@@ -110,23 +111,15 @@ final class UcxSendConnection extends UcxConnection implements SendConnection {
    * @param thisRankAnnounced whether this rank announced any call over UCX
    */
   boolean peerMaySendNotices(boolean thisRankAnnounced) {
-    return (thisRankAnnounced || heardAnnouncements) && !peerClosed && !hasRemoteFailure();
+    return (thisRankAnnounced || announcements.count() > 0) && !peerClosed && !hasRemoteFailure();
   }
 
-  @Override
-  void onNotice(int type, byte[] payload) {
-    if (type == ControlInbox.ANNOUNCE) {
-      heardAnnouncements = true;
-      if (!PendingAnnouncements.decode(payload, announceListener)) {
-        transport.logDebug(
-            description
-                + ": an announcement notice of "
-                + payload.length
-                + " bytes was not whole calls");
-      }
-    } else {
-      super.onNotice(type, payload);
-    }
+  /**
+   * Hands the calls the receiving rank announced since the last look to the listener, in order;
+   * returns whether there were any. Proxy thread only.
+   */
+  boolean readAnnouncements() {
+    return !isClosed() && announcements.read(announceListener, toPeerSide) > 0;
   }
 
   @Override

@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
 import java.util.function.Predicate;
 import org.apache.logging.log4j.Logger;
 import org.openucx.jucx.ucp.UcpContext;
@@ -55,6 +56,19 @@ public final class UcxTransport implements AutoCloseable {
   private static final long CLOSE_WAIT_NANOS = 1_000_000_000L;
 
   /**
+   * How long the idle proxy parks while announcements wait for room in the predecessor's board
+   * (rare: the predecessor is a whole board behind and its proxy idle).
+   */
+  private static final long BLOCKED_PARK_NANOS = 100_000L;
+
+  /**
+   * How often an idle proxy looks at its announcement board: a successor's announcement lands by a
+   * put, which does not end the worker's wait, and a mismatch only it reveals must still fail this
+   * rank while it calls nothing (a rank that only waits, a pause between calls).
+   */
+  private static final long ANNOUNCEMENT_LOOK_NANOS = 5_000_000L;
+
+  /**
    * Entries of UCX's shared-memory FIFO (UCX's default: 64). Between ranks of one host UCX 1.13 has
    * no transport for one-sided puts into registered memory and emulates each put of up to 8 KiB as
    * a message that the target acknowledges with another; a FIFO that is full holds those
@@ -79,6 +93,15 @@ public final class UcxTransport implements AutoCloseable {
   private final UcpMemory[] sideMemory;
   private final ByteBuffer[] sides;
   private final List<UcxConnection> connections = new ArrayList<>();
+
+  /**
+   * Channel 0's ends, which carry the mismatch check's announcements ({@link AnnouncementWriter}):
+   * the receiving end writes this rank's into its predecessor's board, the sending end reads its
+   * successor's from this rank's. Null until connected.
+   */
+  private volatile UcxRecvConnection announcer;
+
+  private volatile UcxSendConnection announcee;
   private volatile Executor onProxy = Runnable::run;
   private byte[] secret;
   private RuntimeException raised;
@@ -331,6 +354,9 @@ public final class UcxTransport implements AutoCloseable {
     UcxSendConnection c =
         new UcxSendConnection(this, what, peer, channel, qps, info, sendSlots[channel]);
     add(c, ControlInbox.route(peer, channel, true));
+    if (channel == 0) {
+      announcee = c;
+    }
     return c;
   }
 
@@ -341,6 +367,9 @@ public final class UcxTransport implements AutoCloseable {
     UcxRecvConnection c =
         new UcxRecvConnection(this, what, peer, channel, qps, info, recvSlots[channel], stepSize);
     add(c, ControlInbox.route(peer, channel, false));
+    if (channel == 0) {
+      announcer = c;
+    }
     return c;
   }
 
@@ -418,22 +447,57 @@ public final class UcxTransport implements AutoCloseable {
       raised = null;
       throw r;
     }
+    if (announcee != null) {
+      any |= announcee.readAnnouncements();
+    }
+    if (announcer != null && announcer.announcementsBlocked()) {
+      any |= announcer.writeAnnouncements();
+    }
     return any;
+  }
+
+  /**
+   * Flushes {@code endpoint} before a notice goes out on it, so that what this end put earlier has
+   * landed when the peer acts on the notice; at most {@link #CLOSE_WAIT_NANOS}. Proxy thread only.
+   */
+  void flushBeforeNotice(UcpEndpoint endpoint, String description) {
+    Completion done = new Completion();
+    try {
+      UcpRequest r = endpoint.flushNonBlocking(done);
+      if (!progressUntilAll(new UcpRequest[] {r}) || done.error() != null) {
+        LOG.debug("rank {}: {}: flush before a notice did not finish", rank, description);
+      }
+    } catch (RuntimeException e) {
+      LOG.debug("rank {}: {}: flush before a notice: {}", rank, description, e.toString());
+    }
   }
 
   /**
    * How the idle proxy waits: {@code ucp_worker_wait} arms the worker and blocks on its event file
    * descriptor until a message (a peer's notice) arrives or another thread calls {@code
    * ucp_worker_signal}, which UCX allows from any thread. Incoming puts raise no event: the proxy
-   * waits so only while it has no operations, so no put it needs can land unseen.
+   * waits so only while it has no operations, so no put it needs can land unseen, except the
+   * successor's announcements: for those the wait ends every {@link #ANNOUNCEMENT_LOOK_NANOS}.
+   * Announcements waiting for room in the predecessor's board wait for such a put, so then the
+   * proxy only parks for {@link #BLOCKED_PARK_NANOS} and looks again.
    */
   public OwnedWait idleWait() {
     return new OwnedWait() {
       @Override
       public void await() {
-        if (!closed) {
+        if (closed) {
+          return;
+        }
+        if (announcer != null && announcer.announcementsBlocked()) {
+          LockSupport.parkNanos(BLOCKED_PARK_NANOS);
+        } else {
           worker.waitForEvents();
         }
+      }
+
+      @Override
+      public long periodNanos() {
+        return announcee != null ? ANNOUNCEMENT_LOOK_NANOS : 0;
       }
 
       @Override
@@ -609,11 +673,11 @@ public final class UcxTransport implements AutoCloseable {
     if (afterFailure) {
       awaitPeers(c -> c instanceof UcxRecvConnection r && !r.senderStopped(), "a sender");
     } else {
-      // A rank whose calls run ahead (a broadcast's root) announces thousands of them; the notices
-      // its peers still owe it wait in their UCX queues for this worker, and a peer whose flush of
-      // them did not finish before this worker went crashed inside UCX when it destroyed its own
-      // (docs/reliability.md). So this worker stays until each peer that may announce here
-      // (peerMaySendNotices) said it closed: its close notice comes after all its others.
+      // A rank whose calls run ahead (a broadcast's root) announces thousands of them, by puts
+      // into this rank's board; when they were notices, a peer whose flush of them did not finish
+      // before this worker went crashed inside UCX when it destroyed its own (docs/reliability.md).
+      // So this worker stays until each peer that may announce here (peerMaySendNotices) said it
+      // closed: its close notice goes once its puts have landed (UcxRecvConnection.notifyPeer).
       boolean announcing = announced;
       awaitPeers(
           c -> c instanceof UcxSendConnection s && s.peerMaySendNotices(announcing),

@@ -1,0 +1,162 @@
+package org.sparkccl.transport.ucx;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.sparkccl.CclException;
+import org.sparkccl.comm.CollectiveCall;
+import org.sparkccl.comm.RandomCalls;
+
+/**
+ * The announcement board between two ring neighbours, over plain memory: each rank's side area a
+ * buffer, a put a copy from one into the other. Every call must arrive once, in order, however far
+ * the writer runs ahead of the reader, and the writer must never overwrite a slot not yet read.
+ */
+@DisplayName("UCX announcement board")
+class AnnouncementBoardTest {
+  /** The announcing rank's side area and its predecessor's. */
+  private final ByteBuffer writerSide = side();
+
+  private final ByteBuffer readerSide = side();
+  private final SidePut intoReader = copy(writerSide, readerSide);
+  private final SidePut intoWriter = copy(readerSide, writerSide);
+
+  @Test
+  @DisplayName("calls far ahead of the reader wait for room, then arrive once and in order")
+  void callsWaitForRoomAndArriveInOrder() {
+    Random random = new Random(20261205);
+    AnnouncementWriter writer = new AnnouncementWriter(writerSide);
+    AnnouncementReader reader = new AnnouncementReader(readerSide, "test");
+    int n = 5 * UcxLayout.CALL_SLOTS + 17;
+    CollectiveCall[] calls = new CollectiveCall[n];
+    int tasks = 0;
+    for (int i = 0; i < n; i++) {
+      calls[i] = RandomCalls.next(random, i + 1, 8);
+      tasks += writer.add(calls[i]) ? 1 : 0;
+    }
+    assertEquals(1, tasks, "tasks handed to the proxy for calls queued at once");
+    assertTrue(writer.flush(intoReader));
+    assertTrue(writer.blocked(), "a whole board unread: the rest waits");
+    assertFalse(writer.flush(intoReader), "no room, nothing written");
+    List<CollectiveCall> received = new ArrayList<>();
+    int rounds = 0;
+    while (received.size() < n) {
+      // the reader reads what is there, the writer then fills what that freed
+      int before = received.size();
+      reader.read(received::add, intoWriter);
+      assertTrue(received.size() > before, "a blocked writer had nothing read");
+      writer.flush(intoReader);
+      assertTrue(++rounds <= n / UcxLayout.CALL_SLOTS + 1, "rounds: " + rounds);
+    }
+    assertArrayEquals(calls, received.toArray(), "the calls as announced, in order");
+    assertFalse(writer.blocked());
+    assertEquals(0, reader.read(received::add, intoWriter), "nothing read twice");
+    assertTrue(writer.add(RandomCalls.next(random, n + 1, 8)), "an empty queue: a task again");
+  }
+
+  @Test
+  @DisplayName("a reader behind by less than a board never blocks the writer")
+  void aReaderWithinABoardNeverBlocks() {
+    Random random = new Random(7);
+    AnnouncementWriter writer = new AnnouncementWriter(writerSide);
+    AnnouncementReader reader = new AnnouncementReader(readerSide, "test");
+    List<CollectiveCall> received = new ArrayList<>();
+    for (int i = 0; i < 20 * UcxLayout.CALL_SLOTS; i++) {
+      writer.add(RandomCalls.next(random, i + 1, 8));
+      writer.flush(intoReader);
+      assertFalse(writer.blocked(), "blocked at call " + i);
+      if (i % (UcxLayout.CALL_SLOTS / 2) == 0) {
+        reader.read(received::add, intoWriter);
+      }
+    }
+    reader.read(received::add, intoWriter);
+    assertEquals(20 * UcxLayout.CALL_SLOTS, received.size());
+  }
+
+  @Test
+  @Timeout(60)
+  @DisplayName("two announcing threads and a writing one: every call arrives once, none is left")
+  void concurrentAnnouncersLoseNothing() throws Exception {
+    AnnouncementWriter writer = new AnnouncementWriter(writerSide);
+    AnnouncementReader reader = new AnnouncementReader(readerSide, "test");
+    ConcurrentLinkedQueue<Runnable> proxy = new ConcurrentLinkedQueue<>();
+    List<CollectiveCall> received = new ArrayList<>();
+    int perThread = 20_000;
+    Runnable flush = () -> writer.flush(intoReader);
+    Thread[] announcers = new Thread[2];
+    for (int t = 0; t < announcers.length; t++) {
+      int thread = t;
+      announcers[t] =
+          new Thread(
+              () -> {
+                Random random = new Random(thread);
+                for (int i = 0; i < perThread; i++) {
+                  // thread t announces numbers t, t + 2, t + 4, ... so each keeps its own order
+                  if (writer.add(RandomCalls.next(random, 2L * i + thread, 8))) {
+                    proxy.add(flush);
+                  }
+                }
+              });
+      announcers[t].start();
+    }
+    // the proxy: queued tasks, and on every pass the reader's look and a blocked writer's retry
+    while (announcers[0].isAlive() || announcers[1].isAlive() || !proxy.isEmpty()) {
+      Runnable task = proxy.poll();
+      if (task != null) {
+        task.run();
+      }
+      reader.read(received::add, intoWriter);
+      if (writer.blocked()) {
+        writer.flush(intoReader);
+      }
+    }
+    for (Thread t : announcers) {
+      t.join(TimeUnit.SECONDS.toMillis(30));
+    }
+    for (int pass = 0; pass < 100 && received.size() < 2 * perThread; pass++) {
+      writer.flush(intoReader);
+      reader.read(received::add, intoWriter);
+    }
+    assertEquals(2 * perThread, received.size(), "calls received");
+    long[] next = {0, 1};
+    for (CollectiveCall c : received) {
+      int thread = (int) (c.seq() % 2);
+      assertEquals(next[thread], c.seq(), "thread " + thread + "'s calls out of order");
+      next[thread] += 2;
+    }
+  }
+
+  @Test
+  @DisplayName("a slot whose numbers match but which holds no call is a protocol error")
+  void aSlotWithoutACallFails() {
+    AnnouncementWriter writer = new AnnouncementWriter(writerSide);
+    AnnouncementReader reader = new AnnouncementReader(readerSide, "rank 0 -> rank 1");
+    writer.add(RandomCalls.next(new Random(3), 1, 8));
+    writer.flush(intoReader);
+    readerSide.put(UcxLayout.call(0) + UcxLayout.CALL_CALL + 16, (byte) 99); // the call's kind
+    CclException e = assertThrows(CclException.class, () -> reader.read(c -> {}, intoWriter));
+    assertTrue(e.getMessage().contains("rank 0 -> rank 1"), e.getMessage());
+    assertTrue(e.getMessage().contains("announcement 1"), e.getMessage());
+  }
+
+  private static ByteBuffer side() {
+    return ByteBuffer.allocateDirect(UcxLayout.BYTES).order(ByteOrder.nativeOrder());
+  }
+
+  private static SidePut copy(ByteBuffer from, ByteBuffer to) {
+    return (local, length, remote) -> to.put(remote, from, local, length);
+  }
+}
