@@ -66,7 +66,7 @@ public final class UcxTransport implements AutoCloseable {
    * put, which does not end the worker's wait, and a mismatch only it reveals must still fail this
    * rank while it calls nothing (a rank that only waits, a pause between calls).
    */
-  private static final long ANNOUNCEMENT_LOOK_NANOS = 5_000_000L;
+  private static final long ANNOUNCEMENT_LOOK_NANOS = 10_000_000L;
 
   /**
    * Entries of UCX's shared-memory FIFO (UCX's default: 64). Between ranks of one host UCX 1.13 has
