@@ -26,6 +26,9 @@ final class AnnouncementReader {
   private long read;
   private long told;
 
+  /** Where announcement {@link #read} will lie: a look when nothing is new reads one word. */
+  private int next = UcxLayout.call(0);
+
   /**
    * @param side this rank's side area of channel 0
    * @param description the connection, for errors
@@ -44,7 +47,7 @@ final class AnnouncementReader {
   int read(Consumer<CollectiveCall> to, SidePut put) {
     int n = 0;
     while (true) {
-      int at = UcxLayout.call(read);
+      int at = next;
       long k = read + 1;
       // the closing number first: a slot being rewritten never shows both numbers of one call
       if ((long) LONGS.getAcquire(side, at + UcxLayout.CALL_SEQ_END) != k
@@ -57,6 +60,7 @@ final class AnnouncementReader {
             description + ": protocol error: announcement " + k + " holds no collective call");
       }
       read = k;
+      next = UcxLayout.call(k);
       n++;
       if (read - told >= UcxLayout.CALL_SLOTS / 4) {
         tell(put);

@@ -111,6 +111,11 @@ final class UcxRecvConnection extends UcxConnection implements RecvConnection {
             () -> {
               if (!failed) {
                 writeAnnouncements();
+                if (announcements.blocked()) {
+                  // the predecessor has not read a whole board: it is as many calls behind and
+                  // compares those at its launches without these
+                  transport.logDebug(description + ": closing with announcements not written");
+                }
                 if (announcements.wroteAny()) {
                   transport.flushBeforeNotice(endpoints[0], description);
                 }
