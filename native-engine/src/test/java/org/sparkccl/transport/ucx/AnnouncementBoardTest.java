@@ -33,13 +33,13 @@ class AnnouncementBoardTest {
   private final ByteBuffer readerSide = side();
   private final SidePut intoReader = copy(writerSide, readerSide);
   private final SidePut intoWriter = copy(readerSide, writerSide);
+  private final AnnouncementWriter writer = new AnnouncementWriter(writerSide);
+  private final AnnouncementReader reader = new AnnouncementReader(readerSide, "rank 0 -> rank 1");
 
   @Test
   @DisplayName("calls far ahead of the reader wait for room, then arrive once and in order")
   void callsWaitForRoomAndArriveInOrder() {
     Random random = new Random(20261205);
-    AnnouncementWriter writer = new AnnouncementWriter(writerSide);
-    AnnouncementReader reader = new AnnouncementReader(readerSide, "test");
     int n = 5 * UcxLayout.CALL_SLOTS + 17;
     CollectiveCall[] calls = new CollectiveCall[n];
     int tasks = 0;
@@ -71,8 +71,6 @@ class AnnouncementBoardTest {
   @DisplayName("a reader behind by less than a board never blocks the writer")
   void aReaderWithinABoardNeverBlocks() {
     Random random = new Random(7);
-    AnnouncementWriter writer = new AnnouncementWriter(writerSide);
-    AnnouncementReader reader = new AnnouncementReader(readerSide, "test");
     List<CollectiveCall> received = new ArrayList<>();
     for (int i = 0; i < 20 * UcxLayout.CALL_SLOTS; i++) {
       writer.add(RandomCalls.next(random, i + 1, 8));
@@ -90,8 +88,6 @@ class AnnouncementBoardTest {
   @Timeout(60)
   @DisplayName("two announcing threads and a writing one: every call arrives once, none is left")
   void concurrentAnnouncersLoseNothing() throws Exception {
-    AnnouncementWriter writer = new AnnouncementWriter(writerSide);
-    AnnouncementReader reader = new AnnouncementReader(readerSide, "test");
     ConcurrentLinkedQueue<Runnable> proxy = new ConcurrentLinkedQueue<>();
     List<CollectiveCall> received = new ArrayList<>();
     int perThread = 20_000;
@@ -142,8 +138,6 @@ class AnnouncementBoardTest {
   @Test
   @DisplayName("a slot whose numbers match but which holds no call is a protocol error")
   void aSlotWithoutACallFails() {
-    AnnouncementWriter writer = new AnnouncementWriter(writerSide);
-    AnnouncementReader reader = new AnnouncementReader(readerSide, "rank 0 -> rank 1");
     writer.add(RandomCalls.next(new Random(3), 1, 8));
     writer.flush(intoReader);
     readerSide.put(UcxLayout.call(0) + UcxLayout.CALL_CALL + 16, (byte) 99); // the call's kind
