@@ -50,9 +50,9 @@ final class SocketSendConnection extends SocketConnection implements SendConnect
    * Set last by the constructors. The superclass registers the socket, with this half's handler,
    * before this class's fields exist, and the proxy (or its socket watcher, selecting while the
    * proxy waits for UCX) may find the socket ready at once: a handler that read then met a null
-   * notice header and failed the communicator (once in about 80 runs of 8 B reduces of 4 rank
-   * processes on the 2-core VM). Until then the handler leaves the socket alone; the selector
-   * reports it again, since readiness persists until the bytes are read.
+   * notice header and failed the communicator (once in about 140 runs of 8 B broadcasts and reduces
+   * of rank processes over UCX on the 2-core VM). Until then the handler leaves the socket alone;
+   * the selector reports it again, since readiness persists until the bytes are read.
    */
   private volatile boolean constructed;
 

@@ -112,8 +112,8 @@ final class UcxRecvConnection extends UcxConnection implements RecvConnection {
               if (!failed) {
                 writeAnnouncements();
                 if (announcements.blocked()) {
-                  // the predecessor has not read a whole board: it is as many calls behind and
-                  // compares those at its launches without these
+                  // the predecessor has not read a whole board: it is that many calls behind, and
+                  // will launch the calls still queued here without their announcements
                   transport.logDebug(description + ": closing with announcements not written");
                 }
                 if (announcements.wroteAny()) {
