@@ -95,7 +95,7 @@ final class UcxRing implements RingTransport {
 
   @Override
   public void start(CommContext ctx) {
-    ctx.proxy.setOwnedPoller(ucx::poll, ucx.idleWait());
+    ctx.proxy.setOwnedPoller(ucx::poll, ucx.idleWait(ctx.calls.checks()));
     ucx.onProxy(ctx.proxy::execute);
   }
 

@@ -20,4 +20,18 @@ public interface OwnedWait {
   default long periodNanos() {
     return 0;
   }
+
+  /** Ends the current or next {@link #await()} because the period passed; any thread. */
+  default void tick() {
+    signal();
+  }
+
+  /**
+   * Whether the last {@link #await()} ended without a {@link #signal()} while a period is set (by
+   * {@link #tick()}, or by the transport's own events): a pass that then finds nothing waits again
+   * at once, without the idle back-off a wake-up for work gets. Proxy thread only.
+   */
+  default boolean endedByTick() {
+    return false;
+  }
 }

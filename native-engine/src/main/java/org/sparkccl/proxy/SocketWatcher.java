@@ -76,10 +76,12 @@ final class SocketWatcher {
           boolean anyReady = ready > 0 || !selector.selectedKeys().isEmpty();
           boolean periodOver = period > 0 && System.nanoTime() - start >= period;
           lent = false;
-          if (anyReady || periodOver) {
+          if (anyReady) {
             // only for sockets and the period: a proxy that woke by itself must not find a stale
             // signal that ends its next wait at once (the two threads would keep waking each other)
             wait.signal();
+          } else if (periodOver) {
+            wait.tick();
           }
         }
       }

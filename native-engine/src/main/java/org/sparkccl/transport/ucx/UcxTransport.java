@@ -40,7 +40,7 @@ import org.sparkccl.util.EngineLog;
  * SendConnection out = ucx.connectSend(next, channel, all[next]);
  * RecvConnection in = ucx.connectRecv(prev, channel, all[prev]);
  * ucx.awaitPeersProven(System.nanoTime() + timeoutNanos);
- * proxy.setOwnedPoller(ucx::poll, ucx.idleWait()); ucx.onProxy(proxy::execute);
+ * proxy.setOwnedPoller(ucx::poll, ucx.idleWait(true)); ucx.onProxy(proxy::execute);
  * }</pre>
  *
  * <p>UCX's own variables ({@code UCX_TLS}, {@code UCX_NET_DEVICES}, ...) are read by UCX itself.
@@ -480,28 +480,66 @@ public final class UcxTransport implements AutoCloseable {
    * successor's announcements: for those the wait ends every {@link #ANNOUNCEMENT_LOOK_NANOS}.
    * Announcements waiting for room in the predecessor's board wait for such a put, so then the
    * proxy only parks for {@link #BLOCKED_PARK_NANOS} and looks again.
+   *
+   * @param callsChecked whether the communicator checks its calls (key {@code checkCalls}): without
+   *     the check nothing is announced, and the idle wait has no period
    */
-  public OwnedWait idleWait() {
+  public OwnedWait idleWait(boolean callsChecked) {
     return new OwnedWait() {
+      /** Signals for work or sockets, and ticks of the period, so far; any thread. */
+      private final AtomicLong signals = new AtomicLong();
+
+      private final AtomicLong ticks = new AtomicLong();
+      private boolean endedByTick;
+      private boolean tickEndedLast;
+
       @Override
       public void await() {
+        endedByTick = false;
         if (closed) {
           return;
         }
         if (announcer != null && announcer.announcementsBlocked()) {
           LockSupport.parkNanos(BLOCKED_PARK_NANOS);
-        } else {
+          return;
+        }
+        long signalled = signals.get();
+        long ticked = ticks.get();
+        worker.waitForEvents();
+        if (tickEndedLast && signals.get() == signalled && ticks.get() == ticked) {
+          // The wait after one a tick ended returned at once, woken by nothing (UCX's signal
+          // outlives the wait it ends), and the pass and back-off after that cost an idle proxy
+          // 2-4% of a core. A second wait returns at once too where UCX has events pending.
           worker.waitForEvents();
         }
+        tickEndedLast = signals.get() == signalled && ticks.get() != ticked;
+        // skipping the back-off is safe whatever ended the wait: the proxy looks for news first
+        endedByTick = periodNanos() > 0 && signals.get() == signalled;
+      }
+
+      @Override
+      public boolean endedByTick() {
+        return endedByTick;
+      }
+
+      @Override
+      public void tick() {
+        ticks.incrementAndGet();
+        wake();
       }
 
       @Override
       public long periodNanos() {
-        return announcee != null ? ANNOUNCEMENT_LOOK_NANOS : 0;
+        return callsChecked && announcee != null ? ANNOUNCEMENT_LOOK_NANOS : 0;
       }
 
       @Override
       public void signal() {
+        signals.incrementAndGet();
+        wake();
+      }
+
+      private void wake() {
         // never into a worker that close() is destroying
         synchronized (workerLife) {
           if (!closed) {
