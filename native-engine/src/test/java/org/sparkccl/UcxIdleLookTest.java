@@ -30,10 +30,10 @@ class UcxIdleLookTest {
   private static final long MEASURE_MS = 1_000;
 
   /**
-   * At most this share of a core per proxy thread (or its socket watcher) while idle: 0.3% each on
-   * the 2-core VM, and 2-4% for the proxy when it spun after each look.
+   * At most this share of a core per proxy thread (or its socket watcher) while idle: 0.1-0.7% each
+   * on the 2-core VM, and 2.2-4.1% for the proxy when it spun after each look.
    */
-  private static final double MAX_SHARE = 0.015;
+  private static final double MAX_SHARE = 0.02;
 
   @Test
   @DisplayName("burns little CPU while idle, with the check on (looking every 10 ms) and off")
