@@ -95,7 +95,8 @@ final class UcxRing implements RingTransport {
 
   @Override
   public void start(CommContext ctx) {
-    ctx.proxy.setOwnedPoller(ucx::poll, ucx.idleWait(ctx.calls.checks()));
+    ucx.checkCalls(ctx.calls.checks());
+    ctx.proxy.setOwnedPoller(ucx::poll, ucx.idleWait());
     ucx.onProxy(ctx.proxy::execute);
   }
 

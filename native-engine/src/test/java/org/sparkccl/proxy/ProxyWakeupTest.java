@@ -165,7 +165,7 @@ class ProxyWakeupTest {
     ProxyThread proxy =
         new ProxyThread(
             "sparkccl-test-proxy", IdleStrategies.defaults(), e -> error.compareAndSet(null, e));
-    proxy.setOwnedPoller(ucx::poll, ucx.idleWait(true));
+    proxy.setOwnedPoller(ucx::poll, ucx.idleWait());
     proxy.start();
     try {
       submitOneAtATime(proxy, error, 4_000);

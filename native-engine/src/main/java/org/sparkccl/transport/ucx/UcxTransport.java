@@ -40,7 +40,7 @@ import org.sparkccl.util.EngineLog;
  * SendConnection out = ucx.connectSend(next, channel, all[next]);
  * RecvConnection in = ucx.connectRecv(prev, channel, all[prev]);
  * ucx.awaitPeersProven(System.nanoTime() + timeoutNanos);
- * proxy.setOwnedPoller(ucx::poll, ucx.idleWait(true)); ucx.onProxy(proxy::execute);
+ * proxy.setOwnedPoller(ucx::poll, ucx.idleWait()); ucx.onProxy(proxy::execute);
  * }</pre>
  *
  * <p>UCX's own variables ({@code UCX_TLS}, {@code UCX_NET_DEVICES}, ...) are read by UCX itself.
@@ -102,6 +102,10 @@ public final class UcxTransport implements AutoCloseable {
   private volatile UcxRecvConnection announcer;
 
   private volatile UcxSendConnection announcee;
+
+  /** Whether the communicator checks its calls (key {@code checkCalls}): else nothing announces. */
+  private volatile boolean callsChecked = true;
+
   private volatile Executor onProxy = Runnable::run;
   private byte[] secret;
   private RuntimeException raised;
@@ -447,7 +451,7 @@ public final class UcxTransport implements AutoCloseable {
       raised = null;
       throw r;
     }
-    if (announcee != null) {
+    if (callsChecked && announcee != null) {
       any |= announcee.readAnnouncements();
     }
     if (announcer != null && announcer.announcementsBlocked()) {
@@ -479,12 +483,10 @@ public final class UcxTransport implements AutoCloseable {
    * waits so only while it has no operations, so no put it needs can land unseen, except the
    * successor's announcements: for those the wait ends every {@link #ANNOUNCEMENT_LOOK_NANOS}.
    * Announcements waiting for room in the predecessor's board wait for such a put, so then the
-   * proxy only parks for {@link #BLOCKED_PARK_NANOS} and looks again.
-   *
-   * @param callsChecked whether the communicator checks its calls (key {@code checkCalls}): without
-   *     the check nothing is announced, and the idle wait has no period
+   * proxy only parks for {@link #BLOCKED_PARK_NANOS} and looks again. Without the check ({@link
+   * #checkCalls}) nothing is announced, and the wait has no period.
    */
-  public OwnedWait idleWait(boolean callsChecked) {
+  public OwnedWait idleWait() {
     return new OwnedWait() {
       /** Signals for work or sockets, and ticks of the period, so far; any thread. */
       private final AtomicLong signals = new AtomicLong();
@@ -548,6 +550,15 @@ public final class UcxTransport implements AutoCloseable {
         }
       }
     };
+  }
+
+  /**
+   * Whether the communicator checks its calls (key {@code checkCalls}; true until told): without
+   * the check no rank announces, so the proxy neither reads the announcement board nor ends its
+   * idle wait to look at it. Call before the proxy owns the worker.
+   */
+  public void checkCalls(boolean checked) {
+    this.callsChecked = checked;
   }
 
   /** A callback found a failure; {@link #poll()} throws it once progress returns. */
