@@ -1,9 +1,8 @@
 package org.sparkccl.transport.ucx;
 
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.VarHandle;
+import static org.sparkccl.transport.ucx.UcxLayout.LONGS;
+
 import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
 import java.util.function.Consumer;
 import org.sparkccl.CclException;
 import org.sparkccl.comm.CollectiveCall;
@@ -18,8 +17,6 @@ import org.sparkccl.comm.CollectiveCall;
  * }</pre>
  */
 final class AnnouncementReader {
-  private static final VarHandle LONGS =
-      MethodHandles.byteBufferViewVarHandle(long[].class, ByteOrder.nativeOrder());
 
   private final ByteBuffer side;
   private final String description;

@@ -1,9 +1,8 @@
 package org.sparkccl.transport.ucx;
 
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.VarHandle;
+import static org.sparkccl.transport.ucx.UcxLayout.LONGS;
+
 import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
 import org.sparkccl.comm.CollectiveCall;
 import org.sparkccl.transport.AnnouncementQueue;
 
@@ -30,8 +29,6 @@ import org.sparkccl.transport.AnnouncementQueue;
  * }</pre>
  */
 final class AnnouncementWriter {
-  private static final VarHandle LONGS =
-      MethodHandles.byteBufferViewVarHandle(long[].class, ByteOrder.nativeOrder());
 
   private final AnnouncementQueue queue = new AnnouncementQueue();
   private final CollectiveCall[] taken = new CollectiveCall[UcxLayout.CALL_SLOTS / 4];

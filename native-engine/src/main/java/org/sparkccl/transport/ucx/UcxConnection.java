@@ -1,9 +1,6 @@
 package org.sparkccl.transport.ucx;
 
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.VarHandle;
 import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
@@ -21,8 +18,6 @@ import org.sparkccl.transport.FailureNotice;
  * thread has stopped); other threads go through {@link UcxTransport#onProxy}.
  */
 abstract class UcxConnection {
-  static final VarHandle LONGS =
-      MethodHandles.byteBufferViewVarHandle(long[].class, ByteOrder.nativeOrder());
 
   protected final UcxTransport transport;
   protected final String description;

@@ -1,5 +1,8 @@
 package org.sparkccl.transport.ucx;
 
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.nio.ByteOrder;
 import org.sparkccl.comm.CollectiveCall;
 import org.sparkccl.fifo.FifoLayout;
 
@@ -34,6 +37,10 @@ import org.sparkccl.fifo.FifoLayout;
  * ever-increasing index of current NCCL), so no flag is ever reset.
  */
 final class UcxLayout {
+  /** The side area's 64-bit words, read with acquire and written with release ordering. */
+  static final VarHandle LONGS =
+      MethodHandles.byteBufferViewVarHandle(long[].class, ByteOrder.nativeOrder());
+
   static final int STEPS = FifoLayout.STEPS;
   static final int ENTRY_BYTES = 32;
   static final int RECORD_BYTES = 512;

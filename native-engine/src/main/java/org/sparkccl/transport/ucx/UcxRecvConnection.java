@@ -1,5 +1,7 @@
 package org.sparkccl.transport.ucx;
 
+import static org.sparkccl.transport.ucx.UcxLayout.LONGS;
+
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import org.openucx.jucx.ucp.UcpMemory;
