@@ -402,9 +402,7 @@ public final class ProxyThread implements AutoCloseable {
       blocking = false;
       waitingOwned = false;
     }
-    if (watcher.isLent()) {
-      selector.wakeup(); // the watcher hands the selector back; until then the proxy leaves it
-    }
+    watcher.reclaim(); // the watcher hands the selector back; until then the proxy leaves it
   }
 
   /**

@@ -28,6 +28,9 @@ final class SocketWatcher {
   /** The watcher owns the selector (selecting, or about to). */
   private volatile boolean lent;
 
+  /** The proxy's wait has ended and it wants the selector back ({@link #reclaim}). */
+  private volatile boolean reclaimed;
+
   SocketWatcher(Selector selector, OwnedWait wait, String name) {
     this.selector = selector;
     this.wait = wait;
@@ -42,8 +45,20 @@ final class SocketWatcher {
   /** Proxy thread: hands the selector over before blocking in the transport's wait. */
   void lend() {
     synchronized (turn) {
+      reclaimed = false;
       lent = true;
       turn.notifyAll();
+    }
+  }
+
+  /**
+   * Proxy thread, once its wait has ended: asks for the selector back. The watcher's select ends,
+   * or, where it has not begun, ends at once: the wake-up stays pending.
+   */
+  void reclaim() {
+    if (lent) {
+      reclaimed = true;
+      selector.wakeup();
     }
   }
 
@@ -66,15 +81,23 @@ final class SocketWatcher {
         int ready = 0;
         long period = wait.periodNanos();
         long start = System.nanoTime();
+        boolean anyReady = false;
+        boolean periodOver = false;
         try {
-          // a wakeup() of the selector (the proxy woke and wants it back, or close) ends this too
-          ready =
-              period > 0
-                  ? selector.select(Math.max(1, TimeUnit.NANOSECONDS.toMillis(period)))
-                  : selector.select();
+          // A wakeup() of the selector (the proxy wants it back, or close) ends this too. So does
+          // one the proxy made after an earlier wait, if this select had not begun then: select
+          // again while the proxy still waits, or its wait would go on with nobody watching its
+          // sockets and nobody ending it when the period is over.
+          do {
+            long left = period - (System.nanoTime() - start);
+            ready =
+                period > 0
+                    ? selector.select(Math.max(1, TimeUnit.NANOSECONDS.toMillis(left)))
+                    : selector.select();
+            anyReady = ready > 0 || !selector.selectedKeys().isEmpty();
+            periodOver = period > 0 && System.nanoTime() - start >= period;
+          } while (!anyReady && !periodOver && !reclaimed && !isStopping());
         } finally {
-          boolean anyReady = ready > 0 || !selector.selectedKeys().isEmpty();
-          boolean periodOver = period > 0 && System.nanoTime() - start >= period;
           lent = false;
           if (anyReady) {
             // only for sockets and the period: a proxy that woke by itself must not find a stale
@@ -93,6 +116,12 @@ final class SocketWatcher {
       Thread.currentThread().interrupt();
     } finally {
       lent = false;
+    }
+  }
+
+  private boolean isStopping() {
+    synchronized (turn) {
+      return stopping;
     }
   }
 

@@ -495,6 +495,11 @@ public final class UcxTransport implements AutoCloseable {
       private boolean endedByTick;
       private boolean tickEndedLast;
 
+      /** {@link #signals} and {@link #ticks} when the last wait returned; proxy thread only. */
+      private long signalsSeen;
+
+      private long ticksSeen;
+
       @Override
       public void await() {
         endedByTick = false;
@@ -505,18 +510,24 @@ public final class UcxTransport implements AutoCloseable {
           LockSupport.parkNanos(BLOCKED_PARK_NANOS);
           return;
         }
-        long signalled = signals.get();
-        long ticked = ticks.get();
+        // Counted from the last wait's return, before the proxy's last look for news: a kernel
+        // that queues work after that look signals after it too. Counting from here instead lost
+        // such a signal when it came between the look and this line and the first wait read it.
+        long signalled = signalsSeen;
+        long ticked = ticksSeen;
         worker.waitForEvents();
         if (tickEndedLast && signals.get() == signalled && ticks.get() == ticked) {
-          // The wait after one a tick ended returned at once, woken by nothing (UCX's signal
-          // outlives the wait it ends), and the pass and back-off after that cost an idle proxy
-          // 2-4% of a core. A second wait returns at once too where UCX has events pending.
+          // The wait returned at once on the signal of the tick that ended the last one (UCX's
+          // signal outlives the wait it ends), and the pass and back-off after that cost an idle
+          // proxy 2-4% of a core. Nothing was signalled since the last look for news, so whatever
+          // signals from now on ends this second wait.
           worker.waitForEvents();
         }
-        tickEndedLast = signals.get() == signalled && ticks.get() != ticked;
+        signalsSeen = signals.get();
+        ticksSeen = ticks.get();
+        tickEndedLast = signalsSeen == signalled && ticksSeen != ticked;
         // skipping the back-off is safe whatever ended the wait: the proxy looks for news first
-        endedByTick = periodNanos() > 0 && signals.get() == signalled;
+        endedByTick = periodNanos() > 0 && signalsSeen == signalled;
       }
 
       @Override
