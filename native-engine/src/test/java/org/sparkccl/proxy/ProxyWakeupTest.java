@@ -24,6 +24,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 import org.sparkccl.CclException;
+import org.sparkccl.NeedsUcx;
 import org.sparkccl.config.Key;
 import org.sparkccl.fifo.Fifo;
 import org.sparkccl.idle.IdleStrategies;
@@ -153,11 +154,7 @@ class ProxyWakeupTest {
   @DisplayName(
       "with a UCX worker's wait as the idle wait, no wake-up is lost and the idle proxy burns no CPU")
   void noWakeUpIsLostWhileWaitingInTheUcxWorker() throws InterruptedException {
-    String why = UcxTransport.warmUp();
-    if (why != null) {
-      System.out.println("SKIPPED noWakeUpIsLostWhileWaitingInTheUcxWorker: " + why);
-    }
-    Assumptions.assumeTrue(why == null, "UCX is not available here: " + why);
+    NeedsUcx.assume("noWakeUpIsLostWhileWaitingInTheUcxWorker");
     Fifo send = new Fifo(Key.MIN_STEP_SIZE);
     Fifo recv = new Fifo(Key.MIN_STEP_SIZE);
     UcxTransport ucx = UcxTransport.open(0, 1, new Fifo[] {send}, new Fifo[] {recv});

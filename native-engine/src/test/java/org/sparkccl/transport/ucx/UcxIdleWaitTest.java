@@ -4,9 +4,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
+import org.sparkccl.NeedsUcx;
 import org.sparkccl.config.Key;
 import org.sparkccl.fifo.Fifo;
 import org.sparkccl.proxy.OwnedWait;
@@ -22,11 +22,7 @@ class UcxIdleWaitTest {
   @Test
   @DisplayName("after a tick, a wake-up signalled before the next wait is not lost")
   void aWakeUpAfterATickIsNotLost() throws Exception {
-    String why = UcxTransport.warmUp();
-    if (why != null) {
-      System.out.println("SKIPPED aWakeUpAfterATickIsNotLost: " + why);
-    }
-    Assumptions.assumeTrue(why == null, "UCX is not available here: " + why);
+    NeedsUcx.assume("aWakeUpAfterATickIsNotLost");
     Fifo send = new Fifo(Key.MIN_STEP_SIZE);
     Fifo recv = new Fifo(Key.MIN_STEP_SIZE);
     UcxTransport ucx = UcxTransport.open(0, 1, new Fifo[] {send}, new Fifo[] {recv});

@@ -12,7 +12,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.SplittableRandom;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
@@ -26,6 +25,7 @@ import org.openucx.jucx.ucp.UcpWorker;
 import org.openucx.jucx.ucp.UcpWorkerParams;
 import org.sparkccl.Communicator;
 import org.sparkccl.DataType;
+import org.sparkccl.NeedsUcx;
 import org.sparkccl.RankHarness;
 import org.sparkccl.ReduceOp;
 import org.sparkccl.SecretBootstrap;
@@ -46,8 +46,7 @@ class UcxNoticeAuthTest {
 
   @BeforeEach
   void needsUcx() {
-    String why = UcxTransport.warmUp();
-    Assumptions.assumeTrue(why == null, "UCX does not load here, skipped: " + why);
+    NeedsUcx.assume("UcxNoticeAuthTest");
   }
 
   private static CclConfig config(Duration timeout) {
