@@ -10,11 +10,12 @@ import org.sparkccl.util.EngineLog;
 /**
  * Watches the proxy's sockets while the proxy blocks in a transport's own wait (UCX: the worker's),
  * which sockets cannot end: the proxy {@link #lend lends} it the selector before it blocks, the
- * watcher selects, and when a socket is ready (or the selector is woken) it ends the proxy's wait
- * and hands the selector back. The proxy never waits for the hand-back: until {@link #isLent()} is
- * false it leaves the selector alone and only polls its transport, so waking costs the first
- * message after an idle period nothing. Where the transport's wait has a period ({@link
- * OwnedWait#periodNanos}), the watcher also ends the wait once the period has passed.
+ * watcher selects, and when a socket is ready it ends the proxy's wait and hands the selector back;
+ * a proxy whose wait ended otherwise {@link #reclaim reclaims} it. The proxy never waits for the
+ * hand-back: until {@link #isLent()} is false it leaves the selector alone and only polls its
+ * transport, so waking costs the first message after an idle period nothing. Where the transport's
+ * wait has a period ({@link OwnedWait#periodNanos}), the watcher also ends the wait once the period
+ * has passed.
  */
 final class SocketWatcher {
   private static final Logger LOG = EngineLog.logger(SocketWatcher.class);
