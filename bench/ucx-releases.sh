@@ -16,7 +16,9 @@ trap 'rm -f "$RESULTS"' EXIT
 export SPARKCCL_SHM=off
 
 run() { # label library-folder (empty: the machine's)
-  LD_LIBRARY_PATH="$2${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" bin/sparkccl-perf -n "${RANKS:-4}" \
+  local path="${LD_LIBRARY_PATH:-}"
+  [[ -z $2 ]] || path="$2${path:+:$path}"
+  LD_LIBRARY_PATH="$path" bin/sparkccl-perf -n "${RANKS:-4}" \
     -t ucx -b 8 -e 256K -f 8 -i "${ITERS:-2000}" -w 200 |
     awk -v label="$1" '$1 ~ /^[0-9]+$/ && NF >= 9 { print label, $1, $6 }' >>"$RESULTS"
 }

@@ -79,7 +79,6 @@ final class SocketWatcher {
             return;
           }
         }
-        int ready = 0;
         long period = wait.periodNanos();
         long start = System.nanoTime();
         boolean anyReady = false;
@@ -91,7 +90,7 @@ final class SocketWatcher {
           // sockets and nobody ending it when the period is over.
           do {
             long left = period - (System.nanoTime() - start);
-            ready =
+            int ready =
                 period > 0
                     ? selector.select(Math.max(1, TimeUnit.NANOSECONDS.toMillis(left)))
                     : selector.select();

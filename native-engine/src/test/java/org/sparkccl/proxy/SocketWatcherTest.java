@@ -23,9 +23,12 @@ class SocketWatcherTest {
     final AtomicInteger signals = new AtomicInteger();
     final AtomicInteger ticks = new AtomicInteger();
 
+    /** Waits are the proxy's alone: the watcher must never call this. */
+    final AtomicInteger awaits = new AtomicInteger();
+
     @Override
     public void await() {
-      throw new UnsupportedOperationException("the watcher never waits");
+      awaits.incrementAndGet();
     }
 
     @Override
@@ -44,64 +47,75 @@ class SocketWatcherTest {
     }
   }
 
-  @Test
-  @DisplayName("a wake-up left from the proxy's last wait neither ends the lend nor skips the tick")
-  void aStaleWakeUpDoesNotEndTheLend() throws Exception {
+  /** What a test does with a running watcher, its selector and the wait it ends. */
+  private interface WatcherTest {
+    void run(SocketWatcher watcher, Selector selector, CountingWait wait) throws Exception;
+  }
+
+  /**
+   * Runs {@code test} against a started watcher, then stops it and checks that it never called the
+   * proxy's wait.
+   */
+  private static void withWatcher(WatcherTest test) throws Exception {
     CountingWait wait = new CountingWait();
     try (Selector selector = Selector.open()) {
       SocketWatcher watcher = new SocketWatcher(selector, wait, "test-socket-watcher");
       watcher.start();
       try {
-        for (int round = 0; round < 3; round++) {
-          // the proxy asked for the selector back after a wait the watcher had already left
-          selector.wakeup();
-          long start = System.nanoTime();
-          watcher.lend();
-          Thread.sleep(50);
-          assertTrue(
-              watcher.isLent(), "round " + round + ": the watcher gave the selector back early");
-          assertEquals(round, wait.ticks.get(), "round " + round + ": ticked before the period");
-          while (watcher.isLent() && System.nanoTime() - start < 5 * PERIOD_NANOS) {
-            Thread.sleep(5);
-          }
-          assertFalse(watcher.isLent(), "round " + round + ": the watcher kept the selector");
-          assertTrue(
-              System.nanoTime() - start >= PERIOD_NANOS,
-              "round " + round + ": the lend ended before the period");
-          assertEquals(round + 1, wait.ticks.get(), "round " + round + ": no tick at the period");
-          assertEquals(0, wait.signals.get(), "a signal with no socket ready");
-        }
+        test.run(watcher, selector, wait);
       } finally {
         watcher.stop();
       }
     }
+    assertEquals(0, wait.awaits.get(), "the watcher called the proxy's wait");
+  }
+
+  @Test
+  @DisplayName("a wake-up left from the proxy's last wait neither ends the lend nor skips the tick")
+  void aStaleWakeUpDoesNotEndTheLend() throws Exception {
+    withWatcher(
+        (watcher, selector, wait) -> {
+          for (int round = 0; round < 3; round++) {
+            // the proxy asked for the selector back after a wait the watcher had already left
+            selector.wakeup();
+            long start = System.nanoTime();
+            watcher.lend();
+            Thread.sleep(50);
+            assertTrue(
+                watcher.isLent(), "round " + round + ": the watcher gave the selector back early");
+            assertEquals(round, wait.ticks.get(), "round " + round + ": ticked before the period");
+            while (watcher.isLent() && System.nanoTime() - start < 5 * PERIOD_NANOS) {
+              Thread.sleep(5);
+            }
+            assertFalse(watcher.isLent(), "round " + round + ": the watcher kept the selector");
+            assertTrue(
+                System.nanoTime() - start >= PERIOD_NANOS,
+                "round " + round + ": the lend ended before the period");
+            assertEquals(round + 1, wait.ticks.get(), "round " + round + ": no tick at the period");
+            assertEquals(0, wait.signals.get(), "a signal with no socket ready");
+          }
+        });
   }
 
   @Test
   @DisplayName("gives the selector back when the proxy reclaims it, without a tick or a signal")
   void reclaimEndsTheLend() throws Exception {
-    CountingWait wait = new CountingWait();
-    try (Selector selector = Selector.open()) {
-      SocketWatcher watcher = new SocketWatcher(selector, wait, "test-socket-watcher");
-      watcher.start();
-      try {
-        for (int round = 0; round < 20; round++) {
-          watcher.lend();
-          if (round % 2 == 0) {
-            Thread.sleep(2); // the select has begun; in odd rounds it may not have
+    withWatcher(
+        (watcher, selector, wait) -> {
+          for (int round = 0; round < 20; round++) {
+            watcher.lend();
+            if (round % 2 == 0) {
+              Thread.sleep(2); // the select has begun; in odd rounds it may not have
+            }
+            watcher.reclaim();
+            long start = System.nanoTime();
+            while (watcher.isLent() && System.nanoTime() - start < PERIOD_NANOS / 2) {
+              Thread.onSpinWait();
+            }
+            assertFalse(watcher.isLent(), "round " + round + ": the selector did not come back");
           }
-          watcher.reclaim();
-          long start = System.nanoTime();
-          while (watcher.isLent() && System.nanoTime() - start < PERIOD_NANOS / 2) {
-            Thread.onSpinWait();
-          }
-          assertFalse(watcher.isLent(), "round " + round + ": the selector did not come back");
-        }
-        assertEquals(0, wait.ticks.get(), "ticks");
-        assertEquals(0, wait.signals.get(), "signals");
-      } finally {
-        watcher.stop();
-      }
-    }
+          assertEquals(0, wait.ticks.get(), "ticks");
+          assertEquals(0, wait.signals.get(), "signals");
+        });
   }
 }
