@@ -7,6 +7,8 @@ MPIRUN=(mpirun --allow-run-as-root --oversubscribe)
 MPI_TCP_ARGS=(--mca btl tcp,self --mca pml ob1 --mca btl_tcp_if_include lo)
 # UCX's memory hooks patch a JVM's mmap/munmap/madvise/brk in place (docs/reliability.md).
 export UCX_MEM_EVENTS="${UCX_MEM_EVENTS:-no}"
+# UCX's error-signal handlers take the JVM's own SIGSEGVs where Jucx's library fails to load.
+export UCX_ERROR_SIGNALS="${UCX_ERROR_SIGNALS-}"
 
 log() { printf '==> %s\n' "$*" >&2; }
 

@@ -13,6 +13,8 @@
 set -euo pipefail
 # UCX's memory hooks patch a JVM's mmap/munmap/madvise/brk in place (docs/reliability.md).
 export UCX_MEM_EVENTS="${UCX_MEM_EVENTS:-no}"
+# UCX's error-signal handlers take the JVM's own SIGSEGVs where Jucx's library fails to load.
+export UCX_ERROR_SIGNALS="${UCX_ERROR_SIGNALS-}"
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 nice -n 10 mvn -o -q -B test-compile -pl native-engine
 [ "${SOAK:-1}" = 0 ] || for run in "1000 socket" "300 ucx"; do

@@ -7,6 +7,8 @@
 set -uo pipefail
 # UCX's memory hooks patch a JVM's mmap/munmap/madvise/brk in place (docs/reliability.md).
 export UCX_MEM_EVENTS="${UCX_MEM_EVENTS:-no}"
+# UCX's error-signal handlers take the JVM's own SIGSEGVs where Jucx's library fails to load.
+export UCX_ERROR_SIGNALS="${UCX_ERROR_SIGNALS-}"
 DIR="$(realpath "${1:-.device-cuda}")"
 MODE="${2:-all}"
 OUT="${OUT:-/tmp/sparkccl-gpu-out}"
