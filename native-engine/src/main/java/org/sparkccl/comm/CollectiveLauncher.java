@@ -872,7 +872,7 @@ public final class CollectiveLauncher {
       return;
     }
     if (ctx.calls.claimAnnouncement(coll.call.seq())) {
-      ctx.channels[0].recv.announce(coll.call);
+      ctx.channels[0].recv.announceStalled(coll.call);
     }
   }
 }

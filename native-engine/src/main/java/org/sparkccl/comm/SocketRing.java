@@ -49,7 +49,7 @@ final class SocketRing implements RingTransport {
       CommContext ctx, Bootstrap bootstrap, long token, int next, int prev, byte[][] infos) {
     long deadline = System.nanoTime() + ctx.timeoutNanos;
     String nextAddress = new String(infos[next], StandardCharsets.UTF_8);
-    sockets.onProxy(ctx.proxy::executeOutsidePasses);
+    sockets.onProxy(ctx.proxy::executeOutsidePassesLater);
     CompletableFuture<RecvConnection[]> accepted = new CompletableFuture<>();
     Thread acceptor =
         new Thread(

@@ -38,6 +38,14 @@ public interface RecvConnection extends AutoCloseable {
    */
   default void announce(org.sparkccl.comm.CollectiveCall call) {}
 
+  /**
+   * As {@link #announce}, for a rank whose collective has waited past its fast phase: the call goes
+   * out now, where a transport would otherwise hold announcements back to send several at once.
+   */
+  default void announceStalled(org.sparkccl.comm.CollectiveCall call) {
+    announce(call);
+  }
+
   @Override
   void close();
 }

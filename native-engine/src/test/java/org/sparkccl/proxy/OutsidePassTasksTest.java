@@ -1,5 +1,6 @@
 package org.sparkccl.proxy;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
@@ -10,15 +11,23 @@ import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.Pipe;
 import java.nio.channels.SelectionKey;
+import java.util.List;
+import java.util.SplittableRandom;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
+import java.util.stream.IntStream;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 import org.sparkccl.CclException;
+import org.sparkccl.config.IdleMode;
+import org.sparkccl.idle.IdleStrategies;
 
 /**
  * Work the proxy does outside its progress passes (the socket announcements it writes, a ring
@@ -37,6 +46,58 @@ class OutsidePassTasksTest {
     try {
       CountDownLatch ran = new CountDownLatch(1);
       assertRunsWhileLocked(proxy, () -> proxy.executeOutsidePasses(ran::countDown), ran, "task");
+      assertNull(error.get(), "the proxy reported an error");
+    } finally {
+      ProxyWakeupTest.closeAndCheckStopped(proxy);
+    }
+  }
+
+  /**
+   * Tasks held back for a moment (the socket ring's announcements): never run before their delay,
+   * run in the order queued, and run by a proxy that blocks in its selector with nothing else to
+   * wake it (its wait is cut to the task's time).
+   */
+  @ParameterizedTest(name = "idle={0}")
+  @EnumSource(
+      value = IdleMode.class,
+      names = {"SPIN", "BACKOFF"})
+  @Timeout(60)
+  @DisplayName("a later task runs after its delay, in order, also on a proxy blocked in select")
+  void laterTasksRunAfterTheirDelayInOrder(IdleMode mode) throws InterruptedException {
+    AtomicReference<RuntimeException> error = new AtomicReference<>();
+    ProxyThread proxy =
+        new ProxyThread(
+            "sparkccl-test-proxy",
+            new IdleStrategies(mode, 50_000),
+            e -> error.compareAndSet(null, e));
+    proxy.start();
+    SplittableRandom random = new SplittableRandom(20261205);
+    try {
+      for (int round = 0; round < 20; round++) {
+        // idle for a while first: a proxy that backs off is then blocked in its selector
+        LockSupport.parkNanos(random.nextLong(TimeUnit.MILLISECONDS.toNanos(5)));
+        int n = 1 + random.nextInt(4);
+        List<Integer> order = new CopyOnWriteArrayList<>();
+        long[] ranAt = new long[n];
+        CountDownLatch ran = new CountDownLatch(n);
+        long queued = System.nanoTime();
+        for (int i = 0; i < n; i++) {
+          int k = i;
+          proxy.executeOutsidePassesLater(
+              () -> {
+                ranAt[k] = System.nanoTime();
+                order.add(k);
+                ran.countDown();
+              });
+        }
+        assertTrue(ran.await(5, TimeUnit.SECONDS), "round " + round + ": tasks left after 5 s");
+        assertEquals(IntStream.range(0, n).boxed().toList(), order, "round " + round + ": order");
+        for (int i = 0; i < n; i++) {
+          assertTrue(
+              ranAt[i] - queued >= ProxyThread.LATER_NANOS,
+              "round " + round + ": task " + i + " ran " + (ranAt[i] - queued) + " ns after");
+        }
+      }
       assertNull(error.get(), "the proxy reported an error");
     } finally {
       ProxyWakeupTest.closeAndCheckStopped(proxy);

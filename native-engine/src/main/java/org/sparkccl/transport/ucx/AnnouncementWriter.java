@@ -15,16 +15,17 @@ import org.sparkccl.transport.AnnouncementQueue;
  * at one word per proxy pass, and no MAC: only holders of the side area's remote key, which ranks
  * exchange over the authenticated bootstrap, can write there, as for the data.
  *
- * <p>A launch queues its call and hands the proxy one task while none is waiting ({@link
- * AnnouncementQueue}); the task writes every queued call that has room, in as few puts as the
- * board's wrap allows. Announcement {@code k} goes into slot {@code k % CALL_SLOTS} only once the
- * predecessor has read announcement {@code k - CALL_SLOTS} (its count in this rank's CALLS_READ); a
- * broadcast's root or a reduce's leaf can run thousands of calls ahead, and what does not fit waits
- * in the queue, {@link #blocked()}, for the proxy's next passes. Proxy thread, except {@link #add}.
+ * <p>A launch queues its call ({@link AnnouncementQueue}) and the proxy, on its next pass, writes
+ * every queued call that has room, in as few puts as the board's wrap allows. Announcement {@code
+ * k} goes into slot {@code k % CALL_SLOTS} only once the predecessor has read announcement {@code k
+ * - CALL_SLOTS} (its count in this rank's CALLS_READ); a broadcast's root or a reduce's leaf can
+ * run thousands of calls ahead, and what does not fit waits in the queue, {@link #blocked()}, for
+ * the proxy's next passes. Proxy thread, except {@link #add}.
  *
  * <pre>{@code
- * if (writer.add(call)) {
- *   proxy.execute(() -> writer.flush(put));
+ * writer.add(call);            // the launching thread
+ * if (writer.pending()) {      // the proxy, on every pass
+ *   writer.flush(put);
  * }
  * }</pre>
  */
@@ -43,12 +44,14 @@ final class AnnouncementWriter {
     this.side = side;
   }
 
-  /**
-   * Queues {@code call}; any thread. Returns true when the caller must hand the proxy a task that
-   * runs {@link #flush} (no task is waiting that would see this call).
-   */
-  boolean add(CollectiveCall call) {
-    return queue.add(call);
+  /** Queues {@code call}; any thread. The proxy writes it on a later pass ({@link #pending}). */
+  void add(CollectiveCall call) {
+    boolean unused = queue.add(call); // the proxy looks at the queue on every pass: no task
+  }
+
+  /** Whether calls wait to be written: queued, or {@link #blocked()}. */
+  boolean pending() {
+    return !queue.isEmpty();
   }
 
   /**

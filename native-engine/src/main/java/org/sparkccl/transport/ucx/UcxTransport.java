@@ -62,11 +62,20 @@ public final class UcxTransport implements AutoCloseable {
   private static final long BLOCKED_PARK_NANOS = 100_000L;
 
   /**
-   * How often an idle proxy looks at its announcement board: a successor's announcement lands by a
-   * put, which does not end the worker's wait, and a mismatch only it reveals must still fail this
-   * rank while it calls nothing (a rank that only waits, a pause between calls).
+   * How often an idle proxy looks at its announcement board and writes the announcements queued
+   * meanwhile: a successor's announcement lands by a put, which does not end the worker's wait, and
+   * a mismatch only it reveals must still fail this rank while it calls nothing (a rank that only
+   * waits, a pause between calls); a launch queues its announcement without waking the proxy.
    */
   private static final long ANNOUNCEMENT_LOOK_NANOS = 10_000_000L;
+
+  /**
+   * The same while announcements move (within the last {@link #ANNOUNCEMENT_LOOK_NANOS}): a leaf of
+   * 8 B reduces announces a call every 5-20 us, so a look every 10 ms would find the board's {@link
+   * UcxLayout#CALL_SLOTS} slots full and the writer waiting for room; every millisecond keeps it a
+   * tenth full.
+   */
+  private static final long ANNOUNCEMENT_FLOW_LOOK_NANOS = 1_000_000L;
 
   /**
    * Entries of UCX's shared-memory FIFO (UCX's default: 64). Between ranks of one host UCX 1.13 has
@@ -120,6 +129,12 @@ public final class UcxTransport implements AutoCloseable {
 
   /** Whether this rank announced a call over UCX, so its peers did too (see {@link #close}). */
   private volatile boolean announced;
+
+  /**
+   * When a pass last read or wrote an announcement ({@link System#nanoTime}); written by the proxy
+   * thread, read by its socket watcher for the wait's period.
+   */
+  private volatile long lastAnnouncementNanos = System.nanoTime() - ANNOUNCEMENT_LOOK_NANOS;
 
   private UcxTransport(int rank, int qps, int stepSize, UcpContext context, int nChannels) {
     this.rank = rank;
@@ -451,13 +466,14 @@ public final class UcxTransport implements AutoCloseable {
       raised = null;
       throw r;
     }
-    if (callsChecked && announcee != null) {
-      any |= announcee.readAnnouncements();
+    boolean moved = callsChecked && announcee != null && announcee.readAnnouncements();
+    if (announcer != null && announcer.announcementsPending()) {
+      moved |= announcer.writeAnnouncements();
     }
-    if (announcer != null && announcer.announcementsBlocked()) {
-      any |= announcer.writeAnnouncements();
+    if (moved) {
+      lastAnnouncementNanos = System.nanoTime();
     }
-    return any;
+    return any || moved;
   }
 
   /**
@@ -481,10 +497,12 @@ public final class UcxTransport implements AutoCloseable {
    * descriptor until a message (a peer's notice) arrives or another thread calls {@code
    * ucp_worker_signal}, which UCX allows from any thread. Incoming puts raise no event: the proxy
    * waits so only while it has no operations, so no put it needs can land unseen, except the
-   * successor's announcements: for those the wait ends every {@link #ANNOUNCEMENT_LOOK_NANOS}.
-   * Announcements waiting for room in the predecessor's board wait for such a put, so then the
-   * proxy only parks for {@link #BLOCKED_PARK_NANOS} and looks again. Without the check ({@link
-   * #checkCalls}) nothing is announced, and the wait has no period.
+   * successor's announcements: for those, and for this rank's own announcements, which a launch
+   * queues without a signal, the wait ends every {@link #ANNOUNCEMENT_LOOK_NANOS} ({@link
+   * #ANNOUNCEMENT_FLOW_LOOK_NANOS} while they move). Announcements waiting for room in the
+   * predecessor's board wait for such a put, so then the proxy only parks for {@link
+   * #BLOCKED_PARK_NANOS} and looks again. Without the check ({@link #checkCalls}) nothing is
+   * announced, and the wait has no period.
    */
   public OwnedWait idleWait() {
     return new OwnedWait() {
@@ -543,7 +561,12 @@ public final class UcxTransport implements AutoCloseable {
 
       @Override
       public long periodNanos() {
-        return callsChecked && announcee != null ? ANNOUNCEMENT_LOOK_NANOS : 0;
+        if (!callsChecked || (announcee == null && announcer == null)) {
+          return 0;
+        }
+        return System.nanoTime() - lastAnnouncementNanos < ANNOUNCEMENT_LOOK_NANOS
+            ? ANNOUNCEMENT_FLOW_LOOK_NANOS
+            : ANNOUNCEMENT_LOOK_NANOS;
       }
 
       @Override

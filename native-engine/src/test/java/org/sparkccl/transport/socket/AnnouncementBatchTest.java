@@ -37,8 +37,8 @@ import org.sparkccl.transport.SendConnection;
 class AnnouncementBatchTest {
 
   /**
-   * Spinning ranks hand their announcements to the proxy; ranks that back off write them from the
-   * announcing thread (a blocked proxy's wake-up costs more than the write).
+   * Ranks hand their announcements to the proxy, which writes them a moment later: a spinning proxy
+   * finds them on a pass, one that backs off shortens its wait to their time.
    */
   @ParameterizedTest(name = "idle={0}")
   @EnumSource(
@@ -54,14 +54,14 @@ class AnnouncementBatchTest {
     ProxyThread proxy =
         new ProxyThread(
             "sparkccl-test-proxy",
-            IdleStrategies.defaults(),
+            new IdleStrategies(mode, 50_000),
             e -> proxyError.compareAndSet(null, e));
     proxy.start();
-    try (SocketTransport receiver = transport(1, secret, new IdleStrategies(mode, 50_000));
+    try (SocketTransport receiver = transport(1, secret, IdleStrategies.defaults());
         SocketTransport sender = transport(0, secret, IdleStrategies.defaults());
         Selector recvSel = Selector.open();
         Selector sendSel = Selector.open()) {
-      receiver.onProxy(proxy::executeOutsidePasses);
+      receiver.onProxy(proxy::executeOutsidePassesLater);
       long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
       CompletableFuture<RecvConnection[]> accepted =
           CompletableFuture.supplyAsync(() -> receiver.accept(0, 1, recvSel, () -> {}, deadline));

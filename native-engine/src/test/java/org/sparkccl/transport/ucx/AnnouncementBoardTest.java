@@ -11,7 +11,6 @@ import java.nio.ByteOrder;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
-import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
@@ -42,13 +41,14 @@ class AnnouncementBoardTest {
     Random random = new Random(20261205);
     int n = 5 * UcxLayout.CALL_SLOTS + 17;
     CollectiveCall[] calls = new CollectiveCall[n];
-    int tasks = 0;
+    assertFalse(writer.pending(), "nothing queued yet");
     for (int i = 0; i < n; i++) {
       calls[i] = RandomCalls.next(random, i + 1, 8);
-      tasks += writer.add(calls[i]) ? 1 : 0;
+      writer.add(calls[i]);
     }
-    assertEquals(1, tasks, "tasks handed to the proxy for calls queued at once");
+    assertTrue(writer.pending(), "calls queued: the proxy's pass must write");
     assertTrue(writer.flush(intoReader));
+    assertTrue(writer.pending(), "what did not fit is still pending");
     assertTrue(writer.blocked(), "a whole board unread: the rest waits");
     assertFalse(writer.flush(intoReader), "no room, nothing written");
     List<CollectiveCall> received = new ArrayList<>();
@@ -63,8 +63,10 @@ class AnnouncementBoardTest {
     }
     assertArrayEquals(calls, received.toArray(), "the calls as announced, in order");
     assertFalse(writer.blocked());
+    assertFalse(writer.pending(), "every call written");
     assertEquals(0, reader.read(received::add, intoWriter), "nothing read twice");
-    assertTrue(writer.add(RandomCalls.next(random, n + 1, 8)), "an empty queue: a task again");
+    writer.add(RandomCalls.next(random, n + 1, 8));
+    assertTrue(writer.pending(), "a call queued after the queue emptied is pending again");
   }
 
   @Test
@@ -88,10 +90,8 @@ class AnnouncementBoardTest {
   @Timeout(60)
   @DisplayName("two announcing threads and a writing one: every call arrives once, none is left")
   void concurrentAnnouncersLoseNothing() throws Exception {
-    ConcurrentLinkedQueue<Runnable> proxy = new ConcurrentLinkedQueue<>();
     List<CollectiveCall> received = new ArrayList<>();
     int perThread = 20_000;
-    Runnable flush = () -> writer.flush(intoReader);
     Thread[] announcers = new Thread[2];
     for (int t = 0; t < announcers.length; t++) {
       int thread = t;
@@ -101,31 +101,22 @@ class AnnouncementBoardTest {
                 Random random = new Random(thread);
                 for (int i = 0; i < perThread; i++) {
                   // thread t announces numbers t, t + 2, t + 4, ... so each keeps its own order
-                  if (writer.add(RandomCalls.next(random, 2L * i + thread, 8))) {
-                    proxy.add(flush);
-                  }
+                  writer.add(RandomCalls.next(random, 2L * i + thread, 8));
                 }
               });
       announcers[t].start();
     }
-    // the proxy: queued tasks, and on every pass the reader's look and a blocked writer's retry
-    while (announcers[0].isAlive() || announcers[1].isAlive() || !proxy.isEmpty()) {
-      Runnable task = proxy.poll();
-      if (task != null) {
-        task.run();
-      }
-      reader.read(received::add, intoWriter);
-      if (writer.blocked()) {
+    // the proxy's passes: the writer's flush where calls are pending, and the reader's look
+    while (announcers[0].isAlive() || announcers[1].isAlive() || writer.pending()) {
+      if (writer.pending()) {
         writer.flush(intoReader);
       }
+      reader.read(received::add, intoWriter);
     }
     for (Thread t : announcers) {
       t.join(TimeUnit.SECONDS.toMillis(30));
     }
-    for (int pass = 0; pass < 100 && received.size() < 2 * perThread; pass++) {
-      writer.flush(intoReader);
-      reader.read(received::add, intoWriter);
-    }
+    reader.read(received::add, intoWriter);
     assertEquals(2 * perThread, received.size(), "calls received");
     long[] next = {0, 1};
     for (CollectiveCall c : received) {
