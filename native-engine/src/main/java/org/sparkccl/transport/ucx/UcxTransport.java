@@ -72,8 +72,8 @@ public final class UcxTransport implements AutoCloseable {
   /**
    * The same while announcements move (within the last {@link #ANNOUNCEMENT_LOOK_NANOS}): a leaf of
    * 8 B reduces announces a call every 5-20 us, so a look every 10 ms would find the board's {@link
-   * UcxLayout#CALL_SLOTS} slots full and the writer waiting for room; every millisecond keeps it a
-   * tenth full.
+   * UcxLayout#CALL_SLOTS} slots full and the writer waiting for room; a look every millisecond
+   * finds at most a fifth of them written.
    */
   private static final long ANNOUNCEMENT_FLOW_LOOK_NANOS = 1_000_000L;
 
