@@ -66,11 +66,8 @@ class OutsidePassTasksTest {
   void laterTasksRunAfterTheirDelayInOrder(IdleMode mode) throws InterruptedException {
     AtomicReference<RuntimeException> error = new AtomicReference<>();
     ProxyThread proxy =
-        new ProxyThread(
-            "sparkccl-test-proxy",
-            new IdleStrategies(mode, 50_000),
-            e -> error.compareAndSet(null, e));
-    proxy.start();
+        ProxyWakeupTest.startReportingProxy(
+            error, new CountDownLatch(1), new IdleStrategies(mode, 50_000));
     SplittableRandom random = new SplittableRandom(20261205);
     try {
       for (int round = 0; round < 20; round++) {

@@ -81,10 +81,16 @@ class ProxyWakeupTest {
   /** A started proxy whose first reported failure goes to {@code error}, counting down once. */
   static ProxyThread startReportingProxy(
       AtomicReference<RuntimeException> error, CountDownLatch reported) {
+    return startReportingProxy(error, reported, IdleStrategies.defaults());
+  }
+
+  /** As {@link #startReportingProxy(AtomicReference, CountDownLatch)}, idling as {@code idle}. */
+  static ProxyThread startReportingProxy(
+      AtomicReference<RuntimeException> error, CountDownLatch reported, IdleStrategies idle) {
     ProxyThread p =
         new ProxyThread(
             "sparkccl-test-proxy",
-            IdleStrategies.defaults(),
+            idle,
             e -> {
               error.compareAndSet(null, e);
               reported.countDown();
