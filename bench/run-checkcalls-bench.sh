@@ -8,6 +8,11 @@
 #   that the small-call path runs compiled, as in a long training loop (the perf tool's default)
 #   SPARKCCL_PERF [bin/sparkccl-perf]: the command that runs the perf tool (bench/gpu/run.sh sets
 #   it to the bundle's runtime on machines without Java)
+#   PAIRED [unset]: with 1, each round is one start of the rank processes measuring both settings,
+#   one communicator each, interleaved in PAIRED_ROUNDS [9] rounds of ITERS/PAIRED_ROUNDS calls
+#   (the perf tool's --check-compare); a round's time is the median of its interleaved rounds.
+#   Between starts of 8 rank processes on a 16-core host a round's time moves 2-3x with where the
+#   threads land; within one start both settings share it.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 ROUNDS="${1:-7}"
@@ -20,6 +25,15 @@ RESULTS="$(mktemp)"
 trap 'rm -f "$RESULTS"' EXIT
 for ((r = 1; r <= ROUNDS; r++)); do
   for a in ${ALGOS:-$DEFAULT_ALGOS}; do
+    if [[ ${PAIRED:-} == 1 ]]; then
+      # the rows of the checkCalls=false block first, then those of checkCalls=true
+      "${PERF[@]}" -n "$RANKS" -o "$OP" -d float32 -b 8 -e 8 -a "$a" -t "${TRANSPORT:-socket}" \
+        -c 0 -w "${WARMUP:-200}" -i "${ITERS:-1000}" --jit-warmup "${JIT_WARMUP:-20000}" \
+        --check-compare --rounds "${PAIRED_ROUNDS:-9}" |
+        awk -v a="$a" '/^# sparkccl-perf:/ { label = /checkCalls=true/ ? "new" : "old" }
+          $1 ~ /^[0-9]+$/ && NF >= 9 { print label, a, $6 }' >>"$RESULTS"
+      continue
+    fi
     order="false true"
     ((r % 2)) || order="true false" # which goes first changes from round to round
     for check in $order; do

@@ -242,28 +242,34 @@ case "$MODE" in
     # (ranks/transport/operation), ROUNDS rounds (default 5) of ITERS calls (default 10000) after
     # the JIT's warm-up, algorithm ALGOS (default auto: the tuner's tree at 8 B), SHM (default off:
     # point-to-point edges on sockets, as between hosts); with AB=1, each config then again with
-    # the build in baseline-lib (pack with BASELINE=<rev>), so that both builds' costs share a run
+    # the build in baseline-lib (pack with BASELINE=<rev>), so that both builds' costs share a run;
+    # both through this bundle's perf tool (its jar first on the class path), so that options such
+    # as --check-compare (PAIRED=1, see bench/run-checkcalls-bench.sh) work with either engine
     libs=("$DIR/lib")
     if [ -n "${AB:-}" ]; then
       [ -d "$DIR/baseline-lib" ] || { echo "no $DIR/baseline-lib: pack with BASELINE=<rev>"; exit 2; }
       libs+=("$DIR/baseline-lib")
     fi
+    tool="$(ls "$DIR"/lib/sparkccl-perf-*.jar)"
     for cfg in ${CFGS:-4/socket/broadcast 4/socket/reduce 8/socket/broadcast 8/socket/reduce 4/ucx/broadcast 4/ucx/reduce 8/ucx/broadcast 8/ucx/reduce}; do
       IFS=/ read -r n t op <<<"$cfg"
       for lib in "${libs[@]}"; do
         echo "== $cfg, $(basename "$lib"), $(date -u +%T)" | tee -a "$OUT/checkcost.txt"
         (cd "$DIR" && SPARKCCL_SHM="${SHM:-off}" RANKS="$n" TRANSPORT="$t" OP="$op" ALGOS="${ALGOS:-auto}" \
           ITERS="${ITERS:-10000}" JIT_WARMUP="$JIT" \
-          SPARKCCL_PERF="$DIR/jre/bin/java -Xmx1g -Dorg.apache.logging.log4j.level=WARN -cp $lib/* org.sparkccl.perf.PerfTool --device host" \
+          SPARKCCL_PERF="$DIR/jre/bin/java -Xmx1g -Dorg.apache.logging.log4j.level=WARN -cp $tool:$lib/* org.sparkccl.perf.PerfTool --device host" \
           bash bench/run-checkcalls-bench.sh "${ROUNDS:-5}") 2>>"$OUT/checkcost.err" | tee -a "$OUT/checkcost.txt"
         [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
       done
     done
     ;;
   profile)
-    # the perf tool on host memory under the CPU profiler (bench/profile.sh; PROFILE_CALLS and
-    # the rest as there); the profiles come back in one archive beside the summary
-    (cd "$DIR" && PERF="$DIR/jre/bin/java -Xmx1g -Dorg.apache.logging.log4j.level=WARN -cp $DIR/lib/* org.sparkccl.perf.PerfTool" \
+    # the perf tool under the CPU profiler (bench/profile.sh; PROFILE_CALLS and the rest as there),
+    # on host memory unless the options name a --device (the perf tool's default here is the GPU);
+    # the profiles come back in one archive beside the summary
+    device=(--device host)
+    [[ " ${*:3} " == *" --device "* ]] && device=()
+    (cd "$DIR" && PERF="$DIR/jre/bin/java -Xmx1g -Dorg.apache.logging.log4j.level=WARN -cp $DIR/lib/* org.sparkccl.perf.PerfTool ${device[*]}" \
       PROFILER_LIB="$(ls "$DIR"/profiler/*.so)" bash bench/profile.sh "$OUT/profile" "${@:3}") || status=1
     cp "$OUT/profile/summary.txt" "$OUT/profile-summary.txt" 2>/dev/null
     tar czf "$OUT/profile.tgz" -C "$OUT" profile && rm -rf "$OUT/profile"

@@ -122,7 +122,7 @@ final class PerfOptions {
           "more timed iterations than -i where -i would take less than about this many"
               + " milliseconds, at the rate the warm-up measured (at most 1000000 calls; the ranks"
               + " agree on the count), so that a small size's mean is not carried by the few calls"
-              + " the machine delays; not with -a compare (default ${DEFAULT-VALUE}: -i only)")
+              + " the machine delays; not with -a compare or --check-compare (default ${DEFAULT-VALUE}: -i only)")
   int timedMs = 0;
 
   @Option(
@@ -147,6 +147,21 @@ final class PerfOptions {
               + " rank's): in a broadcast or reduce, whose senders run ahead, which rank sets the"
               + " pace")
   boolean rankTimes;
+
+  @Option(
+      names = "--check-compare",
+      description =
+          "measure the mismatch check's cost: checkCalls off and on, one communicator each in the"
+              + " same rank processes, interleaved in --rounds rounds (median kept), one block of"
+              + " rows each")
+  boolean checkCompare;
+
+  @Option(
+      names = "--rounds",
+      description =
+          "rounds of -a compare and --check-compare: -i calls split between them, every setting"
+              + " once a round (default ${DEFAULT-VALUE})")
+  int rounds = 7;
 
   @Option(names = "-c", description = "check results: 0 or 1 (default ${DEFAULT-VALUE})")
   int check = 1;
@@ -185,6 +200,10 @@ final class PerfOptions {
     if (rankTimes) {
       a.add("--rank-times");
     }
+    if (checkCompare) {
+      a.add("--check-compare");
+    }
+    a.addAll(List.of("--rounds", "" + rounds));
     a.addAll(List.of("--jit-warmup", "" + jitWarmup, "--device", deviceOf(r)));
     if (json != null) {
       a.addAll(List.of("--json", json));

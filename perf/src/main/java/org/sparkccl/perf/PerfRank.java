@@ -75,6 +75,15 @@ final class PerfRank {
     if (o.algo.equals("compare") && o.threads) {
       throw new IllegalArgumentException("-a compare runs rank processes; drop --threads");
     }
+    if (o.checkCompare && (o.threads || o.algo.equals("compare"))) {
+      throw new IllegalArgumentException(
+          "--check-compare runs rank processes with one algorithm; drop --threads and -a compare");
+    }
+    boolean comparison = o.checkCompare || o.algo.equals("compare");
+    if (comparison && (o.rounds < 1 || o.rounds > o.iters)) {
+      throw new IllegalArgumentException(
+          "--rounds " + o.rounds + " is invalid; expected 1 to -i (" + o.iters + ")");
+    }
     if (!List.of("ring", "tree", "rd", "rh", "auto", "compare").contains(o.algo)) {
       throw new IllegalArgumentException(
           "-a " + o.algo + " is invalid; expected ring, tree, rd, rh, auto or compare");
@@ -110,8 +119,8 @@ final class PerfRank {
   /** A rank process: meets the others through the TCP bootstrap root. */
   static int run(PerfOptions o) {
     validate(o);
-    if (o.algo.equals("compare")) {
-      return AlgoComparison.run(o);
+    if (o.algo.equals("compare") || o.checkCompare) {
+      return InterleavedComparison.run(o);
     }
     CclConfig config = config(o);
     try (TcpBootstrap boot = TcpBootstrap.connect(o.root(), o.rank, o.ranks, config.timeout())) {

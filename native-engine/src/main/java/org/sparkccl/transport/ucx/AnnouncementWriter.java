@@ -15,27 +15,42 @@ import org.sparkccl.transport.AnnouncementQueue;
  * at one word per proxy pass, and no MAC: only holders of the side area's remote key, which ranks
  * exchange over the authenticated bootstrap, can write there, as for the data.
  *
- * <p>A launch queues its call ({@link AnnouncementQueue}) and the proxy, on its next pass, writes
- * every queued call that has room, in as few puts as the board's wrap allows. Announcement {@code
+ * <p>A launch queues its call ({@link AnnouncementQueue}) and the proxy writes every queued call
+ * that has room, in as few puts as the board's wrap allows, once the oldest has waited {@link
+ * #BATCH_NANOS} ({@link #due}), or at once when asked to ({@link #flush} from a task: a stalled
+ * rank, a closing end). A proxy that polls while data flows passes many times a call: writing on
+ * every pass made a put per call, and the predecessor's proxy a read per call. Announcement {@code
  * k} goes into slot {@code k % CALL_SLOTS} only once the predecessor has read announcement {@code k
  * - CALL_SLOTS} (its count in this rank's CALLS_READ); a broadcast's root or a reduce's leaf can
  * run thousands of calls ahead, and what does not fit waits in the queue, {@link #blocked()}, for
  * the proxy's next passes. Proxy thread, except {@link #add}.
  *
  * <pre>{@code
- * writer.add(call);            // the launching thread
- * if (writer.pending()) {      // the proxy, on every pass
+ * writer.add(call);     // the launching thread
+ * if (writer.due()) {    // the proxy, on every pass
  *   writer.flush(put);
  * }
  * }</pre>
  */
 final class AnnouncementWriter {
 
+  /**
+   * How long a queued announcement may wait for the proxy's next pass to write it with the ones
+   * queued after it: half an idle proxy's look while announcements move (1 ms), so that most calls
+   * queued between two looks are due at the second. A leaf of 8 B reduces launches every 5-20 us,
+   * so a put carries 25 to 100 calls; nothing waits for an announcement unless a mismatch stalls a
+   * rank, and a stalled rank's announcement is written at once.
+   */
+  static final long BATCH_NANOS = 500_000L;
+
   private final AnnouncementQueue queue = new AnnouncementQueue();
   private final CollectiveCall[] taken = new CollectiveCall[UcxLayout.CALL_SLOTS / 4];
   private final ByteBuffer side;
   private long written;
   private boolean blocked;
+
+  /** When the first call of the batch now queued was added (the launching thread writes it). */
+  private volatile long batchStartNanos;
 
   /**
    * @param side this rank's side area of channel 0
@@ -46,12 +61,25 @@ final class AnnouncementWriter {
 
   /** Queues {@code call}; any thread. The proxy writes it on a later pass ({@link #pending}). */
   void add(CollectiveCall call) {
-    boolean unused = queue.add(call); // the proxy looks at the queue on every pass: no task
+    // the proxy looks at the queue on every pass: no task; the first call after a take starts a
+    // batch (a stamp older than the oldest call only makes the write come sooner)
+    if (queue.add(call)) {
+      batchStartNanos = System.nanoTime();
+    }
   }
 
   /** Whether calls wait to be written: queued, or {@link #blocked()}. */
   boolean pending() {
     return !queue.isEmpty();
+  }
+
+  /**
+   * Whether the proxy should write now: calls are queued and the oldest has waited {@link
+   * #BATCH_NANOS}, or calls wait for room in the board (each look for room reads one word). An
+   * empty queue costs one read, no clock.
+   */
+  boolean due() {
+    return blocked || (pending() && System.nanoTime() - batchStartNanos >= BATCH_NANOS);
   }
 
   /**

@@ -107,9 +107,12 @@ final class UcxRecvConnection extends UcxConnection implements RecvConnection {
     return !isClosed() && announcements.flush(toPeerSide);
   }
 
-  /** Whether announced calls wait to be written (queued, or for room in the sender's board). */
-  boolean announcementsPending() {
-    return announcements.pending();
+  /**
+   * Whether the proxy should write the announced calls now ({@link AnnouncementWriter#due}): a
+   * batch has waited long enough, or calls wait for room.
+   */
+  boolean announcementsDue() {
+    return announcements.due();
   }
 
   /** Whether announced calls wait for room in the sender's board ({@link AnnouncementWriter}). */

@@ -468,7 +468,7 @@ public final class UcxTransport implements AutoCloseable {
       throw r;
     }
     boolean moved = callsChecked && announcee != null && announcee.readAnnouncements();
-    if (announcer != null && announcer.announcementsPending()) {
+    if (announcer != null && announcer.announcementsDue()) {
       moved |= announcer.writeAnnouncements();
     }
     if (moved) {

@@ -127,6 +127,52 @@ class AnnouncementBoardTest {
   }
 
   @Test
+  @Timeout(60)
+  @DisplayName("a proxy that passes often writes a batch once its oldest call has waited")
+  void callsAreDueOnlyOnceTheBatchHasWaited() {
+    Random random = new Random(20261205);
+    assertFalse(writer.due(), "nothing queued");
+    long seq = 0;
+    for (int batch = 0; batch < 5; batch++) {
+      long start = System.nanoTime();
+      int queued = 1 + random.nextInt(40);
+      for (int i = 0; i < queued; i++) {
+        writer.add(RandomCalls.next(random, ++seq, 8));
+      }
+      List<CollectiveCall> received = new ArrayList<>();
+      int passes = 0;
+      while (!writer.due()) {
+        passes++;
+        reader.read(received::add, intoWriter);
+        assertTrue(received.isEmpty(), "a call arrived before the batch was written");
+      }
+      long waited = System.nanoTime() - start;
+      assertTrue(
+          waited >= AnnouncementWriter.BATCH_NANOS,
+          "batch " + batch + " due after " + waited + " ns, " + passes + " passes");
+      assertTrue(writer.flush(intoReader));
+      assertFalse(writer.due(), "batch " + batch + ": nothing left after the write");
+      reader.read(received::add, intoWriter);
+      assertEquals(queued, received.size(), "batch " + batch + ": one write carried them all");
+    }
+  }
+
+  @Test
+  @DisplayName("calls waiting for room are due on every pass")
+  void blockedCallsAreAlwaysDue() {
+    Random random = new Random(11);
+    for (int i = 0; i <= UcxLayout.CALL_SLOTS; i++) {
+      writer.add(RandomCalls.next(random, i + 1, 8));
+    }
+    writer.flush(intoReader);
+    assertTrue(writer.blocked(), "a board and one call written, none read");
+    assertTrue(writer.due(), "the call left over looks for room at once");
+    reader.read(c -> {}, intoWriter);
+    assertTrue(writer.flush(intoReader), "room once the reader has told how far it read");
+    assertFalse(writer.due());
+  }
+
+  @Test
   @DisplayName("a slot whose numbers match but which holds no call is a protocol error")
   void aSlotWithoutACallFails() {
     writer.add(RandomCalls.next(new Random(3), 1, 8));
