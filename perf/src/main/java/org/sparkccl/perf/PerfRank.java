@@ -80,6 +80,10 @@ final class PerfRank {
           "--check-compare runs rank processes with one algorithm; drop --threads and -a compare");
     }
     boolean comparison = o.checkCompare || o.algo.equals("compare");
+    if (comparison && o.device.startsWith("cuda")) {
+      throw new IllegalArgumentException(
+          "-a compare and --check-compare run on host memory; drop --device " + o.device);
+    }
     if (comparison && (o.rounds < 1 || o.rounds > o.iters)) {
       throw new IllegalArgumentException(
           "--rounds " + o.rounds + " is invalid; expected 1 to -i (" + o.iters + ")");

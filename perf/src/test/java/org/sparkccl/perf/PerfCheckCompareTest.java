@@ -101,6 +101,7 @@ class PerfCheckCompareTest {
         List.of(
             new String[] {"--threads", "--check-compare"},
             new String[] {"-a", "compare", "--check-compare"},
+            new String[] {"--device", "cuda:0", "--check-compare"},
             new String[] {"-i", "5", "--rounds", "6", "--check-compare"})) {
       PerfOptions o = new PerfOptions();
       new CommandLine(o).parseArgs(args);

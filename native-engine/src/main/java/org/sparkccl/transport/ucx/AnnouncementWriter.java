@@ -59,7 +59,7 @@ final class AnnouncementWriter {
     this.side = side;
   }
 
-  /** Queues {@code call}; any thread. The proxy writes it on a later pass ({@link #pending}). */
+  /** Queues {@code call}; any thread. The proxy writes it on a later pass ({@link #due}). */
   void add(CollectiveCall call) {
     // the proxy looks at the queue on every pass: no task; the first call after a take starts a
     // batch (a stamp older than the oldest call only makes the write come sooner)
