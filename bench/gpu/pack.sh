@@ -42,6 +42,9 @@ cp bench/ab_summary.py "$DEST/ab_summary.py"
 mkdir -p "$DEST/bench" "$DEST/profiler"
 cp "$(bash bench/profile.sh --lib)" "$DEST/profiler/"
 cp bench/profile.sh bench/profile_summary.py "$DEST/bench/"
+# where threads wait (run.sh DEST waits PERF_OPTIONS...): flight recordings, summarised by the
+# perf jar's WaitProfile
+cp bench/waits.sh bench/waits.jfc "$DEST/bench/"
 # the latency benchmark (run.sh DIR latency): its scripts, OpenMPI's program (compiled there with
 # mpicc) and the Jucx ping-pong compiled here (the jlinked runtime has no compiler)
 mkdir -p "$DEST/bench/micro" "$DEST/micro-classes"

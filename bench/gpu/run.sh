@@ -3,6 +3,7 @@
 # bench/gpu/pack.sh packs DIR on a build machine; copy DIR to the GPU machine and run there
 #   bash DIR/run.sh DIR [smoke|suite|soak|bench|tune|local|tune-local|python|peer|blocks|compare|check|all|ab|ab-small|gpu-ab|resident|latency|checkcost|collectives|lb]
 #   bash DIR/run.sh DIR profile PERF_OPTIONS...   (bench/profile.sh with this bundle's perf tool)
+#   bash DIR/run.sh DIR waits PERF_OPTIONS...     (bench/waits.sh with this bundle's perf tool)
 # Logs go to $OUT (default /tmp/sparkccl-gpu-out) and summaries to stdout.
 set -uo pipefail
 # UCX's memory hooks patch a JVM's mmap/munmap/madvise/brk in place (docs/reliability.md).
@@ -68,6 +69,12 @@ resident_8b() { # 8 B allReduce, 2 ranks as threads on the GPU: a launch per col
       done
     done
   done
+}
+
+host_perf() { # the perf tool's command for profile and waits: host memory unless "$@" names a --device
+  local device="--device host"
+  [[ " $* " == *" --device "* ]] && device=""
+  echo "$DIR/jre/bin/java -Xmx1g -Dorg.apache.logging.log4j.level=WARN -cp $DIR/lib/* org.sparkccl.perf.PerfTool $device"
 }
 
 latency() { # bench/run-latency-bench.sh with this bundle's runtime: SparkCCL and OpenMPI, host memory;
@@ -267,12 +274,19 @@ case "$MODE" in
     # the perf tool under the CPU profiler (bench/profile.sh; PROFILE_CALLS and the rest as there),
     # on host memory unless the options name a --device (the perf tool's default here is the GPU);
     # the profiles come back in one archive beside the summary
-    device=(--device host)
-    [[ " ${*:3} " == *" --device "* ]] && device=()
-    (cd "$DIR" && PERF="$DIR/jre/bin/java -Xmx1g -Dorg.apache.logging.log4j.level=WARN -cp $DIR/lib/* org.sparkccl.perf.PerfTool ${device[*]}" \
+    (cd "$DIR" && PERF="$(host_perf "${@:3}")" \
       PROFILER_LIB="$(ls "$DIR"/profiler/*.so)" bash bench/profile.sh "$OUT/profile" "${@:3}") || status=1
     cp "$OUT/profile/summary.txt" "$OUT/profile-summary.txt" 2>/dev/null
     tar czf "$OUT/profile.tgz" -C "$OUT" profile && rm -rf "$OUT/profile"
+    ;;
+  waits)
+    # where threads wait (bench/waits.sh; WAIT_CALLS as there), on host memory unless the options
+    # name a --device; only the summary comes back (a recording of every park is large)
+    (cd "$DIR" && PERF="$(host_perf "${@:3}")" SUMMARY="$DIR/jre/bin/java -cp $DIR/lib/*" \
+      bash bench/waits.sh "$OUT/waits" "${@:3}") || status=1
+    cp "$OUT/waits/summary.txt" "$OUT/waits-summary.txt" 2>/dev/null
+    cp "$OUT/waits/perf.txt" "$OUT/waits-perf.txt" 2>/dev/null
+    rm -rf "$OUT/waits"
     ;;
   collectives)
     # busbw of every collective beside OpenMPI, host memory, rank processes: the latency bench for
