@@ -90,8 +90,19 @@ public final class WaitProfile implements Callable<Integer> {
   }
 
   @Override
-  public Integer call() throws IOException {
-    Waits waits = read(dir);
+  public Integer call() {
+    if (!Files.isDirectory(dir)) {
+      System.err.println(
+          "wait-profile: " + dir + " is not a directory; expected the OUT_DIR of bench/waits.sh");
+      return 2;
+    }
+    Waits waits;
+    try {
+      waits = read(dir);
+    } catch (IOException e) {
+      System.err.println("wait-profile: reading the recordings in " + dir + " failed: " + e);
+      return 1;
+    }
     if (waits.rankProcesses == 0) {
       System.err.println("wait-profile: no recording in " + dir + " holds an engine thread's wait");
       return 1;
