@@ -71,10 +71,12 @@ resident_8b() { # 8 B allReduce, 2 ranks as threads on the GPU: a launch per col
   done
 }
 
-host_perf() { # the perf tool's command for profile and waits: host memory unless "$@" names a --device
-  local device="--device host"
+host_perf() { # the perf tool's command for checkcost, profile and waits; $1: its class path, rest:
+  # the options it will get: host memory unless they name a --device
+  local cp="$1" device="--device host"
+  shift
   [[ " $* " == *" --device "* ]] && device=""
-  echo "$DIR/jre/bin/java -Xmx1g -Dorg.apache.logging.log4j.level=WARN -cp $DIR/lib/* org.sparkccl.perf.PerfTool $device"
+  echo "$DIR/jre/bin/java -Xmx1g -Dorg.apache.logging.log4j.level=WARN -cp $cp org.sparkccl.perf.PerfTool $device"
 }
 
 latency() { # bench/run-latency-bench.sh with this bundle's runtime: SparkCCL and OpenMPI, host memory;
@@ -264,7 +266,7 @@ case "$MODE" in
         echo "== $cfg, $(basename "$lib"), $(date -u +%T)" | tee -a "$OUT/checkcost.txt"
         (cd "$DIR" && SPARKCCL_SHM="${SHM:-off}" RANKS="$n" TRANSPORT="$t" OP="$op" ALGOS="${ALGOS:-auto}" \
           ITERS="${ITERS:-10000}" JIT_WARMUP="$JIT" \
-          SPARKCCL_PERF="$DIR/jre/bin/java -Xmx1g -Dorg.apache.logging.log4j.level=WARN -cp $tool:$lib/* org.sparkccl.perf.PerfTool --device host" \
+          SPARKCCL_PERF="$(host_perf "$tool:$lib/*")" \
           bash bench/run-checkcalls-bench.sh "${ROUNDS:-5}") 2>>"$OUT/checkcost.err" | tee -a "$OUT/checkcost.txt"
         [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
       done
@@ -274,7 +276,7 @@ case "$MODE" in
     # the perf tool under the CPU profiler (bench/profile.sh; PROFILE_CALLS and the rest as there),
     # on host memory unless the options name a --device (the perf tool's default here is the GPU);
     # the profiles come back in one archive beside the summary
-    (cd "$DIR" && PERF="$(host_perf "${@:3}")" \
+    (cd "$DIR" && PERF="$(host_perf "$DIR/lib/*" "${@:3}")" \
       PROFILER_LIB="$(ls "$DIR"/profiler/*.so)" bash bench/profile.sh "$OUT/profile" "${@:3}") || status=1
     cp "$OUT/profile/summary.txt" "$OUT/profile-summary.txt" 2>/dev/null
     tar czf "$OUT/profile.tgz" -C "$OUT" profile && rm -rf "$OUT/profile"
@@ -282,7 +284,7 @@ case "$MODE" in
   waits)
     # where threads wait (bench/waits.sh; WAIT_CALLS as there), on host memory unless the options
     # name a --device; only the summary comes back (a recording of every park is large)
-    (cd "$DIR" && PERF="$(host_perf "${@:3}")" SUMMARY="$DIR/jre/bin/java -cp $DIR/lib/*" \
+    (cd "$DIR" && PERF="$(host_perf "$DIR/lib/*" "${@:3}")" SUMMARY="$DIR/jre/bin/java -cp $DIR/lib/*" \
       bash bench/waits.sh "$OUT/waits" "${@:3}") || status=1
     cp "$OUT/waits/summary.txt" "$OUT/waits-summary.txt" 2>/dev/null
     cp "$OUT/waits/perf.txt" "$OUT/waits-perf.txt" 2>/dev/null

@@ -22,8 +22,9 @@ public final class AnnouncementQueue {
   private final AtomicBoolean scheduled = new AtomicBoolean();
 
   /**
-   * Queues {@code call}; any thread. Returns true when the caller must hand the proxy a task that
-   * sends (no task is waiting that would see this call).
+   * Queues {@code call}; any thread. Returns true for the first call queued since the last take:
+   * where a proxy task sends, the caller must hand the proxy one (no task is waiting that would see
+   * this call); where the proxy looks at the queue on every pass, a batch starts here.
    */
   public boolean add(CollectiveCall call) {
     calls.add(call);

@@ -4,7 +4,6 @@ import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
@@ -66,9 +65,9 @@ public final class WaitProfile implements Callable<Integer> {
     long count;
     long nanos;
 
-    void add(Duration d) {
-      count++;
-      nanos += d.toNanos();
+    void add(long waits, long waitedNanos) {
+      count += waits;
+      nanos += waitedNanos;
     }
   }
 
@@ -77,11 +76,17 @@ public final class WaitProfile implements Callable<Integer> {
     final Map<String, Map<String, Tally>> byThread = new TreeMap<>();
     int rankProcesses;
 
-    void add(String thread, String site, Duration d) {
-      byThread
+    Tally at(String thread, String site) {
+      return byThread
           .computeIfAbsent(thread, t -> new TreeMap<>())
-          .computeIfAbsent(site, s -> new Tally())
-          .add(d);
+          .computeIfAbsent(site, x -> new Tally());
+    }
+
+    /** Adds {@code other}'s waits, one rank process's. */
+    void addProcess(Waits other) {
+      rankProcesses++;
+      other.byThread.forEach(
+          (thread, sites) -> sites.forEach((site, t) -> at(thread, site).add(t.count, t.nanos)));
     }
   }
 
@@ -124,35 +129,27 @@ public final class WaitProfile implements Callable<Integer> {
     for (Path file : files) {
       Waits one = new Waits();
       boolean engine = false;
-      for (RecordedEvent e : RecordingFile.readAllEvents(file)) {
-        String type = e.getEventType().getName();
-        if (!type.equals("jdk.ThreadPark") && !type.equals("jdk.JavaMonitorEnter")) {
-          continue;
+      try (RecordingFile recording =
+          new RecordingFile(file)) { // read as it goes: recordings are big
+        while (recording.hasMoreEvents()) {
+          RecordedEvent e = recording.readEvent();
+          String type = e.getEventType().getName();
+          if (!type.equals("jdk.ThreadPark") && !type.equals("jdk.JavaMonitorEnter")) {
+            continue;
+          }
+          RecordedThread t = e.getThread();
+          String thread = kind(t == null ? null : t.getJavaName());
+          // a rank process's own threads: the launcher has the bootstrap's threads only
+          engine |= thread.startsWith("sparkccl-proxy-") || thread.startsWith("sparkccl-kernel-");
+          String site = site(e.getStackTrace());
+          if (type.equals("jdk.JavaMonitorEnter")) {
+            site = "monitor " + simpleName(e.getClass("monitorClass").getName()) + " at " + site;
+          }
+          one.at(thread, site).add(1, e.getDuration().toNanos());
         }
-        RecordedThread t = e.getThread();
-        String thread = kind(t == null ? null : t.getJavaName());
-        // a rank process's own threads: the launcher has the bootstrap's threads only
-        engine |= thread.startsWith("sparkccl-proxy-") || thread.startsWith("sparkccl-kernel-");
-        String site = site(e.getStackTrace());
-        if (type.equals("jdk.JavaMonitorEnter")) {
-          site = "monitor " + simpleName(e.getClass("monitorClass").getName()) + " at " + site;
-        }
-        one.add(thread, site, e.getDuration());
       }
       if (engine) {
-        waits.rankProcesses++;
-        one.byThread.forEach(
-            (thread, sites) ->
-                sites.forEach(
-                    (site, tally) -> {
-                      Tally into =
-                          waits
-                              .byThread
-                              .computeIfAbsent(thread, x -> new TreeMap<>())
-                              .computeIfAbsent(site, x -> new Tally());
-                      into.count += tally.count;
-                      into.nanos += tally.nanos;
-                    }));
+        waits.addProcess(one);
       }
     }
     return waits;

@@ -80,12 +80,12 @@ final class UcxRecvConnection extends UcxConnection implements RecvConnection {
 
   /**
    * Queues the call for the sender's board without waking the proxy: the proxy writes what is
-   * queued on its next pass, and an idle one within its wait's period ({@link
-   * UcxTransport#idleWait}). A reduce's leaves and a broadcast's root announce every call, and
-   * where their data goes over sockets the UCX proxy has nothing else to do: a wake-up of it per
-   * call made 8 B reduces 1.15-1.66x slower with the check on (16-core host). Nothing waits for an
-   * announcement unless a mismatch stalls a rank, and a rank that stalls announces at once ({@link
-   * #announceStalled}).
+   * queued on the first pass after the oldest has waited {@link AnnouncementWriter#BATCH_NANOS},
+   * and an idle one within its wait's period ({@link UcxTransport#idleWait}). A reduce's leaves and
+   * a broadcast's root announce every call, and where their data goes over sockets the UCX proxy
+   * has nothing else to do: a wake-up of it per call made 8 B reduces 1.15-1.66x slower with the
+   * check on (16-core host). Nothing waits for an announcement unless a mismatch stalls a rank, and
+   * a rank that stalls announces at once ({@link #announceStalled}).
    */
   @Override
   public void announce(CollectiveCall call) {
