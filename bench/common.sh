@@ -50,3 +50,15 @@ build_mpi_coll() {
     mpicc -O2 -std=c11 -Wall -o "$MPI_BIN" bench/mpi_coll.c -lm
   fi
 }
+
+# Runs the perf tool with JVM options in every JVM it starts (the launcher and each rank process,
+# through JAVA_TOOL_OPTIONS), its output also in OUT_DIR/perf.txt: bench/profile.sh's profiler,
+# bench/waits.sh's flight recording. PERF (default bin/sparkccl-perf) is split into words without
+# globbing, since a class path may end in lib/*.
+#   perf_with_jvm_options OUT_DIR JVM_OPTIONS PERF_OPTIONS...
+perf_with_jvm_options() {
+  local out="$1" jvm="$2" perf_cmd
+  shift 2
+  read -r -a perf_cmd <<<"${PERF:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/bin/sparkccl-perf}"
+  JAVA_TOOL_OPTIONS="${JAVA_TOOL_OPTIONS:+$JAVA_TOOL_OPTIONS }$jvm" "${perf_cmd[@]}" "$@" | tee "$out/perf.txt"
+}

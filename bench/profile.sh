@@ -19,6 +19,8 @@
 # jar packs the library for each platform) into bench/build/profiler on first use.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# shellcheck source=bench/common.sh
+source "$ROOT/bench/common.sh"
 AP_VERSION=4.2-10
 
 fetch_profiler() { # prints the library's path
@@ -45,14 +47,12 @@ fi
 OUT_DIR="$(realpath -m "$1")"
 shift
 INTERVAL_US="${PROFILE_INTERVAL_US:-100}"
-PERF="${PERF:-$ROOT/bin/sparkccl-perf}"
 lib="${PROFILER_LIB:-$(fetch_profiler)}"
 # perf events need perf_event_paranoid <= 2 for this user's own threads; else the profiler falls
 # back to per-thread CPU timers, which sample the same way for this purpose
 rm -rf "$OUT_DIR" && mkdir -p "$OUT_DIR"
 agent="-agentpath:$lib=start,event=cpu,interval=${INTERVAL_US}us,threads,collapsed,file=$OUT_DIR/%p.collapsed"
-read -r -a perf_cmd <<<"$PERF" # split into words, no globbing: a class path may end in lib/*
-JAVA_TOOL_OPTIONS="${JAVA_TOOL_OPTIONS:+$JAVA_TOOL_OPTIONS }$agent" "${perf_cmd[@]}" "$@" | tee "$OUT_DIR/perf.txt"
+perf_with_jvm_options "$OUT_DIR" "$agent" "$@"
 
 calls=()
 [[ -n "${PROFILE_CALLS:-}" ]] && calls=(--calls "$PROFILE_CALLS")

@@ -15,18 +15,18 @@
 # park slows a thread that parks often: compare runs recorded alike, not with unrecorded ones.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# shellcheck source=bench/common.sh
+source "$ROOT/bench/common.sh"
 if [[ $# -lt 2 ]]; then
   sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//' >&2
   exit 2
 fi
 OUT_DIR="$(realpath -m "$1")"
 shift
-PERF="${PERF:-$ROOT/bin/sparkccl-perf}"
 rm -rf "$OUT_DIR" && mkdir -p "$OUT_DIR"
 # a directory as the file name: each JVM writes a recording of its own there
 rec="-XX:StartFlightRecording=filename=$OUT_DIR/,settings=$ROOT/bench/waits.jfc -Xlog:jfr+startup=error"
-read -r -a perf_cmd <<<"$PERF" # split into words, no globbing: a class path may end in lib/*
-JAVA_TOOL_OPTIONS="${JAVA_TOOL_OPTIONS:+$JAVA_TOOL_OPTIONS }$rec" "${perf_cmd[@]}" "$@" | tee "$OUT_DIR/perf.txt"
+perf_with_jvm_options "$OUT_DIR" "$rec" "$@"
 
 if [[ -z "${SUMMARY:-}" ]]; then
   jar="$(ls "$ROOT"/perf/target/sparkccl-perf-*.jar | grep -v -e sources -e tests | head -1)"
