@@ -74,11 +74,13 @@ final class CommContext {
   }
 
   /**
-   * A waiting kernel lends itself to the proxy, unless the proxy owns a transport's progress (UCX:
-   * every UCX call on the proxy thread); then it only wakes the proxy for what it queued.
+   * A waiting kernel lends itself to the proxy, unless operations that only the proxy thread may
+   * move are queued (UCX: every UCX call on the proxy thread); then it only wakes the proxy for
+   * what it queued. The socket edges of trees and doubling over a UCX ring are the kernels' to
+   * move.
    */
   private boolean assistProxy(int channel) {
-    if (proxy.ownsTransport()) {
+    if (proxy.ownerWorkPending()) {
       channels[channel].waiter.flushProxyWake();
       return false;
     }

@@ -47,6 +47,14 @@ public abstract class ProxyOp {
   public abstract boolean isDone();
 
   /**
+   * Whether only the proxy thread may move this operation: its transport's progress belongs to that
+   * thread ({@code ProxyThread#setOwnedPoller}; a UCX worker), so an assisting kernel leaves it.
+   */
+  boolean needsTransportOwner() {
+    return false;
+  }
+
+  /**
    * What the operation does, for error messages ("rank 1: allReduce #3 ...: sending to rank 2").
    */
   public abstract String what();

@@ -16,6 +16,10 @@ import org.sparkccl.transport.RecvConnection;
  */
 public final class RecvProxyOp extends FifoProxyOp {
   private final RecvConnection connection;
+
+  /** The connection's {@link RecvConnection#progressedByOwner}, asked once. */
+  private final boolean needsOwner;
+
   private CollectiveCall expected;
   private final int rank;
   private final LongFunction<CollectiveCall> myCalls;
@@ -74,6 +78,7 @@ public final class RecvProxyOp extends FifoProxyOp {
       String what) {
     super(connection, fifo, base, nSteps, timeoutNanos, what);
     this.connection = connection;
+    this.needsOwner = connection.progressedByOwner();
     this.expected = expected;
     this.checks = checks;
     this.rank = rank;
@@ -93,6 +98,7 @@ public final class RecvProxyOp extends FifoProxyOp {
       OpSite site) {
     super(connection, fifo, base, nSteps, timeoutNanos, site, expected);
     this.connection = connection;
+    this.needsOwner = connection.progressedByOwner();
     this.expected = expected;
     this.checks = checks;
     this.rank = site.rank();
@@ -164,5 +170,10 @@ public final class RecvProxyOp extends FifoProxyOp {
       targets[slot] = null;
       fifo.publishFrom(step, target.limit(request.size()));
     }
+  }
+
+  @Override
+  boolean needsTransportOwner() {
+    return needsOwner;
   }
 }

@@ -11,6 +11,10 @@ import org.sparkccl.transport.SendConnection;
  */
 public final class SendProxyOp extends FifoProxyOp {
   private final SendConnection connection;
+
+  /** The connection's {@link SendConnection#progressedByOwner}, asked once. */
+  private final boolean needsOwner;
+
   private CollectiveCall call;
 
   public SendProxyOp(
@@ -23,6 +27,7 @@ public final class SendProxyOp extends FifoProxyOp {
       String what) {
     super(connection, fifo, base, nSteps, timeoutNanos, what);
     this.connection = connection;
+    this.needsOwner = connection.progressedByOwner();
     this.call = call;
   }
 
@@ -37,6 +42,7 @@ public final class SendProxyOp extends FifoProxyOp {
       OpSite site) {
     super(connection, fifo, base, nSteps, timeoutNanos, site, call);
     this.connection = connection;
+    this.needsOwner = connection.progressedByOwner();
     this.call = call;
   }
 
@@ -59,5 +65,10 @@ public final class SendProxyOp extends FifoProxyOp {
   @Override
   protected void complete(long step, NetRequest request) {
     fifo.release(step);
+  }
+
+  @Override
+  boolean needsTransportOwner() {
+    return needsOwner;
   }
 }

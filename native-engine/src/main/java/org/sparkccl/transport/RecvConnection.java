@@ -16,6 +16,14 @@ public interface RecvConnection extends AutoCloseable {
     return false;
   }
 
+  /**
+   * Whether only the thread that owns the transport's progress may move this connection's requests
+   * (UCX: its worker is the proxy thread's alone); kernels that assist the proxy move the others.
+   */
+  default boolean progressedByOwner() {
+    return false;
+  }
+
   int peer();
 
   /** Whether the connection exists yet (a point-to-point one appears when the peer connects). */

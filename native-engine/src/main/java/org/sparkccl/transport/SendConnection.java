@@ -42,6 +42,14 @@ public interface SendConnection extends AutoCloseable {
     return true;
   }
 
+  /**
+   * Whether only the thread that owns the transport's progress may move this connection's requests
+   * (UCX: its worker is the proxy thread's alone); kernels that assist the proxy move the others.
+   */
+  default boolean progressedByOwner() {
+    return false;
+  }
+
   /** The peer's rank, for messages. */
   int peer();
 

@@ -88,6 +88,11 @@ abstract class UcxConnection {
     }
   }
 
+  /** The worker is the proxy thread's: no kernel may move this connection's requests. */
+  public boolean progressedByOwner() {
+    return true;
+  }
+
   public int peer() {
     return peer;
   }

@@ -1,0 +1,190 @@
+package org.sparkccl.proxy;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.SplittableRandom;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+import org.sparkccl.idle.IdleStrategies;
+
+/**
+ * A proxy that owns a transport's progress (UCX's worker) lets waiting kernels move the operations
+ * of other transports (the sockets of trees and doubling), and never lets them move its own.
+ */
+@DisplayName("kernels assist a proxy that owns a transport")
+class OwnedProxyAssistTest {
+
+  /** Finishes after a random number of progress calls; remembers which threads made them. */
+  static final class CountedOp extends ProxyOp {
+    private final Object key = new Object();
+    private final boolean needsOwner;
+    private final int steps;
+    private int made;
+    final Set<Thread> progressedBy = ConcurrentHashMap.newKeySet();
+
+    CountedOp(boolean needsOwner, int steps) {
+      this.needsOwner = needsOwner;
+      this.steps = steps;
+    }
+
+    @Override
+    boolean needsTransportOwner() {
+      return needsOwner;
+    }
+
+    @Override
+    public Object peerKey() {
+      return key;
+    }
+
+    @Override
+    public boolean progress(long nowNanos) {
+      progressedBy.add(Thread.currentThread());
+      if (made < steps) {
+        made++;
+        return true;
+      }
+      return false;
+    }
+
+    @Override
+    public boolean isDone() {
+      return made == steps;
+    }
+
+    @Override
+    public String what() {
+      return "counted op of " + steps + " steps";
+    }
+  }
+
+  /** A transport's wait without a transport: blocks until signalled (at most 10 s). */
+  static final class SemaphoreWait implements OwnedWait {
+    private final Semaphore signals = new Semaphore(0);
+
+    @Override
+    public void await() {
+      try {
+        signals.tryAcquire(10, TimeUnit.SECONDS);
+        signals.drainPermits();
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }
+
+    @Override
+    public void signal() {
+      signals.release();
+    }
+  }
+
+  private static ProxyThread ownedProxy(
+      AtomicReference<RuntimeException> error, Set<Thread> pollers) {
+    ProxyThread proxy =
+        new ProxyThread(
+            "sparkccl-test-owned-proxy",
+            IdleStrategies.defaults(),
+            e -> error.compareAndSet(null, e));
+    proxy.setOwnedPoller(
+        () -> {
+          pollers.add(Thread.currentThread());
+          return false;
+        },
+        new SemaphoreWait());
+    proxy.start();
+    return proxy;
+  }
+
+  /** The calling thread assists until every op is done; false if 10 s were not enough. */
+  private static boolean assistUntilDone(ProxyThread proxy, List<CountedOp> ops) {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    while (ops.stream().anyMatch(op -> !op.isUnlinked())) {
+      if (System.nanoTime() > deadline) {
+        return false;
+      }
+      boolean unused = proxy.assist();
+      Thread.onSpinWait();
+    }
+    return true;
+  }
+
+  @Test
+  @DisplayName("with none of its own operations queued, a kernel moves the others itself")
+  void kernelsMoveOtherTransportsOperations() {
+    AtomicReference<RuntimeException> error = new AtomicReference<>();
+    Set<Thread> pollers = ConcurrentHashMap.newKeySet();
+    ProxyThread proxy = ownedProxy(error, pollers);
+    try {
+      SplittableRandom rnd = new SplittableRandom(20261205);
+      for (int round = 0; round < 200; round++) {
+        List<CountedOp> ops = new ArrayList<>();
+        for (int i = rnd.nextInt(1, 5); i > 0; i--) {
+          CountedOp op = new CountedOp(false, rnd.nextInt(1, 20));
+          ops.add(op);
+          proxy.enqueue(op);
+        }
+        assertFalse(proxy.ownerWorkPending(), "socket-like operations counted as the owner's");
+        assertTrue(
+            assistUntilDone(proxy, ops), "round " + round + ": the kernel's assists stalled");
+        for (CountedOp op : ops) {
+          // nothing woke the proxy: the operations were the kernel's alone
+          assertEquals(Set.of(Thread.currentThread()), op.progressedBy, op.what());
+        }
+      }
+      assertTrue(proxy.isIdle(), "operations left counted");
+      assertNull(error.get(), "the proxy reported an error");
+    } finally {
+      proxy.close(10_000);
+    }
+    assertFalse(pollers.contains(Thread.currentThread()), "the kernel polled the owned transport");
+  }
+
+  @Test
+  @DisplayName("a kernel never moves the owner's operations, and the proxy does once woken")
+  void ownerOperationsStayOnTheProxyThread() throws InterruptedException {
+    AtomicReference<RuntimeException> error = new AtomicReference<>();
+    Set<Thread> pollers = ConcurrentHashMap.newKeySet();
+    ProxyThread proxy = ownedProxy(error, pollers);
+    try {
+      SplittableRandom rnd = new SplittableRandom(7);
+      for (int round = 0; round < 200; round++) {
+        CountedOp owners = new CountedOp(true, rnd.nextInt(1, 20));
+        CountedOp other = new CountedOp(false, rnd.nextInt(1, 20));
+        proxy.enqueue(owners);
+        proxy.enqueue(other);
+        assertTrue(
+            proxy.ownerWorkPending(), "round " + round + ": the owner's operation uncounted");
+        // a kernel that assists anyway (a caller that did not look first) skips the owner's
+        for (int i = 0; i < 40; i++) {
+          boolean unused = proxy.assist();
+        }
+        assertFalse(
+            owners.progressedBy.contains(Thread.currentThread()),
+            "round " + round + ": the assisting kernel moved the owner's operation");
+        proxy.wake(); // what a kernel does when it sees ownerWorkPending()
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while ((!owners.isUnlinked() || !other.isUnlinked()) && System.nanoTime() < deadline) {
+          Thread.sleep(0, 50_000);
+        }
+        assertTrue(owners.isUnlinked() && other.isUnlinked(), "round " + round + ": not finished");
+        assertEquals(Set.of(proxy.thread()), owners.progressedBy, owners.what());
+        assertFalse(
+            proxy.ownerWorkPending(), "round " + round + ": the owner's count not released");
+      }
+      assertNull(error.get(), "the proxy reported an error");
+    } finally {
+      proxy.close(10_000);
+    }
+    assertEquals(1, pollers.size(), "the owned transport was polled off the proxy thread");
+  }
+}
