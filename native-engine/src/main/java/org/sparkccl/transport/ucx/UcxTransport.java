@@ -56,10 +56,15 @@ public final class UcxTransport implements AutoCloseable {
   private static final long CLOSE_WAIT_NANOS = 1_000_000_000L;
 
   /**
-   * How long the idle proxy parks while announcements wait for room in the predecessor's board
-   * (rare: the predecessor is a whole board behind and its proxy idle).
+   * How long the idle proxy parks while announcements wait for room in the predecessor's board (the
+   * predecessor is a whole board behind), unless signalled: room comes when the predecessor reads,
+   * which its idle proxy does every {@link #ANNOUNCEMENT_FLOW_LOOK_NANOS}, so looking more often
+   * finds nothing. A leaf whose kernel sends its reduce's data itself leaves its proxy idle while
+   * it runs thousands of calls ahead, so the board fills; a look every 100 us then woke its proxy
+   * and socket watcher 10,000 times a second, each followed by the brief spin of a proxy that found
+   * work.
    */
-  private static final long BLOCKED_PARK_NANOS = 100_000L;
+  private static final long BLOCKED_PARK_NANOS = 1_000_000L;
 
   /**
    * How often an idle proxy looks at its announcement board and writes the announcements queued
@@ -505,9 +510,9 @@ public final class UcxTransport implements AutoCloseable {
    * successor's announcements: for those, and for this rank's own announcements, which a launch
    * queues without a signal, the wait ends every {@link #ANNOUNCEMENT_LOOK_NANOS} ({@link
    * #ANNOUNCEMENT_FLOW_LOOK_NANOS} while they move). Announcements waiting for room in the
-   * predecessor's board wait for such a put, so then the proxy only parks for {@link
-   * #BLOCKED_PARK_NANOS} and looks again. Without the check ({@link #checkCalls}) nothing is
-   * announced, and the wait has no period.
+   * predecessor's board wait for such a put, so then the proxy only parks, until signalled or for
+   * {@link #BLOCKED_PARK_NANOS}, and looks again. Without the check ({@link #checkCalls}) nothing
+   * is announced, and the wait has no period.
    */
   public OwnedWait idleWait() {
     return new OwnedWait() {
@@ -523,14 +528,13 @@ public final class UcxTransport implements AutoCloseable {
 
       private long ticksSeen;
 
+      /** The proxy thread while it parks for room in the board: {@link #signal} unparks it. */
+      private volatile Thread parkedForRoom;
+
       @Override
       public void await() {
         endedByTick = false;
         if (closed) {
-          return;
-        }
-        if (announcer != null && announcer.announcementsBlocked()) {
-          LockSupport.parkNanos(BLOCKED_PARK_NANOS);
           return;
         }
         // Counted from the last wait's return, before the proxy's last look for news: a kernel
@@ -538,6 +542,10 @@ public final class UcxTransport implements AutoCloseable {
         // such a signal when it came between the look and this line and the first wait read it.
         long signalled = signalsSeen;
         long ticked = ticksSeen;
+        if (announcer != null && announcer.announcementsBlocked()) {
+          awaitRoom(signalled);
+          return;
+        }
         worker.waitForEvents();
         if (tickEndedLast && signals.get() == signalled && ticks.get() == ticked) {
           // The wait returned at once on the signal of the tick that ended the last one (UCX's
@@ -551,6 +559,25 @@ public final class UcxTransport implements AutoCloseable {
         tickEndedLast = signalsSeen == signalled && ticksSeen != ticked;
         // skipping the back-off is safe whatever ended the wait: the proxy looks for news first
         endedByTick = periodNanos() > 0 && signalsSeen == signalled;
+      }
+
+      /**
+       * Parks until signalled or {@link #BLOCKED_PARK_NANOS}: the worker's wait would not end when
+       * the predecessor's count of what it read lands, a put. One that no signal ended is a
+       * periodic look, as one a tick ends, so the proxy goes back to waiting without its spin.
+       */
+      private void awaitRoom(long signalled) {
+        parkedForRoom = Thread.currentThread();
+        try {
+          // a signal after this read unparks the thread, or its permit ends the park at once
+          if (signals.get() == signalled) {
+            LockSupport.parkNanos(this, BLOCKED_PARK_NANOS);
+          }
+        } finally {
+          parkedForRoom = null;
+        }
+        signalsSeen = signals.get();
+        endedByTick = signalsSeen == signalled;
       }
 
       @Override
@@ -577,6 +604,10 @@ public final class UcxTransport implements AutoCloseable {
       @Override
       public void signal() {
         signals.incrementAndGet();
+        Thread parked = parkedForRoom;
+        if (parked != null) {
+          LockSupport.unpark(parked);
+        }
         wake();
       }
 
