@@ -180,8 +180,9 @@ case "$MODE" in
   ab-small)
     # this build against the one in baseline-lib (BASELINE=<rev>) for small collectives of host
     # memory: BYTES (default 8) for each of CFGS (ranks/transport/algo/operation), idle IDLE
-    # (default auto), alternating which side runs first, ROUNDS rounds (default 3) of 2000 timed
-    # calls (400 at 8 ranks or more); results checked; medians and ratio per setup. OLD_LIB
+    # (default auto), alternating which side runs first, ROUNDS rounds (default 3) of ITERS timed
+    # calls (default 2000, 400 at 8 ranks or more) after WARMUP (default 100) and the JIT's
+    # warm-up; results checked; medians and ratio per setup. OLD_LIB
     # (default DIR/baseline-lib) and OLD_IDLE (default IDLE) set the "old" side: OLD_LIB=DIR/lib
     # OLD_IDLE=backoff IDLE=auto compares two idle modes of this build
     old_lib="${OLD_LIB:-$DIR/baseline-lib}"
@@ -192,6 +193,7 @@ case "$MODE" in
         IFS=/ read -r n t a op <<<"$cfg"
         iters=2000
         [ "$n" -ge 8 ] && iters=400
+        iters="${ITERS:-$iters}"
         sides=(old new)
         ((round % 2)) || sides=(new old)
         for side in "${sides[@]}"; do
@@ -199,7 +201,7 @@ case "$MODE" in
           [ "$side" = old ] && lib="$old_lib" idle="${OLD_IDLE:-$idle}"
           SPARKCCL_IDLE="$idle" timeout 300 "${JAVA[@]}" -cp "$lib/*" org.sparkccl.perf.PerfTool \
             --device host -n "$n" -t "$t" -a "$a" -o "$op" -d float32 -b "${BYTES:-8}" -e "${BYTES:-8}" \
-            -w 100 -i "$iters" -c 1 --jit-warmup "$JIT" 2>>"$OUT/ab-small.err" |
+            -w "${WARMUP:-100}" -i "$iters" -c 1 --jit-warmup "$JIT" 2>>"$OUT/ab-small.err" |
             awk -v side="$side" -v cfg="$cfg" '$1 ~ /^[0-9]+$/ && NF >= 9 {
               if ($9 != 0) print "WRONG results:", side, cfg > "/dev/stderr"; else print side, cfg, $6 }' \
             >>"$OUT/ab-small.txt"
