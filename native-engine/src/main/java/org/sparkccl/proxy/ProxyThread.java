@@ -425,13 +425,14 @@ public final class ProxyThread implements AutoCloseable {
   }
 
   /**
-   * Whether the idle proxy has something to look at. Queued operations count only while some need
-   * this thread ({@link #ownerOps}): kernels never move those, and a kernel wakes the proxy for
-   * what it queued on its first look anyway; the rest are the kernels' until they wake it.
+   * Whether the idle proxy has something to look at. Operations count only while some need this
+   * thread ({@link #ownerOps}): kernels never move those, so the proxy does not wait on the
+   * progress lock for them either (an assisting kernel can link one that was queued as it looked,
+   * and wait for that kernel's wake-up or 1 ms); the rest are the kernels' until they wake it.
    */
   private boolean hasNews() {
     return news
-        || (ownerOps.get() > 0 && !submitted.isEmpty())
+        || ownerOps.get() > 0
         || !tasks.isEmpty()
         || !looseTasks.isEmpty()
         || deferredDue()
