@@ -72,13 +72,19 @@ class OwnedProxyAssistTest {
   static final class SemaphoreWait implements OwnedWait {
     private final Semaphore signals = new Semaphore(0);
 
+    /** The proxy is in this wait. */
+    volatile boolean waiting;
+
     @Override
     public void await() {
+      waiting = true;
       try {
         signals.tryAcquire(10, TimeUnit.SECONDS);
         signals.drainPermits();
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
+      } finally {
+        waiting = false;
       }
     }
 
@@ -90,6 +96,11 @@ class OwnedProxyAssistTest {
 
   private static ProxyThread ownedProxy(
       AtomicReference<RuntimeException> error, Set<Thread> pollers) {
+    return ownedProxy(error, pollers, new SemaphoreWait());
+  }
+
+  private static ProxyThread ownedProxy(
+      AtomicReference<RuntimeException> error, Set<Thread> pollers, SemaphoreWait wait) {
     ProxyThread proxy =
         new ProxyThread(
             "sparkccl-test-owned-proxy",
@@ -100,7 +111,7 @@ class OwnedProxyAssistTest {
           pollers.add(Thread.currentThread());
           return false;
         },
-        new SemaphoreWait());
+        wait);
     proxy.start();
     return proxy;
   }
@@ -123,10 +134,17 @@ class OwnedProxyAssistTest {
   void kernelsMoveOtherTransportsOperations() {
     AtomicReference<RuntimeException> error = new AtomicReference<>();
     Set<Thread> pollers = ConcurrentHashMap.newKeySet();
-    ProxyThread proxy = ownedProxy(error, pollers);
+    SemaphoreWait wait = new SemaphoreWait();
+    ProxyThread proxy = ownedProxy(error, pollers, wait);
     try {
       SplittableRandom rnd = new SplittableRandom(20261205);
       for (int round = 0; round < 200; round++) {
+        // a proxy still in its brief spin (after starting) passes, and moves what is linked then
+        long idleBy = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (!wait.waiting && System.nanoTime() < idleBy) {
+          Thread.onSpinWait();
+        }
+        assertTrue(wait.waiting, "round " + round + ": the idle proxy never entered its wait");
         List<CountedOp> ops = new ArrayList<>();
         for (int i = rnd.nextInt(1, 5); i > 0; i--) {
           CountedOp op = new CountedOp(false, rnd.nextInt(1, 20));
