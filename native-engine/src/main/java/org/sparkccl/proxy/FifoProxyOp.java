@@ -14,6 +14,10 @@ import org.sparkccl.transport.NetRequest;
 abstract class FifoProxyOp extends ProxyOp {
   protected final Fifo fifo;
   private final Object connection;
+
+  /** Whether the connection is moved only by the proxy thread ({@link #needsTransportOwner}). */
+  private final boolean needsOwner;
+
   // not final: a finished, unlinked operation may be restarted for the next collective
   private long base;
   private long nSteps;
@@ -26,8 +30,15 @@ abstract class FifoProxyOp extends ProxyOp {
   private long done;
 
   FifoProxyOp(
-      Object connection, Fifo fifo, long base, long nSteps, long timeoutNanos, String what) {
+      Object connection,
+      boolean needsOwner,
+      Fifo fifo,
+      long base,
+      long nSteps,
+      long timeoutNanos,
+      String what) {
     this.connection = connection;
+    this.needsOwner = needsOwner;
     this.fifo = fifo;
     this.base = base;
     this.nSteps = nSteps;
@@ -40,6 +51,7 @@ abstract class FifoProxyOp extends ProxyOp {
   /** Described by {@code site} and {@code call} when asked, not at launch. */
   FifoProxyOp(
       Object connection,
+      boolean needsOwner,
       Fifo fifo,
       long base,
       long nSteps,
@@ -47,6 +59,7 @@ abstract class FifoProxyOp extends ProxyOp {
       OpSite site,
       CollectiveCall call) {
     this.connection = connection;
+    this.needsOwner = needsOwner;
     this.fifo = fifo;
     this.base = base;
     this.nSteps = nSteps;
@@ -116,6 +129,11 @@ abstract class FifoProxyOp extends ProxyOp {
       clock.check(now);
     }
     return moved;
+  }
+
+  @Override
+  final boolean needsTransportOwner() {
+    return needsOwner;
   }
 
   @Override

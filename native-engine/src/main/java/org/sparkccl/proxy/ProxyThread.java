@@ -346,7 +346,7 @@ public final class ProxyThread implements AutoCloseable {
             }
           }
           boolean polled = runTasksAndPoll();
-          if (linkOwed || head != null || ownerOps.get() > 0) {
+          if (linkOwed || head != null || ownerWorkPending()) {
             // not on a pass that loose tasks or a ready socket began: what kernels enqueued is
             // theirs to move until they wake this thread (see news), but for operations only this
             // thread may move
@@ -432,7 +432,7 @@ public final class ProxyThread implements AutoCloseable {
    */
   private boolean hasNews() {
     return news
-        || ownerOps.get() > 0
+        || ownerWorkPending()
         || !tasks.isEmpty()
         || !looseTasks.isEmpty()
         || deferredDue()

@@ -17,9 +17,6 @@ import org.sparkccl.transport.RecvConnection;
 public final class RecvProxyOp extends FifoProxyOp {
   private final RecvConnection connection;
 
-  /** The connection's {@link RecvConnection#progressedByOwner}, asked once. */
-  private final boolean needsOwner;
-
   private CollectiveCall expected;
   private final int rank;
   private final LongFunction<CollectiveCall> myCalls;
@@ -76,9 +73,8 @@ public final class RecvProxyOp extends FifoProxyOp {
       LongFunction<CollectiveCall> myCalls,
       long timeoutNanos,
       String what) {
-    super(connection, fifo, base, nSteps, timeoutNanos, what);
+    super(connection, connection.progressedByOwner(), fifo, base, nSteps, timeoutNanos, what);
     this.connection = connection;
-    this.needsOwner = connection.progressedByOwner();
     this.expected = expected;
     this.checks = checks;
     this.rank = rank;
@@ -96,9 +92,16 @@ public final class RecvProxyOp extends FifoProxyOp {
       LongFunction<CollectiveCall> myCalls,
       long timeoutNanos,
       OpSite site) {
-    super(connection, fifo, base, nSteps, timeoutNanos, site, expected);
+    super(
+        connection,
+        connection.progressedByOwner(),
+        fifo,
+        base,
+        nSteps,
+        timeoutNanos,
+        site,
+        expected);
     this.connection = connection;
-    this.needsOwner = connection.progressedByOwner();
     this.expected = expected;
     this.checks = checks;
     this.rank = site.rank();
@@ -170,10 +173,5 @@ public final class RecvProxyOp extends FifoProxyOp {
       targets[slot] = null;
       fifo.publishFrom(step, target.limit(request.size()));
     }
-  }
-
-  @Override
-  boolean needsTransportOwner() {
-    return needsOwner;
   }
 }

@@ -12,9 +12,6 @@ import org.sparkccl.transport.SendConnection;
 public final class SendProxyOp extends FifoProxyOp {
   private final SendConnection connection;
 
-  /** The connection's {@link SendConnection#progressedByOwner}, asked once. */
-  private final boolean needsOwner;
-
   private CollectiveCall call;
 
   public SendProxyOp(
@@ -25,9 +22,8 @@ public final class SendProxyOp extends FifoProxyOp {
       CollectiveCall call,
       long timeoutNanos,
       String what) {
-    super(connection, fifo, base, nSteps, timeoutNanos, what);
+    super(connection, connection.progressedByOwner(), fifo, base, nSteps, timeoutNanos, what);
     this.connection = connection;
-    this.needsOwner = connection.progressedByOwner();
     this.call = call;
   }
 
@@ -40,9 +36,8 @@ public final class SendProxyOp extends FifoProxyOp {
       CollectiveCall call,
       long timeoutNanos,
       OpSite site) {
-    super(connection, fifo, base, nSteps, timeoutNanos, site, call);
+    super(connection, connection.progressedByOwner(), fifo, base, nSteps, timeoutNanos, site, call);
     this.connection = connection;
-    this.needsOwner = connection.progressedByOwner();
     this.call = call;
   }
 
@@ -65,10 +60,5 @@ public final class SendProxyOp extends FifoProxyOp {
   @Override
   protected void complete(long step, NetRequest request) {
     fifo.release(step);
-  }
-
-  @Override
-  boolean needsTransportOwner() {
-    return needsOwner;
   }
 }
