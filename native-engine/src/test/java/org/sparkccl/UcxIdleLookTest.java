@@ -8,6 +8,7 @@ import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Set;
 import java.util.SplittableRandom;
@@ -28,6 +29,7 @@ import org.sparkccl.device.HostDevice;
 class UcxIdleLookTest {
   private static final Duration WAIT = Duration.ofSeconds(60);
   private static final long MEASURE_MS = 1_000;
+  private static final int WINDOWS = 2;
 
   /**
    * At most this share of a core per proxy thread (or its socket watcher) while idle: 0.1-0.7% each
@@ -61,22 +63,19 @@ class UcxIdleLookTest {
         }
         assertEquals(4, proxies.size(), "proxy and socket watcher threads: " + proxies);
         Thread.sleep(300); // past every back-off: the proxies wait in their workers
-        long[] start = new long[proxies.size()];
-        for (int i = 0; i < start.length; i++) {
-          start[i] = mx.getThreadCpuTime(proxies.get(i).getId());
-        }
-        Thread.sleep(MEASURE_MS);
-        for (int i = 0; i < start.length; i++) {
-          long ms = (mx.getThreadCpuTime(proxies.get(i).getId()) - start[i]) / 1_000_000;
+        long[] ms = idleCpuMillis(mx, proxies);
+        for (int i = 0; i < ms.length; i++) {
           System.out.printf(
-              "idle UCX communicator, checkCalls=%s: %s used %d ms of CPU in %d ms%n",
-              checks, proxies.get(i).getName(), ms, MEASURE_MS);
+              "idle UCX communicator, checkCalls=%s: %s used %d ms of CPU in the quietest %d ms%n",
+              checks, proxies.get(i).getName(), ms[i], MEASURE_MS);
           assertTrue(
-              ms < MAX_SHARE * MEASURE_MS,
+              ms[i] < MAX_SHARE * MEASURE_MS,
               proxies.get(i).getName()
                   + " used "
-                  + ms
-                  + " ms of CPU in "
+                  + ms[i]
+                  + " ms of CPU in each of "
+                  + WINDOWS
+                  + " windows of "
                   + MEASURE_MS
                   + " ms idle");
         }
@@ -84,6 +83,29 @@ class UcxIdleLookTest {
         RankHarness.closeAll(comms, WAIT);
       }
     }
+  }
+
+  /**
+   * Each thread's CPU time in the quietest of {@link #WINDOWS} windows of {@link #MEASURE_MS}: a
+   * thread that spins spins in every window, while a burst left from the tests before (seen once:
+   * 20 ms in one window of a watcher that took 0-6 ms in eight later runs) falls in one.
+   */
+  private static long[] idleCpuMillis(ThreadMXBean mx, List<Thread> threads)
+      throws InterruptedException {
+    long[] least = new long[threads.size()];
+    Arrays.fill(least, Long.MAX_VALUE);
+    for (int w = 0; w < WINDOWS; w++) {
+      long[] start = new long[threads.size()];
+      for (int i = 0; i < start.length; i++) {
+        start[i] = mx.getThreadCpuTime(threads.get(i).getId());
+      }
+      Thread.sleep(MEASURE_MS);
+      for (int i = 0; i < start.length; i++) {
+        long ms = (mx.getThreadCpuTime(threads.get(i).getId()) - start[i]) / 1_000_000;
+        least[i] = Math.min(least[i], ms);
+      }
+    }
+    return least;
   }
 
   /** One allReduce (max of random values), so that the proxies have worked before they idle. */
