@@ -37,14 +37,16 @@ import org.sparkccl.util.EngineLog;
  * notices read) runs between passes, without the lock that passes and assisting kernels share.
  *
  * <p>A transport that needs its own progress (UCX: the worker) installs a {@link #setOwnedPoller
- * poller}. The proxy thread then owns every call into that transport: it polls once per pass, runs
- * the tasks other threads {@link #execute} to it, and lends no progress passes to kernels ({@link
- * #assist()} declines). Incoming one-sided puts raise no event, so while operations are linked the
- * thread polls: it spins, yields, then sleeps 20 us at a time. With none it blocks in the
- * transport's {@link OwnedWait} (UCX: the worker armed, waiting on its event file descriptor),
- * which a peer's notice ends at once and which {@link #wake()} ends with a signal; meanwhile a
- * {@link SocketWatcher} selects on its sockets (point-to-point links, the peer listener) and ends
- * the wait when one is ready. Nothing waits on a timeout.
+ * poller}. The proxy thread then owns every call into that transport: it polls once per pass and
+ * runs the tasks other threads {@link #execute} to it. Operations on that transport ({@link
+ * ProxyOp#needsTransportOwner}) move on this thread only: kernels assist ({@link #assist()}) only
+ * while none is queued or linked, and skip one they find linked; the rest (sockets, shared memory)
+ * they move as they do without an owned transport. Incoming one-sided puts raise no event, so while
+ * operations are linked the thread polls: it spins, yields, then sleeps 20 us at a time. With none
+ * it blocks in the transport's {@link OwnedWait} (UCX: the worker armed, waiting on its event file
+ * descriptor), which a peer's notice ends at once and which {@link #wake()} ends with a signal;
+ * meanwhile a {@link SocketWatcher} selects on its sockets (point-to-point links, the peer
+ * listener) and ends the wait when one is ready. Nothing waits on a timeout.
  */
 public final class ProxyThread implements AutoCloseable {
   private static final Logger LOG = EngineLog.logger(ProxyThread.class);
@@ -148,7 +150,8 @@ public final class ProxyThread implements AutoCloseable {
    *
    * @param name thread name
    * @param idling how the thread waits
-   * @param onError told of the first failure of any operation, on the proxy thread
+   * @param onError told of the first failure of any operation, on the proxy thread or on a kernel
+   *     thread whose assisting pass found it
    */
   public ProxyThread(String name, IdleStrategies idling, Consumer<RuntimeException> onError) {
     try {
@@ -413,6 +416,12 @@ public final class ProxyThread implements AutoCloseable {
    * kernel's, almost none of them moving anything).
    */
   private void awaitAssistingKernel() throws IOException {
+    if (ownerWorkPending()) {
+      // the kernel's pass skips this thread's operations and ends soon (it began before they were
+      // counted): take the lock once it is free, without a wake-up's delay
+      Thread.onSpinWait();
+      return;
+    }
     if (emptyIdle.awaitBriefly(hasNews)) {
       return;
     }
