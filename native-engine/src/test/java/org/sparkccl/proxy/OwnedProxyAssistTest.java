@@ -13,6 +13,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.sparkccl.idle.IdleStrategies;
@@ -25,7 +26,7 @@ import org.sparkccl.idle.IdleStrategies;
 class OwnedProxyAssistTest {
 
   /** Finishes after a random number of progress calls; remembers which threads made them. */
-  static final class CountedOp extends ProxyOp {
+  static class CountedOp extends ProxyOp {
     private final Object key = new Object();
     private final boolean needsOwner;
     private final int steps;
@@ -65,6 +66,35 @@ class OwnedProxyAssistTest {
     @Override
     public String what() {
       return "counted op of " + steps + " steps";
+    }
+  }
+
+  /** Never finishes, as a UCX operation whose peer never writes; or fails when moved. */
+  static final class StalledOp extends CountedOp {
+    private final boolean fails;
+
+    StalledOp(boolean needsOwner, boolean fails) {
+      super(needsOwner, 1);
+      this.fails = fails;
+    }
+
+    @Override
+    public boolean progress(long nowNanos) {
+      progressedBy.add(Thread.currentThread());
+      if (fails) {
+        throw new IllegalStateException("the peer reset the connection");
+      }
+      return false;
+    }
+
+    @Override
+    public boolean isDone() {
+      return false;
+    }
+
+    @Override
+    public String what() {
+      return fails ? "failing op" : "stalled op";
     }
   }
 
@@ -116,6 +146,18 @@ class OwnedProxyAssistTest {
     return proxy;
   }
 
+  /** Waits (at most 10 s) until {@code condition} holds; whether it did. */
+  private static boolean within10s(BooleanSupplier condition) throws InterruptedException {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    while (!condition.getAsBoolean()) {
+      if (System.nanoTime() > deadline) {
+        return false;
+      }
+      Thread.sleep(0, 50_000);
+    }
+    return true;
+  }
+
   /** The calling thread assists until every op is done; false if 10 s were not enough. */
   private static boolean assistUntilDone(ProxyThread proxy, List<CountedOp> ops) {
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
@@ -131,7 +173,7 @@ class OwnedProxyAssistTest {
 
   @Test
   @DisplayName("with none of its own operations queued, a kernel moves the others itself")
-  void kernelsMoveOtherTransportsOperations() {
+  void kernelsMoveOtherTransportsOperations() throws InterruptedException {
     AtomicReference<RuntimeException> error = new AtomicReference<>();
     Set<Thread> pollers = ConcurrentHashMap.newKeySet();
     SemaphoreWait wait = new SemaphoreWait();
@@ -140,11 +182,8 @@ class OwnedProxyAssistTest {
       SplittableRandom rnd = new SplittableRandom(20261205);
       for (int round = 0; round < 200; round++) {
         // a proxy still in its brief spin (after starting) passes, and moves what is linked then
-        long idleBy = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (!wait.waiting && System.nanoTime() < idleBy) {
-          Thread.onSpinWait();
-        }
-        assertTrue(wait.waiting, "round " + round + ": the idle proxy never entered its wait");
+        assertTrue(
+            within10s(() -> wait.waiting), "round " + round + ": the idle proxy never waited");
         List<CountedOp> ops = new ArrayList<>();
         for (int i = rnd.nextInt(1, 5); i > 0; i--) {
           CountedOp op = new CountedOp(false, rnd.nextInt(1, 20));
@@ -204,5 +243,104 @@ class OwnedProxyAssistTest {
       proxy.close(10_000);
     }
     assertEquals(1, pollers.size(), "the owned transport was polled off the proxy thread");
+  }
+
+  @Test
+  @DisplayName("an operation of the owner's submitted while the proxy waits wakes it")
+  void submittedOwnerOperationsWakeAWaitingProxy() throws InterruptedException {
+    AtomicReference<RuntimeException> error = new AtomicReference<>();
+    SemaphoreWait wait = new SemaphoreWait();
+    ProxyThread proxy = ownedProxy(error, ConcurrentHashMap.newKeySet(), wait);
+    try {
+      SplittableRandom rnd = new SplittableRandom(5);
+      for (int round = 0; round < 100; round++) {
+        assertTrue(within10s(() -> wait.waiting), "round " + round + ": the proxy never waited");
+        CountedOp op = new CountedOp(true, rnd.nextInt(1, 20));
+        proxy.submit(op);
+        // the wait lasts 10 s unless signalled: finishing sooner means the submission woke it
+        long start = System.nanoTime();
+        assertTrue(within10s(op::isUnlinked), "round " + round + ": the operation never moved");
+        assertTrue(
+            System.nanoTime() - start < TimeUnit.SECONDS.toNanos(5),
+            "round " + round + ": the proxy waited out its wait");
+        assertEquals(Set.of(proxy.thread()), op.progressedBy, op.what());
+        assertFalse(proxy.ownerWorkPending(), "round " + round + ": the count not released");
+      }
+      assertNull(error.get(), "the proxy reported an error");
+    } finally {
+      proxy.close(10_000);
+    }
+  }
+
+  @Test
+  @DisplayName("dropped operations of the owner's release their count, and the proxy waits again")
+  void droppedOwnerOperationsReleaseTheirCount() throws InterruptedException {
+    AtomicReference<RuntimeException> error = new AtomicReference<>();
+    SemaphoreWait wait = new SemaphoreWait();
+    ProxyThread proxy = ownedProxy(error, ConcurrentHashMap.newKeySet(), wait);
+    try {
+      SplittableRandom rnd = new SplittableRandom(11);
+      for (int round = 0; round < 30; round++) {
+        List<StalledOp> ops = new ArrayList<>();
+        for (int i = rnd.nextInt(1, 5); i > 0; i--) {
+          ops.add(new StalledOp(rnd.nextBoolean() || i == 1, false));
+        }
+        ops.forEach(proxy::submit);
+        assertTrue(
+            within10s(() -> ops.stream().allMatch(op -> op.progressedBy.contains(proxy.thread()))),
+            "round " + round + ": the proxy never linked the operations");
+        assertTrue(proxy.ownerWorkPending(), "round " + round + ": nothing counted");
+        proxy.dropAll(); // what a failure does
+        assertTrue(
+            within10s(() -> proxy.isIdle() && !proxy.ownerWorkPending()),
+            "round " + round + ": the dropped operations stayed counted");
+        // with nothing counted the proxy blocks again instead of polling every 20 us
+        assertTrue(within10s(() -> wait.waiting), "round " + round + ": the proxy kept polling");
+        assertTrue(ops.stream().noneMatch(CountedOp::isUnlinked), "a dropped op was finished");
+      }
+      assertNull(error.get(), "the proxy reported an error");
+    } finally {
+      proxy.close(10_000);
+    }
+  }
+
+  @Test
+  @DisplayName("a pass that fails drops the owner's operations too, on whichever thread it ran")
+  void aFailedPassDropsTheOwnersOperations() throws InterruptedException {
+    SplittableRandom rnd = new SplittableRandom(13);
+    for (int round = 0; round < 20; round++) {
+      AtomicReference<RuntimeException> error = new AtomicReference<>();
+      SemaphoreWait wait = new SemaphoreWait();
+      ProxyThread proxy = ownedProxy(error, ConcurrentHashMap.newKeySet(), wait);
+      try {
+        List<StalledOp> owners = new ArrayList<>();
+        for (int i = rnd.nextInt(1, 4); i > 0; i--) {
+          owners.add(new StalledOp(true, false));
+        }
+        owners.forEach(proxy::submit);
+        assertTrue(
+            within10s(
+                () -> owners.stream().allMatch(op -> op.progressedBy.contains(proxy.thread()))),
+            "round " + round + ": the proxy never linked the operations");
+        StalledOp failing = new StalledOp(false, true);
+        proxy.enqueue(failing);
+        // a kernel assists; the proxy, which polls while its own are linked, may get there first
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (error.get() == null && System.nanoTime() < deadline) {
+          boolean unused = proxy.assist();
+          Thread.onSpinWait();
+        }
+        assertTrue(
+            error.get() != null && error.get().getMessage().contains("failing op"),
+            "round " + round + ": the failure was not reported: " + error.get());
+        assertTrue(
+            within10s(() -> proxy.isIdle() && !proxy.ownerWorkPending()),
+            "round " + round + ": operations stayed counted after the failure");
+        assertTrue(within10s(() -> wait.waiting), "round " + round + ": the proxy kept polling");
+        assertTrue(owners.stream().noneMatch(CountedOp::isUnlinked), "a dropped op was finished");
+      } finally {
+        proxy.close(10_000);
+      }
+    }
   }
 }
