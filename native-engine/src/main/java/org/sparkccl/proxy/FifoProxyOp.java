@@ -37,15 +37,7 @@ abstract class FifoProxyOp extends ProxyOp {
       long nSteps,
       long timeoutNanos,
       String what) {
-    this.connection = connection;
-    this.needsOwner = needsOwner;
-    this.fifo = fifo;
-    this.base = base;
-    this.nSteps = nSteps;
-    this.clock = new StallClock(timeoutNanos);
-    this.what = what;
-    this.site = null;
-    this.call = null;
+    this(connection, needsOwner, fifo, base, nSteps, timeoutNanos, what, null, null);
   }
 
   /** Described by {@code site} and {@code call} when asked, not at launch. */
@@ -58,13 +50,27 @@ abstract class FifoProxyOp extends ProxyOp {
       long timeoutNanos,
       OpSite site,
       CollectiveCall call) {
+    this(connection, needsOwner, fifo, base, nSteps, timeoutNanos, null, site, call);
+  }
+
+  /** Described by {@code what}, or else by {@code site} and {@code call}. */
+  private FifoProxyOp(
+      Object connection,
+      boolean needsOwner,
+      Fifo fifo,
+      long base,
+      long nSteps,
+      long timeoutNanos,
+      String what,
+      OpSite site,
+      CollectiveCall call) {
     this.connection = connection;
     this.needsOwner = needsOwner;
     this.fifo = fifo;
     this.base = base;
     this.nSteps = nSteps;
     this.clock = new StallClock(timeoutNanos);
-    this.what = null;
+    this.what = what;
     this.site = site;
     this.call = call;
   }

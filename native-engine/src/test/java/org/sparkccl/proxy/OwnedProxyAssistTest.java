@@ -158,10 +158,10 @@ class OwnedProxyAssistTest {
     return true;
   }
 
-  /** The calling thread assists until every op is done; false if 10 s were not enough. */
-  private static boolean assistUntilDone(ProxyThread proxy, List<CountedOp> ops) {
+  /** The calling thread assists, as a waiting kernel does, until {@code done}; false after 10 s. */
+  private static boolean assistUntil(ProxyThread proxy, BooleanSupplier done) {
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-    while (ops.stream().anyMatch(op -> !op.isUnlinked())) {
+    while (!done.getAsBoolean()) {
       if (System.nanoTime() > deadline) {
         return false;
       }
@@ -192,7 +192,8 @@ class OwnedProxyAssistTest {
         }
         assertFalse(proxy.ownerWorkPending(), "socket-like operations counted as the owner's");
         assertTrue(
-            assistUntilDone(proxy, ops), "round " + round + ": the kernel's assists stalled");
+            assistUntil(proxy, () -> ops.stream().allMatch(CountedOp::isUnlinked)),
+            "round " + round + ": the kernel's assists stalled");
         for (CountedOp op : ops) {
           // nothing woke the proxy: the operations were the kernel's alone
           assertEquals(Set.of(Thread.currentThread()), op.progressedBy, op.what());
@@ -325,11 +326,7 @@ class OwnedProxyAssistTest {
         StalledOp failing = new StalledOp(false, true);
         proxy.enqueue(failing);
         // a kernel assists; the proxy, which polls while its own are linked, may get there first
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (error.get() == null && System.nanoTime() < deadline) {
-          boolean unused = proxy.assist();
-          Thread.onSpinWait();
-        }
+        boolean unused = assistUntil(proxy, () -> error.get() != null);
         assertTrue(
             error.get() != null && error.get().getMessage().contains("failing op"),
             "round " + round + ": the failure was not reported: " + error.get());
