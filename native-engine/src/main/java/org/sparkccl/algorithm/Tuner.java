@@ -72,12 +72,23 @@ public final class Tuner {
    * out of the receive slot) and every rank spins. Measured on a 16-core host, 8 rank processes
    * over sockets, against the ring that copied, same run (medians, docs/benchmarks.md): allGather
    * 0.71-0.75 of its time per call from 512 KiB to 8 MiB, allReduce 0.88-0.96 (its reductions
-   * remain). With it the ring takes the 512 KiB allGather and allReduce at 8 ranks back from
-   * doubling and Rabenseifner (the forced ring 260-267 us and 711-744 in one run; {@code auto}'s
-   * doubling 465 and Rabenseifner 1057 in the next, that hour), which keep 128 KiB, where the
-   * ring's steps of 16 KiB still copy (147 against 232-245 us, 316 against 395-412).
+   * remain; allReduce has {@link #RING_IN_PLACE_ALL_REDUCE_BYTES}). With it the ring takes the 512
+   * KiB allGather at 8 ranks back from doubling (the forced ring 260-267 us in one run, {@code
+   * auto}'s doubling 465 in the next, that hour), which keeps 128 KiB, where the ring's steps of 16
+   * KiB still copy (147 against 232-245 us).
    */
   static final double RING_IN_PLACE_BYTES = 0.75;
+
+  /**
+   * {@link #RING_IN_PLACE_BYTES} for allReduce, whose reduce-scatter half still reduces through
+   * slots: the middle of the 0.88-0.96 measured with it. With 0.75 the ring took the 512 KiB
+   * allReduce at 8 ranks from Rabenseifner, which later runs on the same host over sockets did not
+   * bear out: Rabenseifner forced ran 345 and 357 us there against the ring's 453 and 475, two runs
+   * (docs/benchmarks.md). With this the ring keeps 1 MiB and up at 8 ranks (Rabenseifner 755
+   * against 872 at 1 MiB in one of those runs, 2006 against 1538 at 2 MiB), and 4 ranks choose as
+   * before.
+   */
+  static final double RING_IN_PLACE_ALL_REDUCE_BYTES = 0.92;
 
   private final double hopUs;
   private final double treeHopUs;
@@ -142,7 +153,13 @@ public final class Tuner {
         + " us, link "
         + linkGBps
         + " GB/s"
-        + (ringInPlace ? ", ring in place x" + RING_IN_PLACE_BYTES : "");
+        + (ringInPlace
+            ? ", ring in place x"
+                + RING_IN_PLACE_BYTES
+                + " (allReduce x"
+                + RING_IN_PLACE_ALL_REDUCE_BYTES
+                + ")"
+            : "");
   }
 
   /** Whether {@code kind} has a tree version. */
@@ -204,19 +221,23 @@ public final class Tuner {
   }
 
   /**
-   * The factor on the ring's bytes: {@link #RING_IN_PLACE_BYTES} where its steps (of {@code
-   * stepBytes}: a rank's share of an allReduce, a block of an allGather, a broadcast's bytes) move
-   * in place and their bytes pass unchanged (allReduce's gather half, allGather, broadcast), else
-   * 1. A reduceScatter's and a reduce's steps are reduced into slots, so they keep theirs.
+   * The factor on the ring's bytes: {@link #RING_IN_PLACE_BYTES} ({@link
+   * #RING_IN_PLACE_ALL_REDUCE_BYTES} for allReduce) where its steps (of {@code stepBytes}: a rank's
+   * share of an allReduce, a block of an allGather, a broadcast's bytes) move in place and their
+   * bytes pass unchanged (allReduce's gather half, allGather, broadcast), else 1. A reduceScatter's
+   * and a reduce's steps are reduced into slots, so they keep theirs.
    */
   private double ringBytes(CollectiveCall.Kind kind, double stepBytes) {
     boolean unchanged =
         kind == CollectiveCall.Kind.ALL_REDUCE
             || kind == CollectiveCall.Kind.ALL_GATHER
             || kind == CollectiveCall.Kind.BROADCAST;
-    return ringInPlace && unchanged && stepBytes >= ChannelPlan.IN_PLACE_MIN_BYTES
-        ? RING_IN_PLACE_BYTES
-        : 1.0;
+    if (!ringInPlace || !unchanged || stepBytes < ChannelPlan.IN_PLACE_MIN_BYTES) {
+      return 1.0;
+    }
+    return kind == CollectiveCall.Kind.ALL_REDUCE
+        ? RING_IN_PLACE_ALL_REDUCE_BYTES
+        : RING_IN_PLACE_BYTES;
   }
 
   /** The model's time for one call, in microseconds. */
