@@ -37,21 +37,53 @@ class LaunchRacingFailureTest {
   private static final int TRIALS = 100;
   private static final int COUNT = 1 << 12;
 
+  /** One launch of rank 0 that does not wait: its operations stay in flight. */
+  private interface Launch {
+    CompletableFuture<Void> start(CommCore core, HostBuffer src, HostBuffer dst);
+  }
+
   @Test
   @Timeout(240)
-  @DisplayName("leaves no proxy operation counted once the launches' futures are done")
-  void noOperationStaysCounted() throws Exception {
-    Random random = new Random(0x5ca1ab1e);
+  @DisplayName("leaves no proxy operation of a ring allReduce counted")
+  void noRingOperationStaysCounted() throws Exception {
+    runTrials(
+        0x5ca1ab1e,
+        (core, src, dst) ->
+            core.collectives()
+                .launch(
+                    false,
+                    CollectiveCall.Kind.ALL_REDUCE,
+                    COUNT,
+                    DataType.FLOAT32,
+                    ReduceOp.SUM,
+                    0,
+                    src,
+                    dst,
+                    0,
+                    0));
+  }
+
+  @Test
+  @Timeout(240)
+  @DisplayName("leaves no proxy operation of a send counted")
+  void noSendOperationStaysCounted() throws Exception {
+    runTrials(
+        0x5e11d,
+        (core, src, dst) -> core.pointToPoint().call(true, src, COUNT, DataType.FLOAT32, 1));
+  }
+
+  private static void runTrials(long seed, Launch launch) throws Exception {
+    Random random = new Random(seed);
     for (int trial = 0; trial < TRIALS; trial++) {
-      runTrial(trial, random.nextInt(400));
+      runTrial(trial, random.nextInt(400), launch);
     }
   }
 
   /**
-   * Rank 0 launches allReduces without waiting while rank 1 launches none, so every one of them is
-   * still in flight when another thread aborts rank 0 after {@code abortAfterMicros}.
+   * Rank 0 launches without waiting while rank 1 launches nothing, so every launch is still in
+   * flight when another thread aborts rank 0 after {@code abortAfterMicros}.
    */
-  private static void runTrial(int trial, int abortAfterMicros) throws Exception {
+  private static void runTrial(int trial, int abortAfterMicros, Launch launch) throws Exception {
     CclConfig config =
         TestConfig.builder()
             .transport(Transport.SOCKET)
@@ -75,19 +107,7 @@ class LaunchRacingFailureTest {
                   List<CompletableFuture<Void>> futures = new ArrayList<>();
                   while (!core.isAborted()) {
                     try {
-                      futures.add(
-                          core.collectives()
-                              .launch(
-                                  false,
-                                  CollectiveCall.Kind.ALL_REDUCE,
-                                  COUNT,
-                                  DataType.FLOAT32,
-                                  ReduceOp.SUM,
-                                  0,
-                                  src,
-                                  dst,
-                                  0,
-                                  0));
+                      futures.add(launch.start(core, src, dst));
                     } catch (RuntimeException aborted) {
                       break;
                     }
