@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The GPU suite and the benchmark of the CUDA backend, on a machine with a GPU and no Java:
 # bench/gpu/pack.sh packs DIR on a build machine; copy DIR to the GPU machine and run there
-#   bash DIR/run.sh DIR [smoke|suite|soak|bench|tune|local|tune-local|python|peer|blocks|compare|check|all|ab|ab-small|gpu-ab|resident|latency|checkcost|collectives|lb]
+#   bash DIR/run.sh DIR [smoke|suite|soak|bench|tune|local|tune-local|python|peer|blocks|compare|check|all|ab|ab-small|settings|gpu-ab|resident|latency|checkcost|collectives|lb]
 #   bash DIR/run.sh DIR profile PERF_OPTIONS...   (bench/profile.sh with this bundle's perf tool)
 #   bash DIR/run.sh DIR waits PERF_OPTIONS...     (bench/waits.sh with this bundle's perf tool)
 # Logs go to $OUT (default /tmp/sparkccl-gpu-out) and summaries to stdout.
@@ -212,6 +212,53 @@ case "$MODE" in
     done
     python3 "$DIR/ab_summary.py" "$OUT/ab-small.txt" baseline this \
       "${BYTES:-8} B, host memory, idle=${OLD_IDLE:-${IDLE:-auto}} (old) / ${IDLE:-auto} (new); rows: ranks/transport/algo/operation"
+    ;;
+  settings)
+    # one collective of host memory under several engine settings, alternated, with OpenMPI over
+    # TCP in every round (MPI=0 leaves it out): SETTINGS lists NAME:ALGO[:VAR=VALUE,...], VAR an
+    # environment variable (SPARKCCL_BUFFSIZE, SPARKCCL_IDLE, ...) or JARS, a folder whose jars go
+    # first on the class path (an engine jar of another commit); RANKS (default 8), TRANSPORT
+    # (socket), OP (allreduce), sizes MIN to MAX by FACTOR (1M, 8M, 2), WARMUP (5) and ITERS (40)
+    # calls a size, ROUNDS rounds (3); results checked; medians per setting and size, and the
+    # ratio to OpenMPI's median, in $OUT/settings.txt
+    (cd "$DIR" && source bench/common.sh && build_mpi_coll) || status=1
+    : >"$OUT/settings-runs.txt"
+    sizes=(-b "${MIN:-1M}" -e "${MAX:-8M}" -f "${FACTOR:-2}" -w "${WARMUP:-5}" -i "${ITERS:-40}")
+    for ((round = 1; round <= ${ROUNDS:-3}; round++)); do
+      for setting in ${SETTINGS:-ring:ring rh:rh}; do
+        IFS=: read -r name algo vars <<<"$setting"
+        env_vars=() cp="$DIR/lib/*"
+        IFS=, read -r -a assigns <<<"${vars:-}"
+        for a in "${assigns[@]}"; do
+          if [[ $a == JARS=* ]]; then cp="$DIR/${a#JARS=}/*:$cp"; else env_vars+=("$a"); fi
+        done
+        env "${env_vars[@]}" timeout 300 "${JAVA[@]}" -cp "$cp" org.sparkccl.perf.PerfTool --device host \
+          -n "${RANKS:-8}" -t "${TRANSPORT:-socket}" -a "$algo" -o "${OP:-allreduce}" -d float32 "${sizes[@]}" \
+          -c 1 --jit-warmup 200 2>>"$OUT/settings.err" |
+          awk -v n="$name" '$1 ~ /^[0-9]+$/ && NF >= 9 { if ($9 != 0) print "WRONG results:", n > "/dev/stderr"; else print n, $1, $6 }' \
+          >>"$OUT/settings-runs.txt"
+        [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+      done
+      if [ "${MPI:-1}" = 1 ]; then
+        mpirun --allow-run-as-root --oversubscribe --mca btl tcp,self --mca pml ob1 --mca btl_tcp_if_include lo \
+          -np "${RANKS:-8}" "$DIR/bench/build/mpi_coll" -o "${OP:-allreduce}" -d float32 "${sizes[@]}" -a 0 2>>"$OUT/settings.err" |
+          awk '$1 ~ /^[0-9]+$/ && NF >= 9 { print "openmpi-tcp", $1, $6 }' >>"$OUT/settings-runs.txt"
+      fi
+      echo "round $round done"
+    done
+    python3 - "$OUT/settings-runs.txt" <<'PY' | tee "$OUT/settings.txt"
+import collections, statistics, sys
+runs = collections.defaultdict(list)
+for line in open(sys.argv[1]):
+    name, size, us = line.split()
+    runs[(name, int(size))].append(float(us))
+mpi = {size: statistics.median(v) for (name, size), v in runs.items() if name == "openmpi-tcp"}
+print(f"{'setting':<24} {'bytes':>10} {'median_us':>10} {'over_mpi':>8}  passes (us)")
+for (name, size), v in sorted(runs.items(), key=lambda kv: (kv[0][1], kv[0][0])):
+    m = statistics.median(v)
+    ratio = f"{m / mpi[size]:.2f}" if size in mpi else "-"
+    print(f"{name:<24} {size:>10} {m:>10.1f} {ratio:>8}  {' '.join(f'{x:.0f}' for x in v)}")
+PY
     ;;
   gpu-ab)
     # this build against the one pack.sh put in baseline-lib (BASELINE=<rev>) on the GPU: 2 rank
