@@ -63,21 +63,33 @@ cp spark-plugin/target/test-classes/org/sparkccl/spark/worker/PythonChannelBench
    "$DEST/plugin-classes/org/sparkccl/spark/worker/"
 (cd python-shim && tar cf - --exclude=jars --exclude=__pycache__ sparkccl) | tar xf - -C "$DEST/python-shim"
 cp bench/python_channel_worker.py bench/python_channel_summary.py bench/python_timing.py "$DEST/bench/"
+# Builds revision $1's module $2 (with what it needs) in a temporary worktree and puts its jar in
+# $3, with its runtime jars where $4 is "all".
+pack_revision() {
+  local rev="$1" module="$2" into="$3" what="$4" tmp
+  tmp="$(mktemp -d)"
+  git worktree add -q --detach "$tmp/src" "$rev"
+  # revisions from before the perf module kept the perf tool in the engine
+  [ "$module" = perf ] && [ ! -f "$tmp/src/perf/pom.xml" ] && module=native-engine
+  (cd "$tmp/src" && mvn -o -q -B package -DskipTests -pl "$module" -am)
+  rm -rf "$into" && mkdir -p "$into"
+  cp "$tmp/src/$module"/target/sparkccl-*.jar "$into/"
+  [ "$what" = all ] && cp "$tmp/src/$module"/target/lib/*.jar "$into/"
+  rm -f "$into"/*-tests.jar "$into"/*-sources.jar
+  git worktree remove --force "$tmp/src"
+  rm -rf "$tmp"
+}
 # BASELINE=<rev>: also pack that revision's perf tool into DEST/baseline-lib, for `run.sh DEST ab`
 # (the same-run comparison of two revisions on the GPU machine's cores, host memory) and `run.sh
 # DEST gpu-ab` (the same on the GPUs; JCuda's natives then come from DEST/lib).
 if [ -n "${BASELINE:-}" ]; then
-  tmp="$(mktemp -d)"
-  git worktree add -q --detach "$tmp/src" "$BASELINE"
-  module=native-engine
-  [ -f "$tmp/src/perf/pom.xml" ] && module=perf
-  (cd "$tmp/src" && mvn -o -q -B package -DskipTests -pl "$module" -am)
-  rm -rf "$DEST/baseline-lib" && mkdir -p "$DEST/baseline-lib"
-  cp "$tmp/src/$module"/target/sparkccl-*.jar "$tmp/src/$module"/target/lib/*.jar "$DEST/baseline-lib/"
+  pack_revision "$BASELINE" perf "$DEST/baseline-lib" all
   # host memory only: no JCuda natives; log4j-api's simple logger as above
-  rm -f "$DEST"/baseline-lib/*-tests.jar "$DEST"/baseline-lib/*-sources.jar \
-        "$DEST"/baseline-lib/jcuda-natives-*.jar "$DEST"/baseline-lib/log4j-core-*.jar
-  git worktree remove --force "$tmp/src"
-  rm -rf "$tmp"
+  rm -f "$DEST"/baseline-lib/jcuda-natives-*.jar "$DEST"/baseline-lib/log4j-core-*.jar
 fi
+# ENGINES="NAME=<rev> ...": each revision's engine jar alone in DEST/NAME, to go first on this
+# bundle's class path (`run.sh DEST settings` with JARS=NAME in a setting)
+for engine in ${ENGINES:-}; do
+  pack_revision "${engine#*=}" native-engine "$DEST/${engine%%=*}" engine
+done
 du -sh "$DEST"

@@ -216,12 +216,14 @@ case "$MODE" in
   settings)
     # one collective of host memory under several engine settings, alternated, with OpenMPI over
     # TCP in every round (MPI=0 leaves it out): SETTINGS lists NAME:ALGO[:VAR=VALUE,...], VAR an
-    # environment variable (SPARKCCL_BUFFSIZE, SPARKCCL_IDLE, ...) or JARS, a folder whose jars go
-    # first on the class path (an engine jar of another commit); RANKS (default 8), TRANSPORT
+    # environment variable (SPARKCCL_BUFFSIZE, SPARKCCL_IDLE, ...) or JARS, a folder of DIR whose
+    # jars go first on the class path (another commit's engine: pack.sh's ENGINES); RANKS (default 8), TRANSPORT
     # (socket), OP (allreduce), sizes MIN to MAX by FACTOR (1M, 8M, 2), WARMUP (5) and ITERS (40)
     # calls a size, ROUNDS rounds (3); results checked; medians per setting and size, and the
     # ratio to OpenMPI's median, in $OUT/settings.txt
-    (cd "$DIR" && source bench/common.sh && build_mpi_coll) || status=1
+    if [ "${MPI:-1}" = 1 ]; then
+      (cd "$DIR" && source bench/common.sh && build_mpi_coll) || status=1
+    fi
     : >"$OUT/settings-runs.txt"
     sizes=(-b "${MIN:-1M}" -e "${MAX:-8M}" -f "${FACTOR:-2}" -w "${WARMUP:-5}" -i "${ITERS:-40}")
     for ((round = 1; round <= ${ROUNDS:-3}; round++)); do
