@@ -62,6 +62,8 @@ final class ChannelTask implements KernelTask {
     try {
       CclException f = ctx.failure.get();
       if (f != null) {
+        // a launch may have queued this collective's operations after the failure's drop
+        dropProxyOperations();
         coll.channelDone(ctx.failure.aborted(coll.what(), f));
         return;
       }
@@ -76,16 +78,22 @@ final class ChannelTask implements KernelTask {
       // the caller must get an answer, or the collective would never complete.
       CclException err = ctx.failure.asCcl(e, coll.what());
       lifecycle.fail(err);
-      // Over sockets the proxy may be reading a step straight into this collective's output (or
-      // writing one from its input): the buffers go back to the caller, who may free them, only
-      // once no pass is left that could still move a dropped operation. Dropping again covers a
-      // failure another thread recorded but has not yet spread.
-      ctx.proxy.dropAll();
-      ctx.proxy.runExclusive(() -> {});
+      // dropping again covers a failure another thread recorded but has not yet spread
+      dropProxyOperations();
       coll.channelDone(err);
     } finally {
       ch.current = null;
     }
+  }
+
+  /**
+   * Drops the proxy's operations and waits for any pass that may still move one. Over sockets the
+   * proxy may be reading a step straight into this collective's output (or writing one from its
+   * input): the buffers go back to the caller, who may free them, only once no such pass is left.
+   */
+  private void dropProxyOperations() {
+    ctx.proxy.dropAll();
+    ctx.proxy.runExclusive(() -> {});
   }
 
   @Override
