@@ -62,7 +62,10 @@ final class ChannelTask implements KernelTask {
     try {
       CclException f = ctx.failure.get();
       if (f != null) {
-        // a launch may have queued this collective's operations after the failure's drop
+        // A failure from another thread (a peer's notice, a proxy's error) does not take the
+        // launch lock: its drop can come between the launch's check and its queueing, and the
+        // operations queued after it would stay counted (a proxy over UCX then polled for them
+        // until close) and could still move into this collective's buffers.
         dropProxyOperations();
         coll.channelDone(ctx.failure.aborted(coll.what(), f));
         return;

@@ -197,23 +197,9 @@ public final class CollectiveLauncher {
         lifecycle.fail(c);
         coll.launchFailed(used, c);
       }
-      dropIfFailedMeanwhile();
     }
     runInline(coll);
     return coll.future;
-  }
-
-  /**
-   * Drops the proxy's operations again where the communicator failed while a launch queued its own
-   * (call under the launch lock, after queueing). A failure from another thread (a peer's notice, a
-   * proxy's error) does not take the launch lock: its drop can come between a launch's check and
-   * its queueing, and operations queued after it would stay counted, so that a proxy over UCX
-   * polled for them until close. A failure recorded after this check drops them itself.
-   */
-  void dropIfFailedMeanwhile() {
-    if (ctx.failure.get() != null) {
-      ctx.proxy.dropAll();
-    }
   }
 
   /**

@@ -210,7 +210,6 @@ public final class PointToPoint {
           HostP2pKernel.run(transfers, ch.waiter, guard);
           copyOut.forEach(Runnable::run);
         });
-    launcher.dropIfFailedMeanwhile();
     return new Launched(all, coll);
   }
 
