@@ -221,8 +221,9 @@ case "$MODE" in
     # (socket), OP (allreduce), sizes MIN to MAX by FACTOR (1M, 8M, 2), WARMUP (5) and ITERS (40)
     # calls a size, ROUNDS rounds (3); results checked; medians per setting and size, and the
     # ratio to OpenMPI's median, in $OUT/settings.txt
+    source "$DIR/bench/common.sh" # OpenMPI's command line over TCP, and mpi_coll's build
     if [ "${MPI:-1}" = 1 ]; then
-      (cd "$DIR" && source bench/common.sh && build_mpi_coll) || status=1
+      (cd "$DIR" && build_mpi_coll) || status=1
     fi
     : >"$OUT/settings-runs.txt"
     sizes=(-b "${MIN:-1M}" -e "${MAX:-8M}" -f "${FACTOR:-2}" -w "${WARMUP:-5}" -i "${ITERS:-40}")
@@ -242,8 +243,8 @@ case "$MODE" in
         [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
       done
       if [ "${MPI:-1}" = 1 ]; then
-        mpirun --allow-run-as-root --oversubscribe --mca btl tcp,self --mca pml ob1 --mca btl_tcp_if_include lo \
-          -np "${RANKS:-8}" "$DIR/bench/build/mpi_coll" -o "${OP:-allreduce}" -d float32 "${sizes[@]}" -a 0 2>>"$OUT/settings.err" |
+        "${MPIRUN[@]}" "${MPI_TCP_ARGS[@]}" -np "${RANKS:-8}" "$DIR/$MPI_BIN" -o "${OP:-allreduce}" -d float32 \
+          "${sizes[@]}" -a 0 2>>"$OUT/settings.err" |
           awk '$1 ~ /^[0-9]+$/ && NF >= 9 { print "openmpi-tcp", $1, $6 }' >>"$OUT/settings-runs.txt"
       fi
       echo "round $round done"
