@@ -218,15 +218,17 @@ case "$MODE" in
     # TCP in every round (MPI=0 leaves it out): SETTINGS lists NAME:ALGO[:VAR=VALUE,...], VAR an
     # environment variable (SPARKCCL_BUFFSIZE, SPARKCCL_IDLE, ...) or JARS, a folder of DIR whose
     # jars go first on the class path (another commit's engine: pack.sh's ENGINES); RANKS (default 8), TRANSPORT
-    # (socket), OP (allreduce), sizes MIN to MAX by FACTOR (1M, 8M, 2), WARMUP (5) and ITERS (40)
-    # calls a size, ROUNDS rounds (3); results checked; medians per setting and size, and the
-    # ratio to OpenMPI's median, in $OUT/settings.txt
+    # (socket), OP (allreduce), sizes MIN to MAX by FACTOR (1M, 8M, 2), WARMUP (20) and ITERS (40)
+    # calls a size after the JIT's warm-up (JIT_WARMUP), ROUNDS rounds (3); results checked;
+    # medians per setting and size, and the ratio to OpenMPI's median, in $OUT/settings.txt. After
+    # 200 JIT warm-up calls and 300 at the size, the 8-rank allReduce at 1 MiB (the ring, chosen)
+    # took 1.9x its time after 2,000 at the size (docs/benchmarks.md)
     source "$DIR/bench/common.sh" # OpenMPI's command line over TCP, and mpi_coll's build
     if [ "${MPI:-1}" = 1 ]; then
       (cd "$DIR" && build_mpi_coll) || status=1
     fi
     : >"$OUT/settings-runs.txt"
-    sizes=(-b "${MIN:-1M}" -e "${MAX:-8M}" -f "${FACTOR:-2}" -w "${WARMUP:-5}" -i "${ITERS:-40}")
+    sizes=(-b "${MIN:-1M}" -e "${MAX:-8M}" -f "${FACTOR:-2}" -w "${WARMUP:-20}" -i "${ITERS:-40}")
     for ((round = 1; round <= ${ROUNDS:-3}; round++)); do
       for setting in ${SETTINGS:-ring:ring rh:rh}; do
         IFS=: read -r name algo vars <<<"$setting"
@@ -237,7 +239,7 @@ case "$MODE" in
         done
         env "${env_vars[@]}" timeout 300 "${JAVA[@]}" -cp "$cp" org.sparkccl.perf.PerfTool --device host \
           -n "${RANKS:-8}" -t "${TRANSPORT:-socket}" -a "$algo" -o "${OP:-allreduce}" -d float32 "${sizes[@]}" \
-          -c 1 --jit-warmup 200 2>>"$OUT/settings.err" |
+          -c 1 --jit-warmup "$JIT" 2>>"$OUT/settings.err" |
           awk -v n="$name" '$1 ~ /^[0-9]+$/ && NF >= 9 { if ($9 != 0) print "WRONG results:", n > "/dev/stderr"; else print n, $1, $6 }' \
           >>"$OUT/settings-runs.txt"
         [ "${PIPESTATUS[0]}" -eq 0 ] || status=1

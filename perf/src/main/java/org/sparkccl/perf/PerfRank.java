@@ -370,12 +370,22 @@ final class PerfRank {
   private static final int SMALL_MAX_BYTES = 64 << 10;
 
   /**
+   * The caps of the warm-up's large calls, taken in turn: the tuner can give 1 MiB another
+   * algorithm than the sizes above it, whose code then ran cold. With 1 MiB alone, 8 ranks over
+   * sockets whose 1 MiB allReduce is Rabenseifner measured their first 2 MiB ring allReduces at
+   * 8.3-10.4 ms a call, where a build whose 1 MiB is a ring measured 2.4-2.9 ({@code --jit-warmup
+   * 200}, then 5 calls and 200 ms a size untimed; a 16-core host, docs/benchmarks.md). 4 MiB is
+   * above every size the tuner gives anything but the ring.
+   */
+  private static final long[] LARGE_CAPS = {1 << 20, 4 << 20};
+
+  /**
    * Runs the engine's code paths until the JIT has compiled them ({@link #JIT_WARMUP_CALLS} calls
    * of each collective the run measures): the run's smallest size (at most {@link
-   * #SMALL_MAX_BYTES}), and every {@link #LARGE_EVERY}th call its largest (at most 1 MiB). Each
-   * collective has code of its own (a tree broadcast shares little with a ring allReduce): warmed
-   * by allReduces alone, the first size of a broadcast at 4 ranks took 1.6x the next size's time on
-   * a 16-core host. {@code --jit-warmup 0} skips it.
+   * #SMALL_MAX_BYTES}), and every {@link #LARGE_EVERY}th call its largest, capped in turn at each
+   * of {@link #LARGE_CAPS}. Each collective has code of its own (a tree broadcast shares little
+   * with a ring allReduce): warmed by allReduces alone, the first size of a broadcast at 4 ranks
+   * took 1.6x the next size's time on a 16-core host. {@code --jit-warmup 0} skips it.
    */
   static void jitWarmup(Context c) {
     for (PerfOp perfOp : operations(c.o())) {
@@ -385,15 +395,20 @@ final class PerfRank {
 
   private static void jitWarmup(Context c, PerfOp perfOp) {
     int n = c.o().ranks;
-    long large = perfOp.perRankCount(Math.min(c.o().maxBytes, 1 << 20), c.type(), n);
-    if (large == 0) {
+    long[] large = new long[LARGE_CAPS.length];
+    for (int k = 0; k < large.length; k++) {
+      large[k] = perfOp.perRankCount(Math.min(c.o().maxBytes, LARGE_CAPS[k]), c.type(), n);
+    }
+    if (large[0] == 0) {
       return; // no size of the run holds an element per rank: nothing of it is measured
     }
     long small =
         Math.max(1, perfOp.perRankCount(Math.min(c.o().minBytes, SMALL_MAX_BYTES), c.type(), n));
-    c.buffers().fillSend(perfOp.sendCount(Math.max(small, large), n), c.type(), 7, c.o().rank);
+    long largest = large[large.length - 1];
+    c.buffers().fillSend(perfOp.sendCount(Math.max(small, largest), n), c.type(), 7, c.o().rank);
     for (int i = 0; i < c.o().jitWarmup; i++) {
-      long count = i % LARGE_EVERY == LARGE_EVERY - 1 ? large : small;
+      long count =
+          i % LARGE_EVERY == LARGE_EVERY - 1 ? large[(i / LARGE_EVERY) % large.length] : small;
       perfOp.run(c.comm(), c.send(), c.recv(), count, c.type(), c.op(), c.o().root);
     }
   }
