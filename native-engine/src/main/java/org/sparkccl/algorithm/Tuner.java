@@ -84,11 +84,23 @@ public final class Tuner {
    * slots: the middle of the 0.88-0.96 measured with it. With 0.75 the ring took the 512 KiB
    * allReduce at 8 ranks from Rabenseifner, which later runs on the same host over sockets did not
    * bear out: Rabenseifner forced ran 345 and 357 us there against the ring's 453 and 475, two runs
-   * (docs/benchmarks.md). With this the ring keeps 1 MiB and up at 8 ranks (Rabenseifner 755
-   * against 872 at 1 MiB in one of those runs, 2006 against 1538 at 2 MiB), and 4 ranks choose as
-   * before.
+   * (docs/benchmarks.md). With this alone the ring keeps 1 MiB and up at 8 ranks ({@link
+   * #RH_ONE_SLOT_BYTES_OVER_RING} gives 1 MiB to Rabenseifner), and 4 ranks choose as before.
    */
   static final double RING_IN_PLACE_ALL_REDUCE_BYTES = 0.92;
+
+  /**
+   * {@link #RH_BYTES_OVER_RING} for a Rabenseifner allReduce whose first exchange (half the bytes)
+   * fits one FIFO slot, beside a socket ring that moves in place ({@link #withOneSlotHalving}):
+   * every exchange is then one step each way. On a 16-core host, 8 rank processes over sockets,
+   * with the JIT warmed (1,000 calls a size before the timed ones), medians of three rounds:
+   * Rabenseifner ran 0.78 of the ring's time at 512 KiB and 0.84 at 1 MiB, and 1.03-1.08 from 2 MiB
+   * to 8 MiB, where its first exchange spans two slots of the default 512 KiB; the tuner with this
+   * took 0.83 of the time of the tuner without it at 1 MiB (four rounds of four) and the same at 2
+   * MiB (docs/benchmarks.md). Above 1.01, where 4 ranks would take 256 KiB from the ring (not
+   * measured with the JIT warmed); below 1.05, where 8 ranks would leave 1 MiB to the ring.
+   */
+  static final double RH_ONE_SLOT_BYTES_OVER_RING = 1.03;
 
   private final double hopUs;
   private final double treeHopUs;
@@ -103,12 +115,18 @@ public final class Tuner {
   private final boolean ringInPlace;
 
   /**
+   * Bytes of a FIFO slot where a Rabenseifner allReduce whose first exchange fits one costs {@link
+   * #RH_ONE_SLOT_BYTES_OVER_RING} a byte; 0 where that is not modelled.
+   */
+  private final long halvingSlotBytes;
+
+  /**
    * @param treeHopLatencyUs a tree hop costs more than a ring hop here (an interior rank serves
    *     three links from one kernel), so it has its own measured constant
    * @param forced {@code AUTO} lets the model choose
    */
   public Tuner(double hopLatencyUs, double treeHopLatencyUs, double linkGBps, Algorithm forced) {
-    this(hopLatencyUs, treeHopLatencyUs, linkGBps, forced, false, false);
+    this(hopLatencyUs, treeHopLatencyUs, linkGBps, forced, false, false, 0);
   }
 
   private Tuner(
@@ -117,7 +135,8 @@ public final class Tuner {
       double linkGBps,
       Algorithm forced,
       boolean sharedMemory,
-      boolean ringInPlace) {
+      boolean ringInPlace,
+      long halvingSlotBytes) {
     this.hopUs = hopLatencyUs;
     this.treeHopUs = treeHopLatencyUs;
     this.linkGBps = linkGBps;
@@ -125,6 +144,7 @@ public final class Tuner {
     this.forced = forced;
     this.sharedMemory = sharedMemory;
     this.ringInPlace = ringInPlace;
+    this.halvingSlotBytes = halvingSlotBytes;
   }
 
   /**
@@ -133,7 +153,7 @@ public final class Tuner {
    */
   public static Tuner forSharedMemory(
       double hopLatencyUs, double treeHopLatencyUs, double linkGBps, Algorithm forced) {
-    return new Tuner(hopLatencyUs, treeHopLatencyUs, linkGBps, forced, true, false);
+    return new Tuner(hopLatencyUs, treeHopLatencyUs, linkGBps, forced, true, false, 0);
   }
 
   /**
@@ -141,7 +161,15 @@ public final class Tuner {
    * all spin: the ring's bytes of such steps cost {@link #RING_IN_PLACE_BYTES} of the rest.
    */
   public Tuner withRingInPlace() {
-    return new Tuner(hopUs, treeHopUs, linkGBps, forced, sharedMemory, true);
+    return new Tuner(hopUs, treeHopUs, linkGBps, forced, sharedMemory, true, halvingSlotBytes);
+  }
+
+  /**
+   * This tuner where FIFO slots hold {@code slotBytes}: a Rabenseifner allReduce whose first
+   * exchange fits one slot costs {@link #RH_ONE_SLOT_BYTES_OVER_RING} of the ring's time per byte.
+   */
+  public Tuner withOneSlotHalving(long slotBytes) {
+    return new Tuner(hopUs, treeHopUs, linkGBps, forced, sharedMemory, ringInPlace, slotBytes);
   }
 
   /** The model's constants, for a log line. */
@@ -159,6 +187,12 @@ public final class Tuner {
                 + " (allReduce x"
                 + RING_IN_PLACE_ALL_REDUCE_BYTES
                 + ")"
+            : "")
+        + (halvingSlotBytes > 0
+            ? ", Rabenseifner in one slot of "
+                + halvingSlotBytes
+                + " B x"
+                + RH_ONE_SLOT_BYTES_OVER_RING
             : "");
   }
 
@@ -260,7 +294,9 @@ public final class Tuner {
     }
     if (algo == Algorithm.RH) {
       int core = RecursiveDoubling.core(nRanks);
-      double perLink = 2.0 * (core - 1) / core * RH_BYTES_OVER_RING + (core == nRanks ? 0 : 2);
+      double overRing =
+          bytes / 2 <= halvingSlotBytes ? RH_ONE_SLOT_BYTES_OVER_RING : RH_BYTES_OVER_RING;
+      double perLink = 2.0 * (core - 1) / core * overRing + (core == nRanks ? 0 : 2);
       return RecursiveHalving.hops(nRanks) * treeHopUs + perLink * bytes * usPerByte;
     }
     if (algo == Algorithm.RING) {

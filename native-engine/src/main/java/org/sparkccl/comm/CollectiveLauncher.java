@@ -94,7 +94,8 @@ public final class CollectiveLauncher {
             ctx.config.spinTreeHopLatencyUs(),
             ctx.config.spinLinkGBps(),
             ctx.config.algo());
-    this.spinningInPlaceTuner = spinningTuner.withRingInPlace();
+    this.spinningInPlaceTuner =
+        spinningTuner.withRingInPlace().withOneSlotHalving(ctx.config.stepSize());
     this.sharedMemoryTuner =
         Tuner.forSharedMemory(
             ctx.config.shmHopLatencyUs(),

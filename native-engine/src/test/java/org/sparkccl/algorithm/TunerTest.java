@@ -193,6 +193,41 @@ class TunerTest {
 
   @Test
   @DisplayName(
+      "a socket ring in place with 512 KiB slots leaves the 1 MiB allReduce at 8 ranks to"
+          + " Rabenseifner, whose first exchange fits one slot, and keeps 2 MiB, where it spans two,"
+          + " as measured over sockets on 16-core hosts; 4 ranks choose as before")
+  void rabenseifnerInOneSlotTakesOneMebibyteAtEightRanks() {
+    Tuner inPlace = spinningDefaults().withRingInPlace();
+    Tuner oneSlot = inPlace.withOneSlotHalving(512 << 10);
+    assertEquals(Algorithm.RH, oneSlot.choose(Kind.ALL_REDUCE, 512 << 10, 8), "8 ranks, 512K");
+    assertEquals(Algorithm.RH, oneSlot.choose(Kind.ALL_REDUCE, 1 << 20, 8), "8 ranks, 1M");
+    assertEquals(Algorithm.RING, oneSlot.choose(Kind.ALL_REDUCE, 2 << 20, 8), "8 ranks, 2M");
+    assertEquals(Algorithm.RH, oneSlot.choose(Kind.ALL_REDUCE, 1 << 20, 16), "16 ranks, 1M");
+    assertEquals(Algorithm.RING, oneSlot.choose(Kind.ALL_REDUCE, 2 << 20, 16), "16 ranks, 2M");
+    for (int n : new int[] {2, 3, 4, 5, 6, 7}) {
+      for (long bytes = 8; bytes <= 64L << 20; bytes *= 2) {
+        assertEquals(
+            inPlace.choose(Kind.ALL_REDUCE, bytes, n),
+            oneSlot.choose(Kind.ALL_REDUCE, bytes, n),
+            n + " ranks, " + bytes + " B");
+      }
+    }
+    // smaller slots end the cheaper halving sooner
+    assertEquals(
+        Algorithm.RING,
+        inPlace.withOneSlotHalving(256 << 10).choose(Kind.ALL_REDUCE, 1 << 20, 8),
+        "8 ranks, 1M, 256 KiB slots");
+    // the allGather and reduceScatter halving keep their own factor
+    for (Kind kind : new Kind[] {Kind.ALL_GATHER, Kind.REDUCE_SCATTER}) {
+      assertEquals(
+          inPlace.predictUs(kind, Algorithm.RH, 64 << 10, 8),
+          oneSlot.predictUs(kind, Algorithm.RH, 64 << 10, 8));
+    }
+    assertTrue(oneSlot.constants().contains("one slot"), oneSlot.constants());
+  }
+
+  @Test
+  @DisplayName(
       "with the default constants, mid-size allReduces on 4 and 8 ranks take Rabenseifner, which"
           + " recursive doubling beats below and the ring at 64 MiB, and never the tree")
   void defaultsPickRabenseifnerForMidSizes() {
