@@ -55,7 +55,10 @@ public final class CollectiveLauncher {
   /** The tuner where the communicator's threads spin and not every edge lies in shared memory. */
   private final Tuner spinningTuner;
 
-  /** {@link #spinningTuner} for a ring that moves large steps in place (sockets). */
+  /**
+   * {@link #spinningTuner} for a ring that moves large steps in place (sockets), with
+   * Rabenseifner's cost for exchanges that fit one slot ({@link Tuner#withOneSlotHalving}).
+   */
   private final Tuner spinningInPlaceTuner;
 
   /** The tuner where the ring and every point-to-point edge lie in shared memory. */
