@@ -202,6 +202,9 @@ class TunerTest {
     assertEquals(Algorithm.RH, oneSlot.choose(Kind.ALL_REDUCE, 512 << 10, 8), "8 ranks, 512K");
     assertEquals(Algorithm.RH, oneSlot.choose(Kind.ALL_REDUCE, 1 << 20, 8), "8 ranks, 1M");
     assertEquals(Algorithm.RING, oneSlot.choose(Kind.ALL_REDUCE, 2 << 20, 8), "8 ranks, 2M");
+    // by a hair of the model's, where doubling measured alike (81.0 against 81.4 us)
+    assertEquals(Algorithm.RD, inPlace.choose(Kind.ALL_REDUCE, 32 << 10, 8), "8 ranks, 32K before");
+    assertEquals(Algorithm.RH, oneSlot.choose(Kind.ALL_REDUCE, 32 << 10, 8), "8 ranks, 32K");
     assertEquals(Algorithm.RH, oneSlot.choose(Kind.ALL_REDUCE, 1 << 20, 16), "16 ranks, 1M");
     assertEquals(Algorithm.RING, oneSlot.choose(Kind.ALL_REDUCE, 2 << 20, 16), "16 ranks, 2M");
     for (int n : new int[] {2, 3, 4, 5, 6, 7}) {
