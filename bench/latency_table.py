@@ -66,8 +66,17 @@ def load(out):
             continue  # a failed run left no JSON: its .err says why
         key = (m.group(1), int(m.group(2)))
         for r in doc.get("rows", []):
+            r["pass"] = int(m.group(3))
             runs.setdefault(key, {}).setdefault(r["size"], []).append(r)
     return runs
+
+
+def passes_won(mine, peer):
+    """(won, pairs): passes of the same number in which `mine` took at most `peer`'s time. Passes
+    run interleaved, so a pair shares the host's load of its minute, which the medians do not."""
+    theirs = {r["pass"]: r["time_us"] for r in peer}
+    pairs = [(r["time_us"], theirs[r["pass"]]) for r in mine if r["pass"] in theirs]
+    return sum(1 for a, b in pairs if a <= b), len(pairs)
 
 
 def floor(out):
@@ -120,13 +129,30 @@ def main(out, header):
 
     by = {(s["setup"], s["ranks"]): dict(zip(s["sizes"], zip(s["time_us"], s["busbw_GBps"])))
           for s in series}
+
     setups = [s for s in ORDER if any(k[0] == s for k in by)]
     setups += sorted({k[0] for k in by if k[0] not in ORDER})
     ranks = sorted({k[1] for k in by})
     sizes = sorted({sz for v in by.values() for sz in v})
+
+    def pick(prefix, n, sz):
+        """(median time, setup) of the fastest setup whose name starts with prefix, or None."""
+        ts = [(by[(s, n)][sz][0], s) for s in setups if s.startswith(prefix) and sz in by.get((s, n), {})]
+        return min(ts) if ts else None
+
+    def ratio(mine, peer, n, sz):
+        """`mine` (from pick) over the peer's median, and the passes `mine` won."""
+        theirs = by.get((peer, n), {}).get(sz)
+        if not mine or not theirs:
+            return "-"
+        won, pairs = passes_won(runs[(mine[1], n)][sz], runs[(peer, n)][sz])
+        return f"{mine[0] / theirs[0]:.2f} ({won}/{pairs})"
+
     cols = [LABELS.get(s, "SparkCCL " + s.replace("-", " ")) for s in setups]
     cols += ["best socket / MPI TCP", "best ucx / MPI shm", "best auto / MPI shm"]
-    print("time per call, us (median of the passes); from 32 KiB on, busbw in GB/s in brackets\n")
+    print("time per call, us (median of the passes); from 32 KiB on, busbw in GB/s in brackets; after a"
+          " ratio, in how many passes its SparkCCL setup took at most the peer's time in the pass of the"
+          " same number\n")
     print("| ranks | size | " + " | ".join(cols) + " |")
     print("|---:|---:|" + "---:|" * len(cols))
     best = {}
@@ -142,17 +168,13 @@ def main(out, header):
                 else:
                     cells.append(f"{v[0]:.1f}")
 
-            def pick(prefix):
-                ts = [by[(s, n)][sz][0] for s in setups if s.startswith(prefix) and sz in by.get((s, n), {})]
-                return min(ts) if ts else None
-
-            sock, ucx, auto = pick("socket"), pick("ucx"), pick("auto")
+            sock, ucx, auto = pick("socket", n, sz), pick("ucx", n, sz), pick("auto", n, sz)
             tcp = by.get(("mpi-tcp", n), {}).get(sz)
             shm = by.get(("mpi-shm", n), {}).get(sz)
-            best[(n, sz)] = (sock, ucx, tcp and tcp[0], shm and shm[0])
-            cells.append(f"{sock / tcp[0]:.2f}" if sock and tcp else "-")
-            cells.append(f"{ucx / shm[0]:.2f}" if ucx and shm else "-")
-            cells.append(f"{auto / shm[0]:.2f}" if auto and shm else "-")
+            best[(n, sz)] = (sock and sock[0], ucx and ucx[0], tcp and tcp[0], shm and shm[0])
+            cells.append(ratio(sock, "mpi-tcp", n, sz))
+            cells.append(ratio(ucx, "mpi-shm", n, sz))
+            cells.append(ratio(auto, "mpi-shm", n, sz))
             print(f"| {n} | {size_text(sz)} | " + " | ".join(cells) + " |")
     print()
     small = min(sizes) if sizes else None
