@@ -297,7 +297,9 @@ public final class Tuner {
     if (algo == Algorithm.RH) {
       int core = RecursiveDoubling.core(nRanks);
       double overRing =
-          bytes / 2 <= halvingSlotBytes ? RH_ONE_SLOT_BYTES_OVER_RING : RH_BYTES_OVER_RING;
+          halvingSlotBytes > 0 && bytes / 2 <= halvingSlotBytes
+              ? RH_ONE_SLOT_BYTES_OVER_RING
+              : RH_BYTES_OVER_RING;
       double perLink = 2.0 * (core - 1) / core * overRing + (core == nRanks ? 0 : 2);
       return RecursiveHalving.hops(nRanks) * treeHopUs + perLink * bytes * usPerByte;
     }
