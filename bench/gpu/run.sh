@@ -220,9 +220,10 @@ case "$MODE" in
     # jars go first on the class path (another commit's engine: pack.sh's ENGINES); RANKS (default 8), TRANSPORT
     # (socket), OP (allreduce), sizes MIN to MAX by FACTOR (1M, 8M, 2), WARMUP (20) and ITERS (40)
     # calls a size after the JIT's warm-up (JIT_WARMUP), ROUNDS rounds (3); results checked;
-    # medians per setting and size, and the ratio to OpenMPI's median, in $OUT/settings.txt. After
-    # 200 JIT warm-up calls and 300 at the size, the 8-rank allReduce at 1 MiB (the ring, chosen)
-    # took 1.9x its time after 2,000 at the size (docs/benchmarks.md)
+    # medians per setting and size, and the ratio to OpenMPI's median, in $OUT/settings.txt. On one
+    # host, after 200 JIT warm-up calls and 300 at the size, the 8-rank allReduce at 1 MiB (the ring,
+    # chosen) took 1.9x its time after 2,000 at the size; on another, 2,000 calls a size changed less
+    # than the host's spread (docs/benchmarks.md)
     source "$DIR/bench/common.sh" # OpenMPI's command line over TCP, and mpi_coll's build
     if [ "${MPI:-1}" = 1 ]; then
       (cd "$DIR" && build_mpi_coll) || status=1
