@@ -164,6 +164,17 @@ abstract class UcxConnection {
     return remoteFailure != null;
   }
 
+  /**
+   * Whether the peer said it stopped (it failed or closed): it puts nothing more into this rank's
+   * memory, which may then be freed. Both ends write there: a sender that saw an entry puts the
+   * step into this rank's slots and its record into the side area, and a receiver puts its entries
+   * and announcements into the side area. A receiver that has not yet heard of a failure still
+   * posts the entries of the steps it expects, into a side area that may be freed by then.
+   */
+  boolean peerStopped() {
+    return peerClosed || remoteFailure != null;
+  }
+
   /** Throws what the peer or UCX reported about this connection. */
   protected void checkFailed() {
     if (remoteFailure != null) {

@@ -70,15 +70,6 @@ final class UcxRecvConnection extends UcxConnection implements RecvConnection {
   }
 
   /**
-   * Whether the sender said it stopped (it failed or closed): it will put nothing more into this
-   * rank's slots, which may then be freed. Entries posted but not used are the danger: a sender
-   * that saw one could still write into memory this rank has freed.
-   */
-  boolean senderStopped() {
-    return peerClosed || hasRemoteFailure();
-  }
-
-  /**
    * Queues the call for the sender's board without waking the proxy: the proxy writes what is
    * queued on the first pass after the oldest has waited {@link AnnouncementWriter#BATCH_NANOS},
    * and an idle one within its wait's period ({@link UcxTransport#idleWait}). A reduce's leaves and

@@ -714,11 +714,14 @@ public final class UcxTransport implements AutoCloseable {
 
   /**
    * Progresses the worker and reads notices until no connection is one {@code waitingFor} holds,
-   * for at most {@link #CLOSE_WAIT_NANOS}. After a failure it waits for every sender to this rank
-   * to say it stopped, so that no put lands in slots this rank is about to free (ranks that are
-   * threads of one JVM share the address space; shared-memory puts are plain copies): a sender
-   * learns of the failure from this rank's notice and answers with its own; a dead sender answers
-   * nothing and writes nothing.
+   * for at most {@link #CLOSE_WAIT_NANOS}. After a failure it waits for the peer of every
+   * connection, sender and receiver, to say it stopped, so that no put lands in slots or side areas
+   * this rank is about to free (ranks that are threads of one JVM share the address space;
+   * shared-memory puts are plain copies): a peer learns of the failure from this rank's notice and
+   * answers with its own; a dead peer answers nothing and writes nothing. Waiting for senders alone
+   * was not enough: a receiver slow to start posted its first entries into the side area of a
+   * sender that had aborted and freed it, and the process died with its heap damaged
+   * (docs/reliability.md).
    */
   private void awaitPeers(Predicate<UcxConnection> waitingFor, String who) {
     long end = System.nanoTime() + CLOSE_WAIT_NANOS;
@@ -783,14 +786,14 @@ public final class UcxTransport implements AutoCloseable {
    * in this process writes into the registered slots any more (UCX may emulate a put on shared
    * memory by a copy the target's own worker makes while it progresses). Idempotent.
    *
-   * @param afterFailure first wait (bounded) for every sender to this rank to say it stopped
+   * @param afterFailure first wait (bounded) for every peer of every connection to say it stopped
    */
   public void close(boolean afterFailure) {
     if (closed) {
       return;
     }
     if (afterFailure) {
-      awaitPeers(c -> c instanceof UcxRecvConnection r && !r.senderStopped(), "a sender");
+      awaitPeers(c -> !c.peerStopped(), "a peer");
     } else {
       // A rank whose calls run ahead (a broadcast's root) announces thousands of them, by puts
       // into this rank's board; when they were notices, a peer whose flush of them did not finish

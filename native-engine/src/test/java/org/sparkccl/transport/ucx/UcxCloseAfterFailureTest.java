@@ -1,0 +1,108 @@
+package org.sparkccl.transport.ucx;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.SplittableRandom;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.sparkccl.CclException;
+import org.sparkccl.NeedsUcx;
+import org.sparkccl.auth.ChallengeResponse;
+import org.sparkccl.fifo.Fifo;
+import org.sparkccl.transport.RecvConnection;
+import org.sparkccl.transport.SendConnection;
+
+/**
+ * A rank closing its UCX transport after a failure frees its side area, into which the rank it
+ * sends to puts its entries. Ranks that are threads of one JVM share the address space and a
+ * shared-memory put is a plain copy, so an entry posted after the free damaged the heap (the
+ * process died in malloc: docs/reliability.md). The close must wait for that receiver to say it
+ * stopped, as it waits for its sender.
+ */
+@DisplayName("a UCX transport closing after a failure")
+class UcxCloseAfterFailureTest {
+  private static final int STEP = 64 << 10;
+  private static final long SILENT_MS = 300;
+
+  @Test
+  @Timeout(60)
+  @DisplayName("keeps its memory until the rank it sends to has said it stopped")
+  void waitsForTheRankItSendsTo() throws Exception {
+    NeedsUcx.assume("UcxCloseAfterFailureTest");
+    long liveBefore = UcxTransport.liveObjects();
+    Fifo[] fifos = {new Fifo(STEP), new Fifo(STEP), new Fifo(STEP), new Fifo(STEP)};
+    ExecutorService closer = Executors.newSingleThreadExecutor();
+    UcxTransport sender = null;
+    UcxTransport receiver = null;
+    try {
+      sender = UcxTransport.open(0, 1, new Fifo[] {fifos[0]}, new Fifo[] {fifos[1]});
+      receiver = UcxTransport.open(1, 1, new Fifo[] {fifos[2]}, new Fifo[] {fifos[3]});
+      byte[] secret = new byte[ChallengeResponse.SECRET_BYTES];
+      new SplittableRandom(7).nextBytes(secret);
+      for (UcxTransport t : new UcxTransport[] {sender, receiver}) {
+        t.useSecret(secret);
+        t.onProxy(Runnable::run); // this thread acts as each rank's proxy
+      }
+      SendConnection out = sender.connectSend(1, 0, receiver.localInfo());
+      RecvConnection in = receiver.connectRecv(0, 0, sender.localInfo());
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+      UcxTransport proving = receiver;
+      Future<?> proven = closer.submit(() -> proving.awaitPeersProven(deadline));
+      sender.awaitPeersProven(deadline);
+      proven.get(30, TimeUnit.SECONDS);
+
+      // rank 0 fails and tells rank 1, which has not looked yet, then closes
+      out.notifyFailure("rank 0: failed for the test");
+      UcxTransport closing = sender;
+      long start = System.nanoTime();
+      Future<?> closed = closer.submit(() -> closing.close(true));
+      Thread.sleep(SILENT_MS);
+      assertFalse(
+          closed.isDone(),
+          "rank 0 closed, freeing its side area, while rank 1 (which puts its entries there) had"
+              + " not said it stopped");
+
+      // rank 1 hears of the failure and answers, as its proxy would
+      CclException heard = null;
+      long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+      while (heard == null && System.nanoTime() < until) {
+        try {
+          receiver.poll();
+        } catch (CclException e) {
+          heard = e;
+        }
+      }
+      assertTrue(
+          heard != null && heard.getMessage().contains("failed for the test"),
+          "rank 1 heard of the failure: " + heard);
+      in.notifyPeer(true, "rank 1: stopped for the test");
+      for (int i = 0; i < 100 && !closed.isDone(); i++) {
+        receiver.poll();
+        Thread.sleep(1);
+      }
+      closed.get(10, TimeUnit.SECONDS);
+      long tookMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+      assertTrue(tookMs >= SILENT_MS, "rank 0's close took " + tookMs + " ms");
+      sender = null;
+    } finally {
+      closer.shutdownNow();
+      if (sender != null) {
+        sender.close(true);
+      }
+      if (receiver != null) {
+        receiver.close(true);
+      }
+      for (Fifo f : fifos) {
+        f.close();
+      }
+    }
+    assertEquals(liveBefore, UcxTransport.liveObjects(), "UCX objects left after close");
+  }
+}
