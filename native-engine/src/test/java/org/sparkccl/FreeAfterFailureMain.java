@@ -13,8 +13,9 @@ import org.sparkccl.device.HostDevice;
  * A child JVM for {@code ProcessAllReduceTest}: 3 ranks as threads run large allReduces; rank 1
  * aborts in the middle of one; every rank frees its buffer as soon as its call has returned, in the
  * order of the {@link Communicator} class example (buffer closed before the communicator). Once a
- * call has returned the engine must not touch the buffer again; if it does, the freed memory faults
- * and the JVM crashes. Prints {@code OK} and exits 0 after 10 rounds.
+ * call has returned the engine must not touch the buffer again, nor a peer touch memory a closed
+ * rank freed; if either does, the JVM crashes or malloc aborts it. Prints {@code OK} and exits 0
+ * after 10 rounds.
  */
 public final class FreeAfterFailureMain {
   private FreeAfterFailureMain() {}
@@ -23,7 +24,10 @@ public final class FreeAfterFailureMain {
     int code = 0;
     try {
       CclConfig config = TestConfig.builder().nChannels(2).timeout(Duration.ofSeconds(20)).build();
-      int count = 4 << 20; // 16 MiB of floats: freed memory is unmapped, so a late touch faults
+      // 16 MiB of floats. The first buffer is unmapped when freed, so a late touch faults; glibc
+      // then raises its mmap threshold and later ones come from its heap, where a late write
+      // breaks the free lists and malloc aborts the process: either way this JVM dies.
+      int count = 4 << 20;
       for (int round = 0; round < 10; round++) {
         LocalBootstrap.Group group = LocalBootstrap.group(3);
         SplittableRandom rnd = new SplittableRandom(round);
