@@ -1,7 +1,6 @@
 package org.sparkccl.transport.ucx;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.SplittableRandom;
@@ -9,6 +8,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -30,6 +30,9 @@ import org.sparkccl.transport.SendConnection;
 class UcxCloseAfterFailureTest {
   private static final int STEP = 64 << 10;
   private static final long SILENT_MS = 300;
+
+  /** Below the close's 1 s wait for a silent peer. */
+  private static final long WAIT_BOUND_MS = 900;
 
   @Test
   @Timeout(60)
@@ -61,13 +64,15 @@ class UcxCloseAfterFailureTest {
       // rank 0 fails and tells rank 1, which has not looked yet, then closes
       out.notifyFailure("rank 0: failed for the test");
       UcxTransport closing = sender;
+      long[] closedAt = new long[1];
       long start = System.nanoTime();
-      Future<?> closed = closer.submit(() -> closing.close(true));
+      Future<?> closed =
+          closer.submit(
+              () -> {
+                closing.close(true);
+                closedAt[0] = System.nanoTime();
+              });
       Thread.sleep(SILENT_MS);
-      assertFalse(
-          closed.isDone(),
-          "rank 0 closed, freeing its side area, while rank 1 (which puts its entries there) had"
-              + " not said it stopped");
 
       // rank 1 hears of the failure and answers, as its proxy would
       CclException heard = null;
@@ -82,17 +87,30 @@ class UcxCloseAfterFailureTest {
       assertTrue(
           heard != null && heard.getMessage().contains("failed for the test"),
           "rank 1 heard of the failure: " + heard);
+      long answeredAt = System.nanoTime();
       in.notifyPeer(true, "rank 1: stopped for the test");
-      for (int i = 0; i < 100 && !closed.isDone(); i++) {
+      while (!closed.isDone() && System.nanoTime() < until) {
         receiver.poll();
         Thread.sleep(1);
       }
       closed.get(10, TimeUnit.SECONDS);
-      long tookMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
-      assertTrue(tookMs >= SILENT_MS, "rank 0's close took " + tookMs + " ms");
+      long answeredMs = TimeUnit.NANOSECONDS.toMillis(answeredAt - start);
+      if (answeredMs >= WAIT_BOUND_MS) {
+        // the close may rightly have given up on a silent peer by then: nothing to tell
+        String why = "rank 1 answered only " + answeredMs + " ms after rank 0 began to close";
+        System.out.println("SKIPPED UcxCloseAfterFailureTest: " + why);
+        Assumptions.abort(why);
+      }
+      assertTrue(
+          closedAt[0] - answeredAt > 0,
+          "rank 0 closed, freeing its side area, "
+              + TimeUnit.NANOSECONDS.toMillis(answeredAt - closedAt[0])
+              + " ms before rank 1 (which puts its entries there) said it stopped");
       sender = null;
     } finally {
-      closer.shutdownNow();
+      // what runs there ends within its own deadline; the transports are closed only after it
+      closer.shutdown();
+      assertTrue(closer.awaitTermination(40, TimeUnit.SECONDS), "the closing thread ended");
       if (sender != null) {
         sender.close(true);
       }
