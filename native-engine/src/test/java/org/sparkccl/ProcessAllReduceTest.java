@@ -361,19 +361,34 @@ class ProcessAllReduceTest {
   @Test
   @DisplayName("a buffer freed as soon as an aborted allReduce returns is never touched again")
   void bufferFreedRightAfterAFailedCallIsNotTouched() throws Exception {
-    // in a child JVM: if the engine touches the freed memory, that JVM crashes, not this one
-    Process p =
-        startJava(0, List.of("-XX:MaxDirectMemorySize=512m", FreeAfterFailureMain.class.getName()));
+    runsToOk(
+        FreeAfterFailureMain.class,
+        "the engine touched a buffer after the failed call had returned and the buffer was freed");
+  }
+
+  @Test
+  @DisplayName(
+      "a rank that closes while the others call: they fail at once, naming it, and touch none of"
+          + " its memory")
+  void closeWhileTheOthersCall() throws Exception {
+    runsToOk(
+        CloseWhileOthersCallMain.class,
+        "a rank wrote into the memory of a rank that had closed its communicator");
+  }
+
+  /**
+   * Runs {@code main} in a child JVM (if the engine touches freed memory, that JVM crashes or
+   * aborts, not this one) and checks it printed OK and exited 0.
+   */
+  private void runsToOk(Class<?> main, String crashMeans) throws Exception {
+    Process p = startJava(0, List.of("-XX:MaxDirectMemorySize=512m", main.getName()));
     try {
       boolean exited = p.waitFor(150, TimeUnit.SECONDS);
       String out = output(0);
       assertTrue(exited, "still running after 150 s:\n" + tail(out));
       assertFalse(
           out.contains("A fatal error has been detected by the Java Runtime"),
-          "the JVM crashed: the engine touched a buffer after the failed call had returned and the"
-              + " buffer was freed:\n"
-              + tail(out)
-              + crashReport(0));
+          "the JVM crashed: " + crashMeans + ":\n" + tail(out) + crashReport(0));
       assertEquals(
           0,
           p.exitValue(),

@@ -102,15 +102,19 @@ final class CommChannel {
   }
 
   /**
-   * Tells the previous rank about a failure or a normal close, and the next rank about a failure
-   * (best effort). Call inside a proxy progress pass.
+   * Tells the previous and the next rank about a failure or a normal close (best effort). Call
+   * inside a proxy progress pass.
    */
   void notifyPeers(boolean failed, String message) {
     if (recv != null) {
       recv.notifyPeer(failed, message);
     }
-    if (failed && send != null) {
-      send.notifyFailure(message);
+    if (send != null) {
+      if (failed) {
+        send.notifyFailure(message);
+      } else {
+        send.notifyClosed(message);
+      }
     }
   }
 

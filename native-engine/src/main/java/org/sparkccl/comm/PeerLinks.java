@@ -230,9 +230,11 @@ final class PeerLinks {
     for (Link l : recvs.values()) {
       l.recv().notifyPeer(failed, message);
     }
-    if (failed) {
-      for (Link l : sends.values()) {
+    for (Link l : sends.values()) {
+      if (failed) {
         l.send().notifyFailure(message);
+      } else {
+        l.send().notifyClosed(message);
       }
     }
   }

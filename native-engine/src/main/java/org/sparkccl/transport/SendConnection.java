@@ -19,6 +19,14 @@ public interface SendConnection extends AutoCloseable {
   void notifyFailure(String message);
 
   /**
+   * Tells the receiving rank that this rank is closing normally, where the receiver writes into
+   * this rank's memory and must stop before it is freed (UCX: the receiver posts its entries into
+   * this rank's side area). Elsewhere the receiver learns from the connection's end, and this does
+   * nothing. Best effort, never blocks; any thread.
+   */
+  default void notifyClosed(String message) {}
+
+  /**
    * Registers who hears about the calls the receiving rank announces (see {@link
    * RecvConnection#announce}); called on the proxy thread, in a progress pass.
    */

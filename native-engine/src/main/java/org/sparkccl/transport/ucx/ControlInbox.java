@@ -45,6 +45,12 @@ final class ControlInbox {
   static final int CLOSE = 2;
   static final int HELLO = 4;
 
+  /**
+   * The answer to a {@link #CLOSE}: this end put nothing more into the closing rank's memory, and
+   * what it put before has landed (see {@link UcxConnection#acknowledgeClose}).
+   */
+  static final int CLOSE_SEEN = 8;
+
   /** Notices refused by every inbox of this process, for tests and operators. */
   private static final AtomicLong REFUSED = new AtomicLong();
 

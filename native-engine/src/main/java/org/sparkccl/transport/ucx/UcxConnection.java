@@ -51,6 +51,15 @@ abstract class UcxConnection {
   private String remoteFailure;
   private String endpointError;
   protected boolean peerClosed;
+
+  /**
+   * The peer closed: its close is answered on the proxy's next pass ({@link #acknowledgeClose}).
+   */
+  private boolean closeToAnswer;
+
+  /** The peer answered this end's close: it puts nothing more into this rank's memory. */
+  private boolean peerSawClose;
+
   private boolean closed;
 
   UcxConnection(
@@ -157,7 +166,25 @@ abstract class UcxConnection {
       }
     } else if (type == ControlInbox.CLOSE) {
       peerClosed = true;
+      closeToAnswer = true;
+      transport.closeToAnswer();
+    } else if (type == ControlInbox.CLOSE_SEEN) {
+      peerSawClose = true;
     }
+  }
+
+  /**
+   * Answers the peer's close, once: from now on this end puts nothing into the peer's memory (posts
+   * and side-area puts check {@link #peerClosed}), and the flush lands what it put before, so the
+   * peer may free its memory once it has the answer. Proxy thread only, outside the inbox's poll.
+   */
+  void acknowledgeClose() {
+    if (!closeToAnswer || closed) {
+      return;
+    }
+    closeToAnswer = false;
+    transport.flushBeforeNotice(endpoints[0], description);
+    sendNotice(ControlInbox.CLOSE_SEEN, new byte[0]);
   }
 
   protected boolean hasRemoteFailure() {
@@ -165,14 +192,15 @@ abstract class UcxConnection {
   }
 
   /**
-   * Whether the peer said it stopped (it failed or closed): it puts nothing more into this rank's
-   * memory, which may then be freed. Both ends write there: a sender that saw an entry puts the
-   * step into this rank's slots and its record into the side area, and a receiver puts its entries
-   * and announcements into the side area. A receiver that has not yet heard of a failure still
-   * posts the entries of the steps it expects, into a side area that may be freed by then.
+   * Whether the peer said it stopped (it failed or closed) or that it saw this end close: it puts
+   * nothing more into this rank's memory, which may then be freed. Both ends write there: a sender
+   * that saw an entry puts the step into this rank's slots and its record into the side area; a
+   * receiver puts its entries and announcements into the side area, and a sender the count of
+   * announcements it read. A receiver that has not yet heard of a failure or a close still posts
+   * the entries of the steps it expects, into a side area that may be freed by then.
    */
   boolean peerStopped() {
-    return peerClosed || remoteFailure != null;
+    return peerClosed || remoteFailure != null || peerSawClose;
   }
 
   /** Throws what the peer or UCX reported about this connection. */
@@ -206,6 +234,11 @@ abstract class UcxConnection {
 
   protected CclException failure(String what) {
     return new CclException(description + ": " + what);
+  }
+
+  /** What a call that still needs the peer after it closed fails with. */
+  protected CclException peerClosedFailure() {
+    return failure("rank " + peer + " has closed its communicator");
   }
 
   /**

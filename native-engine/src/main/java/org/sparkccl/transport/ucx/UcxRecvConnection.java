@@ -50,6 +50,10 @@ final class UcxRecvConnection extends UcxConnection implements RecvConnection {
   @Override
   public NetRequest postRecv(ByteBuffer data, long step) {
     checkFailed();
+    if (peerClosed) {
+      // its side area, where the entry would go, is freed once it has this end's answer
+      throw peerClosedFailure();
+    }
     int e = UcxLayout.outEntry(step);
     side.putLong(e + UcxLayout.ENTRY_IDX, step + 1);
     side.putLong(
@@ -95,7 +99,7 @@ final class UcxRecvConnection extends UcxConnection implements RecvConnection {
    * whether any was written. Proxy thread only.
    */
   boolean writeAnnouncements() {
-    return !isClosed() && announcements.flush(toPeerSide);
+    return !isClosed() && !peerClosed && announcements.flush(toPeerSide);
   }
 
   /**
@@ -166,9 +170,14 @@ final class UcxRecvConnection extends UcxConnection implements RecvConnection {
     @Override
     public boolean test() {
       checkFailed();
+      // read first: the sender's last record lands before its close notice does
+      boolean senderClosed = peerClosed;
       int r = UcxLayout.record(step);
       if ((long) LONGS.getAcquire(side, r + UcxLayout.RECORD_SEQ_END) != step + 1
           || (long) LONGS.getAcquire(side, r + UcxLayout.RECORD_SEQ) != step + 1) {
+        if (senderClosed) {
+          throw peerClosedFailure();
+        }
         return false;
       }
       int sent = side.getInt(r + UcxLayout.RECORD_SIZE);

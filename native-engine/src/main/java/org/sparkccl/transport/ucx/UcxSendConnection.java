@@ -70,7 +70,7 @@ final class UcxSendConnection extends UcxConnection implements SendConnection {
   public NetRequest postSend(ByteBuffer data, int size, long step, CollectiveCall call) {
     checkFailed();
     if (peerClosed) {
-      throw failure("rank " + peer + " has closed its communicator");
+      throw peerClosedFailure();
     }
     int k = FifoLayout.slotOf(step);
     if (requests[k] == null) {
@@ -98,6 +98,23 @@ final class UcxSendConnection extends UcxConnection implements SendConnection {
     transport.proxyExecutor().execute(() -> sendNotice(ControlInbox.FAIL, text));
   }
 
+  /**
+   * Tells the receiver this end closes: the receiver posts its entries into this rank's side area,
+   * and must stop before that goes. It answers once it has stopped ({@link
+   * UcxConnection#acknowledgeClose}); the notice goes once this end's puts have landed.
+   */
+  @Override
+  public void notifyClosed(String message) {
+    byte[] text = message.getBytes(StandardCharsets.UTF_8);
+    transport
+        .proxyExecutor()
+        .execute(
+            () -> {
+              transport.flushBeforeNotice(endpoints[0], description);
+              sendNotice(ControlInbox.CLOSE, text);
+            });
+  }
+
   @Override
   public void onAnnounce(Consumer<CollectiveCall> listener) {
     this.announceListener = listener;
@@ -121,7 +138,7 @@ final class UcxSendConnection extends UcxConnection implements SendConnection {
    * returns whether there were any. Proxy thread only.
    */
   boolean readAnnouncements() {
-    return !isClosed() && announcements.read(announceListener, toPeerSide) > 0;
+    return !isClosed() && !peerClosed && announcements.read(announceListener, toPeerSide) > 0;
   }
 
   @Override
@@ -172,6 +189,11 @@ final class UcxSendConnection extends UcxConnection implements SendConnection {
     void advance() {
       if (done) {
         return;
+      }
+      if (peerClosed) {
+        // it closed having received all it expected, and frees its memory once this end has
+        // answered: nothing more may go there
+        throw peerClosedFailure();
       }
       if (size <= UcxLayout.INLINE_MAX) {
         if (entryPosted()) {

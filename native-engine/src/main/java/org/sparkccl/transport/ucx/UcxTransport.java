@@ -108,6 +108,9 @@ public final class UcxTransport implements AutoCloseable {
   private final ByteBuffer[] sides;
   private final List<UcxConnection> connections = new ArrayList<>();
 
+  /** Some connection's peer closed and has not been answered yet. Proxy thread only. */
+  private boolean closesToAnswer;
+
   /**
    * Channel 0's ends, which carry the mismatch check's announcements ({@link AnnouncementWriter}):
    * the receiving end writes this rank's into its predecessor's board, the sending end reads its
@@ -467,6 +470,12 @@ public final class UcxTransport implements AutoCloseable {
       any = true;
     }
     any |= inbox.poll();
+    if (closesToAnswer) {
+      closesToAnswer = false;
+      for (UcxConnection c : connections) {
+        c.acknowledgeClose();
+      }
+    }
     RuntimeException r = raised;
     if (r != null) {
       raised = null;
@@ -631,6 +640,11 @@ public final class UcxTransport implements AutoCloseable {
     this.callsChecked = checked;
   }
 
+  /** A peer closed; {@link #poll()} answers it (see {@link UcxConnection#acknowledgeClose}). */
+  void closeToAnswer() {
+    closesToAnswer = true;
+  }
+
   /** A callback found a failure; {@link #poll()} throws it once progress returns. */
   void raise(RuntimeException e) {
     if (raised == null) {
@@ -714,14 +728,14 @@ public final class UcxTransport implements AutoCloseable {
 
   /**
    * Progresses the worker and reads notices until no connection is one {@code waitingFor} holds,
-   * for at most {@link #CLOSE_WAIT_NANOS}. After a failure it waits for the peer of every
+   * for at most {@link #CLOSE_WAIT_NANOS}. {@link #close} waits so for the peer of every
    * connection, sender and receiver, to say it stopped, so that no put lands in slots or side areas
    * this rank is about to free (ranks that are threads of one JVM share the address space;
-   * shared-memory puts are plain copies): a peer learns of the failure from this rank's notice and
-   * answers with its own; a dead peer answers nothing and writes nothing. Waiting for senders alone
-   * was not enough: a receiver slow to start posted its first entries into the side area of a
-   * sender that had aborted and freed it, and the process died with its heap damaged
-   * (docs/reliability.md).
+   * shared-memory puts are plain copies): a peer learns of a failure or a close from this rank's
+   * notice and answers with its own; a dead peer answers nothing and writes nothing. Waiting for
+   * senders alone, after failures only, was not enough: a receiver slow to start, or running a call
+   * the closed rank never joined, posted its entries into the side area of a sender that had freed
+   * it, and the process died with its heap damaged (docs/reliability.md).
    */
   private void awaitPeers(Predicate<UcxConnection> waitingFor, String who) {
     long end = System.nanoTime() + CLOSE_WAIT_NANOS;
@@ -786,7 +800,12 @@ public final class UcxTransport implements AutoCloseable {
    * in this process writes into the registered slots any more (UCX may emulate a put on shared
    * memory by a copy the target's own worker makes while it progresses). Idempotent.
    *
-   * @param afterFailure first wait (bounded) for every peer of every connection to say it stopped
+   * <p>First it waits (bounded) for the peer of every connection to say it stopped or, after a
+   * normal close, that it saw this rank close ({@link UcxConnection#peerStopped}): a peer still
+   * running (one that launches a call this rank never joins) would otherwise post its entries into
+   * a side area freed under it.
+   *
+   * @param afterFailure whether the communicator failed (peers were told so, not that it closed)
    */
   public void close(boolean afterFailure) {
     if (closed) {
@@ -802,8 +821,10 @@ public final class UcxTransport implements AutoCloseable {
       // closed: its close notice goes once its puts have landed (UcxRecvConnection.notifyPeer).
       boolean announcing = announced;
       awaitPeers(
-          c -> c instanceof UcxSendConnection s && s.peerMaySendNotices(announcing),
-          "an announcer");
+          c ->
+              !c.peerStopped()
+                  || (c instanceof UcxSendConnection s && s.peerMaySendNotices(announcing)),
+          "a peer or an announcer");
     }
     List<UcpEndpoint> endpoints = new ArrayList<>();
     for (UcxConnection c : connections) {
