@@ -30,80 +30,76 @@ public final class CloseWhileOthersCallMain {
   private CloseWhileOthersCallMain() {}
 
   public static void main(String[] args) {
-    int code = 0;
-    try {
-      CclConfig config = TestConfig.builder().nChannels(2).timeout(Duration.ofSeconds(30)).build();
-      int count = 1 << 20; // 4 MiB of floats: over UCX, the ring of one-sided puts
-      for (int r0 = 0; r0 < 10; r0++) {
-        int round = r0;
-        LocalBootstrap.Group group = LocalBootstrap.group(3);
-        SplittableRandom rnd = new SplittableRandom(round);
-        long lateNanos = rnd.nextInt(3_000_000);
-        Throwable[] failures = new Throwable[3];
-        String[] ring = new String[3];
-        Throwable[] errors =
-            RankHarness.runCollect(
-                3,
-                Duration.ofSeconds(60),
-                rank -> {
-                  // made first, so that the call starts right after the communicator
-                  SplittableRandom mine = new SplittableRandom(round * 31L + rank);
-                  float[] data = new float[count];
-                  for (int i = 0; i < count; i++) {
-                    data[i] = (float) mine.nextGaussian();
+    ChildJvm.exitWith(CloseWhileOthersCallMain::rounds);
+  }
+
+  private static int rounds() {
+    CclConfig config = TestConfig.builder().nChannels(2).timeout(Duration.ofSeconds(30)).build();
+    int count = 1 << 20; // 4 MiB of floats: over UCX, the ring of one-sided puts
+    for (int r0 = 0; r0 < 10; r0++) {
+      int round = r0;
+      LocalBootstrap.Group group = LocalBootstrap.group(3);
+      SplittableRandom rnd = new SplittableRandom(round);
+      long lateNanos = rnd.nextInt(3_000_000);
+      Throwable[] failures = new Throwable[3];
+      String[] ring = new String[3];
+      Throwable[] errors =
+          RankHarness.runCollect(
+              3,
+              Duration.ofSeconds(60),
+              rank -> {
+                // made first, so that the call starts right after the communicator
+                SplittableRandom mine = new SplittableRandom(round * 31L + rank);
+                float[] data = new float[count];
+                for (int i = 0; i < count; i++) {
+                  data[i] = (float) mine.nextGaussian();
+                }
+                try (Communicator comm = Communicator.create(group.rank(rank), config);
+                    DeviceBuffer buf = HostDevice.INSTANCE.allocate(4L * count)) {
+                  ring[rank] = comm.ringTransport();
+                  if (rank == 0) {
+                    return;
                   }
-                  try (Communicator comm = Communicator.create(group.rank(rank), config);
-                      DeviceBuffer buf = HostDevice.INSTANCE.allocate(4L * count)) {
-                    ring[rank] = comm.ringTransport();
-                    if (rank == 0) {
-                      return;
-                    }
-                    buf.copyFromHost(data, 0);
-                    LockSupport.parkNanos(lateNanos);
-                    failures[rank] =
-                        RankHarness.await(
-                            comm.allReduceAsync(buf, buf, count, DataType.FLOAT32, ReduceOp.SUM),
-                            Duration.ofSeconds(20),
-                            "rank " + rank);
-                  }
-                });
-        if (errors[0] != null) {
-          throw new AssertionError("round " + round + ": rank 0: " + errors[0], errors[0]);
-        }
-        // each fails soon and cleanly; one at least names rank 0 (the other may fail first from
-        // the one that failed), and over UCX says that it closed
-        Pattern cause = "ucx".equals(ring[1]) ? UCX_CAUSE : NAMES_RANK_0;
-        boolean causeNamed = false;
-        for (int r = 1; r < 3; r++) {
-          // the call fails, or its launch throws where the communicator has failed already
-          Throwable f = failures[r] != null ? failures[r] : errors[r];
-          if (!(f instanceof CclException) || f instanceof CclTimeoutException) {
-            throw new AssertionError(
-                "round " + round + ": rank " + r + " should fail at once; got " + f, f);
-          }
-          causeNamed |= cause.matcher(String.valueOf(f.getMessage())).find();
-        }
-        if (!causeNamed) {
-          throw new AssertionError(
-              "round "
-                  + round
-                  + " ("
-                  + ring[1]
-                  + " ring): neither rank 1 nor rank 2 said \""
-                  + cause.pattern()
-                  + "\": "
-                  + (failures[1] != null ? failures[1] : errors[1])
-                  + " / "
-                  + (failures[2] != null ? failures[2] : errors[2]));
-        }
+                  buf.copyFromHost(data, 0);
+                  LockSupport.parkNanos(lateNanos);
+                  failures[rank] =
+                      RankHarness.await(
+                          comm.allReduceAsync(buf, buf, count, DataType.FLOAT32, ReduceOp.SUM),
+                          Duration.ofSeconds(20),
+                          "rank " + rank);
+                }
+              });
+      if (errors[0] != null) {
+        throw new AssertionError("round " + round + ": rank 0: " + errors[0], errors[0]);
       }
-      System.out.println("OK");
-    } catch (Throwable t) {
-      System.out.println("FAILED: " + t);
-      t.printStackTrace(System.out);
-      code = 1;
+      // each fails soon and cleanly; one at least names rank 0 (the other may fail first from
+      // the one that failed), and over UCX says that it closed
+      Pattern cause = "ucx".equals(ring[1]) ? UCX_CAUSE : NAMES_RANK_0;
+      boolean causeNamed = false;
+      for (int r = 1; r < 3; r++) {
+        // the call fails, or its launch throws where the communicator has failed already
+        Throwable f = failures[r] != null ? failures[r] : errors[r];
+        if (!(f instanceof CclException) || f instanceof CclTimeoutException) {
+          throw new AssertionError(
+              "round " + round + ": rank " + r + " should fail at once; got " + f, f);
+        }
+        causeNamed |= cause.matcher(String.valueOf(f.getMessage())).find();
+      }
+      if (!causeNamed) {
+        throw new AssertionError(
+            "round "
+                + round
+                + " ("
+                + ring[1]
+                + " ring): neither rank 1 nor rank 2 said \""
+                + cause.pattern()
+                + "\": "
+                + (failures[1] != null ? failures[1] : errors[1])
+                + " / "
+                + (failures[2] != null ? failures[2] : errors[2]));
+      }
     }
-    System.out.flush();
-    System.exit(code);
+    System.out.println("OK");
+    return 0;
   }
 }

@@ -21,47 +21,42 @@ public final class FreeAfterFailureMain {
   private FreeAfterFailureMain() {}
 
   public static void main(String[] args) {
-    int code = 0;
-    try {
-      CclConfig config = TestConfig.builder().nChannels(2).timeout(Duration.ofSeconds(20)).build();
-      // 16 MiB of floats. The first buffer is unmapped when freed, so a late touch faults; glibc
-      // then raises its mmap threshold and later ones come from its heap, where a late write
-      // breaks the free lists and malloc aborts the process: either way this JVM dies.
-      int count = 4 << 20;
-      for (int round = 0; round < 10; round++) {
-        LocalBootstrap.Group group = LocalBootstrap.group(3);
-        SplittableRandom rnd = new SplittableRandom(round);
-        long abortAfterNanos = 1_000_000L + rnd.nextInt(30_000_000);
-        Throwable[] errors =
-            RankHarness.runCollect(
-                3,
-                Duration.ofSeconds(60),
-                rank -> {
-                  try (Communicator comm = Communicator.create(group.rank(rank), config);
-                      DeviceBuffer buf = HostDevice.INSTANCE.allocate(4L * count)) {
-                    CompletableFuture<Void> f =
-                        comm.allReduceAsync(buf, buf, count, DataType.FLOAT32, ReduceOp.SUM);
-                    if (rank == 1) {
-                      LockSupport.parkNanos(abortAfterNanos);
-                      comm.abort();
-                    }
-                    RankHarness.await(f, Duration.ofSeconds(30), "rank " + rank);
+    ChildJvm.exitWith(FreeAfterFailureMain::rounds);
+  }
+
+  private static int rounds() {
+    CclConfig config = TestConfig.builder().nChannels(2).timeout(Duration.ofSeconds(20)).build();
+    // 16 MiB of floats. The first buffer is unmapped when freed, so a late touch faults; glibc
+    // then raises its mmap threshold and later ones come from its heap, where a late write
+    // breaks the free lists and malloc aborts the process: either way this JVM dies.
+    int count = 4 << 20;
+    for (int round = 0; round < 10; round++) {
+      LocalBootstrap.Group group = LocalBootstrap.group(3);
+      SplittableRandom rnd = new SplittableRandom(round);
+      long abortAfterNanos = 1_000_000L + rnd.nextInt(30_000_000);
+      Throwable[] errors =
+          RankHarness.runCollect(
+              3,
+              Duration.ofSeconds(60),
+              rank -> {
+                try (Communicator comm = Communicator.create(group.rank(rank), config);
+                    DeviceBuffer buf = HostDevice.INSTANCE.allocate(4L * count)) {
+                  CompletableFuture<Void> f =
+                      comm.allReduceAsync(buf, buf, count, DataType.FLOAT32, ReduceOp.SUM);
+                  if (rank == 1) {
+                    LockSupport.parkNanos(abortAfterNanos);
+                    comm.abort();
                   }
-                });
-        for (int r = 0; r < 3; r++) {
-          if (errors[r] != null && !(errors[r] instanceof CclException)) {
-            throw new AssertionError(
-                "round " + round + ": rank " + r + ": " + errors[r], errors[r]);
-          }
+                  RankHarness.await(f, Duration.ofSeconds(30), "rank " + rank);
+                }
+              });
+      for (int r = 0; r < 3; r++) {
+        if (errors[r] != null && !(errors[r] instanceof CclException)) {
+          throw new AssertionError("round " + round + ": rank " + r + ": " + errors[r], errors[r]);
         }
       }
-      System.out.println("OK");
-    } catch (Throwable t) {
-      System.out.println("FAILED: " + t);
-      t.printStackTrace(System.out);
-      code = 1;
     }
-    System.out.flush();
-    System.exit(code);
+    System.out.println("OK");
+    return 0;
   }
 }

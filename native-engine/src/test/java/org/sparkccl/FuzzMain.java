@@ -54,16 +54,7 @@ public final class FuzzMain {
   private FuzzMain() {}
 
   public static void main(String[] args) {
-    int code;
-    try {
-      code = new FuzzMain().run(Integer.parseInt(args[0]));
-    } catch (Throwable t) {
-      System.out.println("FAILED: " + t);
-      t.printStackTrace(System.out);
-      code = 1;
-    }
-    System.out.flush();
-    System.exit(code);
+    ChildJvm.exitWith(() -> new FuzzMain().run(Integer.parseInt(args[0])));
   }
 
   private int run(int frames) throws Exception {

@@ -49,16 +49,8 @@ public final class RankProcessMain {
   private RankProcessMain() {}
 
   public static void main(String[] args) {
-    int code;
-    try {
-      code = run(args[0], Integer.parseInt(args[1]), Integer.parseInt(args[2]), args[3]);
-    } catch (Throwable t) {
-      System.out.println("FAILED: " + t);
-      t.printStackTrace(System.out);
-      code = 1;
-    }
-    System.out.flush();
-    System.exit(code);
+    ChildJvm.exitWith(
+        () -> run(args[0], Integer.parseInt(args[1]), Integer.parseInt(args[2]), args[3]));
   }
 
   private static int run(String root, int rank, int n, String mode) {
