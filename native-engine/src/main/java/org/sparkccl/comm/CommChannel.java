@@ -110,11 +110,7 @@ final class CommChannel {
       recv.notifyPeer(failed, message);
     }
     if (send != null) {
-      if (failed) {
-        send.notifyFailure(message);
-      } else {
-        send.notifyClosed(message);
-      }
+      send.notifyPeer(failed, message);
     }
   }
 

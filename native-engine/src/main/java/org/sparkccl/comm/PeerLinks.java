@@ -231,11 +231,7 @@ final class PeerLinks {
       l.recv().notifyPeer(failed, message);
     }
     for (Link l : sends.values()) {
-      if (failed) {
-        l.send().notifyFailure(message);
-      } else {
-        l.send().notifyClosed(message);
-      }
+      l.send().notifyPeer(failed, message);
     }
   }
 

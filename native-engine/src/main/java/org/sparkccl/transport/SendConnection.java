@@ -26,6 +26,15 @@ public interface SendConnection extends AutoCloseable {
    */
   default void notifyClosed(String message) {}
 
+  /** {@link #notifyFailure} or {@link #notifyClosed}, as {@link RecvConnection#notifyPeer} is. */
+  default void notifyPeer(boolean failed, String message) {
+    if (failed) {
+      notifyFailure(message);
+    } else {
+      notifyClosed(message);
+    }
+  }
+
   /**
    * Registers who hears about the calls the receiving rank announces (see {@link
    * RecvConnection#announce}); called on the proxy thread, in a progress pass.

@@ -52,11 +52,6 @@ abstract class UcxConnection {
   private String endpointError;
   protected boolean peerClosed;
 
-  /**
-   * The peer closed: its close is answered on the proxy's next pass ({@link #acknowledgeClose}).
-   */
-  private boolean closeToAnswer;
-
   /** The peer answered this end's close: it puts nothing more into this rank's memory. */
   private boolean peerSawClose;
 
@@ -165,9 +160,10 @@ abstract class UcxConnection {
         transport.raise(FailureNotice.raise(text));
       }
     } else if (type == ControlInbox.CLOSE) {
-      peerClosed = true;
-      closeToAnswer = true;
-      transport.closeToAnswer();
+      if (!peerClosed) {
+        peerClosed = true;
+        transport.answerClose(this);
+      }
     } else if (type == ControlInbox.CLOSE_SEEN) {
       peerSawClose = true;
     }
@@ -179,12 +175,7 @@ abstract class UcxConnection {
    * peer may free its memory once it has the answer. Proxy thread only, outside the inbox's poll.
    */
   void acknowledgeClose() {
-    if (!closeToAnswer || closed) {
-      return;
-    }
-    closeToAnswer = false;
-    transport.flushBeforeNotice(endpoints[0], description);
-    sendNotice(ControlInbox.CLOSE_SEEN, new byte[0]);
+    sendNoticeAfterPuts(ControlInbox.CLOSE_SEEN, new byte[0]);
   }
 
   protected boolean hasRemoteFailure() {
@@ -211,6 +202,18 @@ abstract class UcxConnection {
     if (endpointError != null) {
       throw new CclException(description + ": " + endpointError);
     }
+  }
+
+  /**
+   * Flushes endpoint 0, so that what this end put before has landed when the peer acts on the
+   * notice, then sends it ({@link UcxTransport#flushBeforeNotice}). Proxy thread only.
+   */
+  protected void sendNoticeAfterPuts(int type, byte[] body) {
+    if (closed) {
+      return;
+    }
+    transport.flushBeforeNotice(endpoints[0], description);
+    sendNotice(type, body);
   }
 
   /** Sends a notice to the peer on endpoint 0; best effort, never waits. Proxy thread only. */

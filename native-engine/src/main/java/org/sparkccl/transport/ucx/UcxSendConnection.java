@@ -106,13 +106,7 @@ final class UcxSendConnection extends UcxConnection implements SendConnection {
   @Override
   public void notifyClosed(String message) {
     byte[] text = message.getBytes(StandardCharsets.UTF_8);
-    transport
-        .proxyExecutor()
-        .execute(
-            () -> {
-              transport.flushBeforeNotice(endpoints[0], description);
-              sendNotice(ControlInbox.CLOSE, text);
-            });
+    transport.proxyExecutor().execute(() -> sendNoticeAfterPuts(ControlInbox.CLOSE, text));
   }
 
   @Override

@@ -1,6 +1,7 @@
 package org.sparkccl.transport.ucx;
 
 import java.nio.ByteBuffer;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Executor;
@@ -108,8 +109,8 @@ public final class UcxTransport implements AutoCloseable {
   private final ByteBuffer[] sides;
   private final List<UcxConnection> connections = new ArrayList<>();
 
-  /** Some connection's peer closed and has not been answered yet. Proxy thread only. */
-  private boolean closesToAnswer;
+  /** Connections whose peer closed and has not been answered yet. Proxy thread only. */
+  private final ArrayDeque<UcxConnection> closesToAnswer = new ArrayDeque<>();
 
   /**
    * Channel 0's ends, which carry the mismatch check's announcements ({@link AnnouncementWriter}):
@@ -470,11 +471,8 @@ public final class UcxTransport implements AutoCloseable {
       any = true;
     }
     any |= inbox.poll();
-    if (closesToAnswer) {
-      closesToAnswer = false;
-      for (UcxConnection c : connections) {
-        c.acknowledgeClose();
-      }
+    for (UcxConnection c; (c = closesToAnswer.poll()) != null; ) {
+      c.acknowledgeClose();
     }
     RuntimeException r = raised;
     if (r != null) {
@@ -640,9 +638,11 @@ public final class UcxTransport implements AutoCloseable {
     this.callsChecked = checked;
   }
 
-  /** A peer closed; {@link #poll()} answers it (see {@link UcxConnection#acknowledgeClose}). */
-  void closeToAnswer() {
-    closesToAnswer = true;
+  /**
+   * {@code c}'s peer closed; {@link #poll()} answers it ({@link UcxConnection#acknowledgeClose}).
+   */
+  void answerClose(UcxConnection c) {
+    closesToAnswer.add(c);
   }
 
   /** A callback found a failure; {@link #poll()} throws it once progress returns. */
