@@ -177,15 +177,14 @@ final class SocketRecvConnection extends SocketConnection implements RecvConnect
   }
 
   /**
-   * On a pair's socket, handles a notice met among the data: an announcement goes to the sending
-   * half (true: read the next header); a close fails the wait, since the peer will send no more.
+   * Handles a notice met among the data. A close fails the wait, since the peer will send no more
+   * (a ring's sender closes after its last data frame; a pair's peer on the shared socket). On a
+   * pair's socket an announcement goes to the sending half (true: read the next header).
    */
   private boolean tookNotice(ByteBuffer header) throws IOException {
-    if (!(partner instanceof SocketSendConnection send)) {
-      return false;
-    }
     int flags = header.getInt(12);
-    if (flags == SocketRequest.FLAG_ANNOUNCE) {
+    SocketSendConnection send = partner instanceof SocketSendConnection s ? s : null;
+    if (send != null && flags == SocketRequest.FLAG_ANNOUNCE) {
       CollectiveCall call = CollectiveCall.decode(header, SocketRequest.CALL_OFFSET);
       if (call != null) {
         send.heardAnnouncement(call);
@@ -193,14 +192,11 @@ final class SocketRecvConnection extends SocketConnection implements RecvConnect
       return true;
     }
     if (flags == SocketRequest.FLAG_CLOSE) {
-      String text = readNotice(header.getInt(8));
-      send.markPeerClosed();
+      if (send != null) {
+        send.markPeerClosed();
+      }
       throw failure(
-          "rank "
-              + peer()
-              + " closed its communicator while this rank waited for its data ("
-              + text
-              + ")",
+          "rank " + peer() + " has closed its communicator while this rank waited for its data",
           null);
     }
     return false;

@@ -1,0 +1,149 @@
+package org.sparkccl.transport.socket;
+
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.ByteBuffer;
+import java.nio.channels.Selector;
+import java.util.SplittableRandom;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.sparkccl.CclException;
+import org.sparkccl.ReduceOp;
+import org.sparkccl.auth.ChallengeResponse;
+import org.sparkccl.comm.CollectiveCall;
+import org.sparkccl.idle.IdleStrategies;
+import org.sparkccl.transport.NetRequest;
+import org.sparkccl.transport.RecvConnection;
+import org.sparkccl.transport.SendConnection;
+
+/**
+ * A ring socket's ends report a neighbour's normal close as such: rank 0 sends to rank 1 over one
+ * connection, and whichever end closes, the other end's next transfer fails saying "rank N has
+ * closed its communicator", not "connection closed by the peer" or "Broken pipe".
+ */
+@DisplayName("a ring socket's close notices")
+class SocketCloseNoticeTest {
+  private static final int SLOT = 1 << 20;
+
+  @Test
+  @Timeout(60)
+  @DisplayName("a receive after the sender closed fails naming the close, not a closed socket")
+  void receiverHearsTheSendersClose() throws Exception {
+    try (Pair p = Pair.connect()) {
+      p.out.notifyPeer(false, "rank 0 closed its communicator");
+      p.out.close();
+      p.sendSel.selectNow(); // a registered channel's socket closes at its selector's next select
+      ByteBuffer slot = ByteBuffer.allocateDirect(SLOT);
+      CclException e =
+          assertThrows(CclException.class, () -> testUntilDone(p.in.postRecv(slot, 0)));
+      assertTrue(
+          e.getMessage().contains("rank 0 has closed its communicator"),
+          "the receive should name the sender's close: " + e.getMessage());
+    }
+  }
+
+  /**
+   * The receiver's close notice lies in the socket when its close resets the connection (it closed
+   * with data unread): the sender's next write fails, and reads the notice before it reports.
+   */
+  @Test
+  @Timeout(60)
+  @DisplayName("a send that meets the reset of a closed receiver's socket names the close")
+  void senderReadsTheCloseBehindTheReset() throws Exception {
+    try (Pair p = Pair.connect()) {
+      ByteBuffer slot = randomSlot();
+      NetRequest first = p.out.postSend(slot, SLOT, 0, call());
+      first.test(); // the receiver reads none of it
+      p.in.notifyPeer(false, "rank 1 closed its communicator");
+      p.in.close(); // unread bytes: the connection is reset, not shut down
+      p.recvSel.selectNow(); // a registered channel's socket closes at its selector's next select
+      CclException e =
+          assertThrows(
+              CclException.class,
+              () -> {
+                long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+                for (long step = 1; System.nanoTime() < end; step++) {
+                  testUntilDone(p.out.postSend(slot.clear(), SLOT, step, call()));
+                }
+              });
+      assertTrue(
+          e.getMessage().contains("rank 1 has closed its communicator"),
+          "the send should name the receiver's close: " + e.getMessage());
+    }
+  }
+
+  private static void testUntilDone(NetRequest r) {
+    long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+    while (!r.test()) {
+      if (System.nanoTime() > end) {
+        throw new AssertionError("the request neither completed nor failed in 20 s");
+      }
+      LockSupport.parkNanos(100_000);
+    }
+  }
+
+  private static ByteBuffer randomSlot() {
+    ByteBuffer b = ByteBuffer.allocateDirect(SLOT);
+    SplittableRandom rnd = new SplittableRandom(11);
+    while (b.hasRemaining()) {
+      b.put((byte) rnd.nextInt());
+    }
+    return b.clear();
+  }
+
+  private static CollectiveCall call() {
+    return new CollectiveCall(
+        CollectiveCall.Kind.ALL_REDUCE,
+        1,
+        SLOT / 4,
+        org.sparkccl.DataType.FLOAT32,
+        ReduceOp.SUM,
+        0);
+  }
+
+  /** Rank 0's send connection to rank 1 and rank 1's receive connection from rank 0. */
+  private record Pair(
+      SocketTransport receiver,
+      SocketTransport sender,
+      Selector recvSel,
+      Selector sendSel,
+      SendConnection out,
+      RecvConnection in)
+      implements AutoCloseable {
+    static Pair connect() throws Exception {
+      byte[] secret = ChallengeResponse.newSecret();
+      SocketTransport receiver = transport(1, secret);
+      SocketTransport sender = transport(0, secret);
+      Selector recvSel = Selector.open();
+      Selector sendSel = Selector.open();
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+      CompletableFuture<RecvConnection[]> accepted =
+          CompletableFuture.supplyAsync(() -> receiver.accept(0, 1, recvSel, () -> {}, deadline));
+      SendConnection out = sender.connect(receiver.address(), 1, 0, sendSel, () -> {}, deadline);
+      RecvConnection in = accepted.get(30, TimeUnit.SECONDS)[0];
+      return new Pair(receiver, sender, recvSel, sendSel, out, in);
+    }
+
+    private static SocketTransport transport(int rank, byte[] secret) {
+      SocketTransport t =
+          SocketTransport.listen("127.0.0.1", rank, 0, 1, IdleStrategies.defaults());
+      t.useSecret(secret);
+      return t;
+    }
+
+    @Override
+    public void close() throws Exception {
+      out.close();
+      in.close();
+      recvSel.close();
+      sendSel.close();
+      sender.close();
+      receiver.close();
+    }
+  }
+}
