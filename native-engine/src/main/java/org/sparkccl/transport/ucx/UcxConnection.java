@@ -55,6 +55,13 @@ abstract class UcxConnection {
   /** The peer answered this end's close: it puts nothing more into this rank's memory. */
   private boolean peerSawClose;
 
+  /**
+   * This end sent the peer its own close or failure notice, which tells the peer all a {@link
+   * ControlInbox#CLOSE_SEEN} would: an answer besides it found the peer's inbox already closed, and
+   * UCX warned of it unmatched when the peer's worker went.
+   */
+  private boolean toldPeerItStopped;
+
   private boolean closed;
 
   UcxConnection(
@@ -175,7 +182,14 @@ abstract class UcxConnection {
    * peer may free its memory once it has the answer. Proxy thread only, outside the inbox's poll.
    */
   void acknowledgeClose() {
-    sendNoticeAfterPuts(ControlInbox.CLOSE_SEEN, new byte[0]);
+    if (!toldPeerItStopped) {
+      sendNoticeAfterPuts(ControlInbox.CLOSE_SEEN, new byte[0]);
+    }
+  }
+
+  /** Whether the peer answered this end's close ({@link ControlInbox#CLOSE_SEEN}). */
+  boolean peerAnsweredClose() {
+    return peerSawClose;
   }
 
   protected boolean hasRemoteFailure() {
@@ -229,6 +243,7 @@ abstract class UcxConnection {
       Completion done = new Completion();
       UcpRequest r = endpoints[0].sendTaggedNonBlocking(notice, ControlInbox.TAG, done);
       noticesInFlight.add(new Notice(notice, r, done));
+      toldPeerItStopped |= type == ControlInbox.CLOSE || type == ControlInbox.FAIL;
     } catch (RuntimeException e) {
       // the peer learns another way (its own timeout)
       transport.logDebug(description + ": a notice did not go out: " + e);
