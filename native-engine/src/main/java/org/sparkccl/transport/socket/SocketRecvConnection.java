@@ -181,7 +181,7 @@ final class SocketRecvConnection extends SocketConnection implements RecvConnect
    * (a ring's sender closes after its last data frame; a pair's peer on the shared socket). On a
    * pair's socket an announcement goes to the sending half (true: read the next header).
    */
-  private boolean tookNotice(ByteBuffer header) throws IOException {
+  private boolean tookNotice(ByteBuffer header) {
     int flags = header.getInt(12);
     SocketSendConnection send = partner instanceof SocketSendConnection s ? s : null;
     if (send != null && flags == SocketRequest.FLAG_ANNOUNCE) {

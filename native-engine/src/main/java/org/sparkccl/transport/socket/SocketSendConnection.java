@@ -30,7 +30,12 @@ final class SocketSendConnection extends SocketConnection implements SendConnect
   private ByteBuffer notice;
   private int noticeFlags;
   private final Object noticeLock = new Object();
+
+  /** Nothing more will come from the peer: its close notice was read, or the socket ended. */
   private volatile boolean peerClosed;
+
+  /** The peer's close notice was read (not only the end of its socket). */
+  private volatile boolean closeNoticeRead;
 
   /**
    * A ring's connection, whose reverse direction carries only the peer's notices and announcements
@@ -108,11 +113,12 @@ final class SocketSendConnection extends SocketConnection implements SendConnect
 
   /** Whether the peer's close notice has been read. */
   boolean peerHasClosed() {
-    return peerClosed;
+    return closeNoticeRead;
   }
 
   /** The peer's close notice arrived through the receiving half of a pair. */
   void markPeerClosed() {
+    closeNoticeRead = true;
     peerClosed = true;
   }
 
@@ -141,7 +147,7 @@ final class SocketSendConnection extends SocketConnection implements SendConnect
   @Override
   public NetRequest postSend(ByteBuffer slot, int size, long step, CollectiveCall call) {
     if (peerClosed) {
-      throw peerClosedFailure();
+      throw closeNoticeRead ? peerClosedFailure() : socketEndedFailure();
     }
     SocketRequest r = request(slot, step);
     r.size = size;
@@ -239,14 +245,18 @@ final class SocketSendConnection extends SocketConnection implements SendConnect
       } catch (CclRemoteException | CclMismatchException told) {
         return told;
       } catch (RuntimeException nothingMore) {
-        // the socket gives nothing more: the write's own failure is what is known
+        // the socket ended without a notice: the write's own failure is what is known
       }
     }
-    return peerClosed ? peerClosedFailure() : failure("sending failed", e);
+    return closeNoticeRead ? peerClosedFailure() : failure("sending failed", e);
   }
 
   private CclException peerClosedFailure() {
     return failure("rank " + peer() + " has closed its communicator", null);
+  }
+
+  private CclException socketEndedFailure() {
+    return failure("connection closed by the peer (did the peer process die?)", null);
   }
 
   /**
@@ -263,7 +273,7 @@ final class SocketSendConnection extends SocketConnection implements SendConnect
       if (readSide().read(noticeHeader) < 0) {
         peerClosed = true;
         interest(0);
-        throw failure("connection closed by the peer (did the peer process die?)", null);
+        throw socketEndedFailure();
       }
       if (noticeHeader.hasRemaining()) {
         return false;
@@ -298,7 +308,7 @@ final class SocketSendConnection extends SocketConnection implements SendConnect
     String text = new String(notice.array(), StandardCharsets.UTF_8);
     noticeHeader.clear();
     if (noticeFlags == SocketRequest.FLAG_CLOSE) {
-      peerClosed = true;
+      markPeerClosed();
       interest(0);
       return true;
     }

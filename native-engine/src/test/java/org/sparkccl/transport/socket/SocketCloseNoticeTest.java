@@ -1,5 +1,6 @@
 package org.sparkccl.transport.socket;
 
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -74,6 +75,30 @@ class SocketCloseNoticeTest {
       assertTrue(
           e.getMessage().contains("rank 1 has closed its communicator"),
           "the send should name the receiver's close: " + e.getMessage());
+    }
+  }
+
+  /** A socket that ends without a notice (a process that died) is not reported as a close. */
+  @Test
+  @Timeout(60)
+  @DisplayName("a send to a receiver whose socket ended without a notice does not name a close")
+  void aSocketEndedWithoutANoticeIsNoClose() throws Exception {
+    try (Pair p = Pair.connect()) {
+      p.in.close(); // nothing unread: the socket ends (FIN), with no close notice before it
+      p.recvSel.selectNow();
+      ByteBuffer slot = randomSlot();
+      CclException e =
+          assertThrows(
+              CclException.class,
+              () -> {
+                long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+                for (long step = 0; System.nanoTime() < end; step++) {
+                  testUntilDone(p.out.postSend(slot.clear(), SLOT, step, call()));
+                }
+              });
+      assertFalse(
+          e.getMessage().contains("closed its communicator"),
+          "a socket that ended is not a close: " + e.getMessage());
     }
   }
 
