@@ -37,8 +37,7 @@ class SocketCloseNoticeTest {
   void receiverHearsTheSendersClose() throws Exception {
     try (Pair p = Pair.connect()) {
       p.out.notifyPeer(false, "rank 0 closed its communicator");
-      p.out.close();
-      p.sendSel.selectNow(); // a registered channel's socket closes at its selector's next select
+      p.closeSender();
       ByteBuffer slot = ByteBuffer.allocateDirect(SLOT);
       CclException e =
           assertThrows(CclException.class, () -> testUntilDone(p.in.postRecv(slot, 0)));
@@ -61,17 +60,8 @@ class SocketCloseNoticeTest {
       NetRequest first = p.out.postSend(slot, SLOT, 0, call());
       first.test(); // the receiver reads none of it
       p.in.notifyPeer(false, "rank 1 closed its communicator");
-      p.in.close(); // unread bytes: the connection is reset, not shut down
-      p.recvSel.selectNow(); // a registered channel's socket closes at its selector's next select
-      CclException e =
-          assertThrows(
-              CclException.class,
-              () -> {
-                long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-                for (long step = 1; System.nanoTime() < end; step++) {
-                  testUntilDone(p.out.postSend(slot.clear(), SLOT, step, call()));
-                }
-              });
+      p.closeReceiver(); // unread bytes: the connection is reset, not shut down
+      CclException e = sendUntilItFails(p, slot, 1);
       assertTrue(
           e.getMessage().contains("rank 1 has closed its communicator"),
           "the send should name the receiver's close: " + e.getMessage());
@@ -84,22 +74,24 @@ class SocketCloseNoticeTest {
   @DisplayName("a send to a receiver whose socket ended without a notice does not name a close")
   void aSocketEndedWithoutANoticeIsNoClose() throws Exception {
     try (Pair p = Pair.connect()) {
-      p.in.close(); // nothing unread: the socket ends (FIN), with no close notice before it
-      p.recvSel.selectNow();
-      ByteBuffer slot = randomSlot();
-      CclException e =
-          assertThrows(
-              CclException.class,
-              () -> {
-                long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-                for (long step = 0; System.nanoTime() < end; step++) {
-                  testUntilDone(p.out.postSend(slot.clear(), SLOT, step, call()));
-                }
-              });
+      p.closeReceiver(); // nothing unread: the socket ends (FIN), with no close notice before it
+      CclException e = sendUntilItFails(p, randomSlot(), 0);
       assertFalse(
           e.getMessage().contains("closed its communicator"),
           "a socket that ended is not a close: " + e.getMessage());
     }
+  }
+
+  /** Sends {@code slot} as steps from {@code firstStep} on until a send fails (20 s at most). */
+  private static CclException sendUntilItFails(Pair p, ByteBuffer slot, long firstStep) {
+    return assertThrows(
+        CclException.class,
+        () -> {
+          long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+          for (long step = firstStep; System.nanoTime() < end; step++) {
+            testUntilDone(p.out.postSend(slot.clear(), SLOT, step, call()));
+          }
+        });
   }
 
   private static void testUntilDone(NetRequest r) {
@@ -159,6 +151,17 @@ class SocketCloseNoticeTest {
           SocketTransport.listen("127.0.0.1", rank, 0, 1, IdleStrategies.defaults());
       t.useSecret(secret);
       return t;
+    }
+
+    /** A registered channel's socket closes only at its selector's next select. */
+    void closeSender() throws java.io.IOException {
+      out.close();
+      sendSel.selectNow();
+    }
+
+    void closeReceiver() throws java.io.IOException {
+      in.close();
+      recvSel.selectNow();
     }
 
     @Override
