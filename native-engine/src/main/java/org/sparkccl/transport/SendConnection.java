@@ -19,10 +19,11 @@ public interface SendConnection extends AutoCloseable {
   void notifyFailure(String message);
 
   /**
-   * Tells the receiving rank that this rank is closing normally, where the receiver writes into
-   * this rank's memory and must stop before it is freed (UCX: the receiver posts its entries into
-   * this rank's side area). Elsewhere the receiver learns from the connection's end, and this does
-   * nothing. Best effort, never blocks; any thread.
+   * Tells the receiving rank that this rank is closing normally. Over UCX the receiver writes into
+   * this rank's memory (its entries, into the side area) and must stop before that is freed; over
+   * sockets a receive it still waits on then fails naming the close, not the socket's end.
+   * Elsewhere the receiver learns from the connection's end, and this does nothing. Best effort,
+   * never blocks; any thread.
    */
   default void notifyClosed(String message) {}
 

@@ -31,11 +31,11 @@ final class SocketSendConnection extends SocketConnection implements SendConnect
   private int noticeFlags;
   private final Object noticeLock = new Object();
 
-  /** Nothing more will come from the peer: its close notice was read, or the socket ended. */
-  private volatile boolean peerClosed;
-
-  /** The peer's close notice was read (not only the end of its socket). */
+  /** The peer's close notice was read. */
   private volatile boolean closeNoticeRead;
+
+  /** The peer's socket ended (without a close notice, where a process died). */
+  private volatile boolean streamEnded;
 
   /**
    * A ring's connection, whose reverse direction carries only the peer's notices and announcements
@@ -119,7 +119,11 @@ final class SocketSendConnection extends SocketConnection implements SendConnect
   /** The peer's close notice arrived through the receiving half of a pair. */
   void markPeerClosed() {
     closeNoticeRead = true;
-    peerClosed = true;
+  }
+
+  /** Nothing more comes from the peer: its close notice was read, or its socket ended. */
+  private boolean peerDone() {
+    return closeNoticeRead || streamEnded;
   }
 
   /** The peer announced {@code call} through the receiving half of a pair. */
@@ -146,7 +150,7 @@ final class SocketSendConnection extends SocketConnection implements SendConnect
 
   @Override
   public NetRequest postSend(ByteBuffer slot, int size, long step, CollectiveCall call) {
-    if (peerClosed) {
+    if (peerDone()) {
       throw closeNoticeRead ? peerClosedFailure() : socketEndedFailure();
     }
     SocketRequest r = request(slot, step);
@@ -192,7 +196,7 @@ final class SocketSendConnection extends SocketConnection implements SendConnect
 
   @Override
   protected int idleInterest() {
-    return peerClosed || holding || partner != null ? 0 : SelectionKey.OP_READ;
+    return peerDone() || holding || partner != null ? 0 : SelectionKey.OP_READ;
   }
 
   @Override
@@ -221,7 +225,7 @@ final class SocketSendConnection extends SocketConnection implements SendConnect
     // the proxy reads a ring's notices outside its passes; a failed send reads them in one
     synchronized (noticeLock) {
       try {
-        while (!peerClosed && readOneNotice()) {
+        while (!peerDone() && readOneNotice()) {
           // keep reading: the selector reports the socket once for several frames
         }
       } catch (IOException e) {
@@ -239,7 +243,7 @@ final class SocketSendConnection extends SocketConnection implements SendConnect
    * with rank 1 failing from "Broken pipe" where rank 2 had failed and told it why.
    */
   private CclException sendFailure(IOException e) {
-    if (!peerClosed && partner == null) {
+    if (!peerDone() && partner == null) {
       try {
         readNotice();
       } catch (CclRemoteException | CclMismatchException told) {
@@ -271,7 +275,7 @@ final class SocketSendConnection extends SocketConnection implements SendConnect
   private boolean readOneNotice() throws IOException {
     if (noticeHeader.hasRemaining()) {
       if (readSide().read(noticeHeader) < 0) {
-        peerClosed = true;
+        streamEnded = true;
         interest(0);
         throw socketEndedFailure();
       }
