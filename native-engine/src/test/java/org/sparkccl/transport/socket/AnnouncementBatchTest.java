@@ -5,11 +5,9 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.nio.channels.Selector;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.SplittableRandom;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
@@ -20,7 +18,6 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 import org.sparkccl.DataType;
 import org.sparkccl.ReduceOp;
-import org.sparkccl.auth.ChallengeResponse;
 import org.sparkccl.comm.CollectiveCall;
 import org.sparkccl.config.IdleMode;
 import org.sparkccl.idle.IdleStrategies;
@@ -49,7 +46,6 @@ class AnnouncementBatchTest {
       "3,000 random calls announced while the proxy is busy reach the peer in order, before the"
           + " close notice that follows them")
   void everyCallArrivesInOrderBeforeTheClose(IdleMode mode) throws Exception {
-    byte[] secret = ChallengeResponse.newSecret();
     AtomicReference<RuntimeException> proxyError = new AtomicReference<>();
     ProxyThread proxy =
         new ProxyThread(
@@ -57,50 +53,38 @@ class AnnouncementBatchTest {
             new IdleStrategies(mode, 50_000),
             e -> proxyError.compareAndSet(null, e));
     proxy.start();
-    try (SocketTransport receiver = transport(1, secret, IdleStrategies.defaults());
-        SocketTransport sender = transport(0, secret, IdleStrategies.defaults());
-        Selector recvSel = Selector.open();
-        Selector sendSel = Selector.open()) {
-      receiver.onProxy(proxy::executeOutsidePassesLater);
-      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-      CompletableFuture<RecvConnection[]> accepted =
-          CompletableFuture.supplyAsync(() -> receiver.accept(0, 1, recvSel, () -> {}, deadline));
-      SendConnection out = sender.connect(receiver.address(), 1, 0, sendSel, () -> {}, deadline);
-      RecvConnection in = accepted.get(30, TimeUnit.SECONDS)[0];
-      try {
-        assertFalse(
-            ((SocketSendConnection) out).handler().runsInPass(),
-            "a ring connection's notices are read outside the proxy's passes");
-        List<CollectiveCall> heard = new CopyOnWriteArrayList<>();
-        out.onAnnounce(heard::add);
+    try (SocketEnds ends = SocketEnds.connect(proxy::executeOutsidePassesLater)) {
+      SendConnection out = ends.out();
+      RecvConnection in = ends.in();
+      assertFalse(
+          ((SocketSendConnection) out).handler().runsInPass(),
+          "a ring connection's notices are read outside the proxy's passes");
+      List<CollectiveCall> heard = new CopyOnWriteArrayList<>();
+      out.onAnnounce(heard::add);
 
-        List<CollectiveCall> announced = randomCalls(3_000, new SplittableRandom(77));
-        // the proxy is busy when the calls are announced, so they queue for it, and the close is
-        // written (by this thread) while most of them still wait there
-        proxy.execute(() -> LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(50)));
-        for (CollectiveCall c : announced) {
-          in.announce(c);
-        }
-        in.notifyPeer(false, "rank 1 closed its communicator");
-
-        SocketSendConnection reader = (SocketSendConnection) out;
-        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-        while (!reader.peerHasClosed() && System.nanoTime() < end) {
-          reader.readNotice(); // stops at the close notice: nothing after it is read
-          LockSupport.parkNanos(200_000);
-        }
-        assertTrue(reader.peerHasClosed(), "the close notice arrived");
-        assertEquals(
-            announced.size(),
-            heard.size(),
-            "calls heard before the close notice (a close that overtook queued announcements"
-                + " leaves some unheard)");
-        assertEquals(announced, new ArrayList<>(heard), "the calls, in the order announced");
-        assertNull(proxyError.get(), "the proxy reported an error");
-      } finally {
-        out.close();
-        in.close();
+      List<CollectiveCall> announced = randomCalls(3_000, new SplittableRandom(77));
+      // the proxy is busy when the calls are announced, so they queue for it, and the close is
+      // written (by this thread) while most of them still wait there
+      proxy.execute(() -> LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(50)));
+      for (CollectiveCall c : announced) {
+        in.announce(c);
       }
+      in.notifyPeer(false, "rank 1 closed its communicator");
+
+      SocketSendConnection reader = (SocketSendConnection) out;
+      long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+      while (!reader.peerHasClosed() && System.nanoTime() < end) {
+        reader.readNotice(); // stops at the close notice: nothing after it is read
+        LockSupport.parkNanos(200_000);
+      }
+      assertTrue(reader.peerHasClosed(), "the close notice arrived");
+      assertEquals(
+          announced.size(),
+          heard.size(),
+          "calls heard before the close notice (a close that overtook queued announcements"
+              + " leaves some unheard)");
+      assertEquals(announced, new ArrayList<>(heard), "the calls, in the order announced");
+      assertNull(proxyError.get(), "the proxy reported an error");
     } finally {
       proxy.close(10_000);
     }
@@ -125,11 +109,5 @@ class AnnouncementBatchTest {
               rnd.nextInt(8)));
     }
     return calls;
-  }
-
-  private static SocketTransport transport(int rank, byte[] secret, IdleStrategies idle) {
-    SocketTransport t = SocketTransport.listen("127.0.0.1", rank, 0, 1, idle);
-    t.useSecret(secret);
-    return t;
   }
 }

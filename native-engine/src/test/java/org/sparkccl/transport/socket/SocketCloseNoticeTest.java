@@ -5,9 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.ByteBuffer;
-import java.nio.channels.Selector;
 import java.util.SplittableRandom;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.DisplayName;
@@ -15,12 +13,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.sparkccl.CclException;
 import org.sparkccl.ReduceOp;
-import org.sparkccl.auth.ChallengeResponse;
 import org.sparkccl.comm.CollectiveCall;
-import org.sparkccl.idle.IdleStrategies;
 import org.sparkccl.transport.NetRequest;
-import org.sparkccl.transport.RecvConnection;
-import org.sparkccl.transport.SendConnection;
 
 /**
  * A ring socket's ends report a neighbour's normal close as such: rank 0 sends to rank 1 over one
@@ -35,12 +29,12 @@ class SocketCloseNoticeTest {
   @Timeout(60)
   @DisplayName("a receive after the sender closed fails naming the close, not a closed socket")
   void receiverHearsTheSendersClose() throws Exception {
-    try (Pair p = Pair.connect()) {
-      p.out.notifyPeer(false, "rank 0 closed its communicator");
+    try (SocketEnds p = SocketEnds.connect(null)) {
+      p.out().notifyPeer(false, "rank 0 closed its communicator");
       p.closeSender();
       ByteBuffer slot = ByteBuffer.allocateDirect(SLOT);
       CclException e =
-          assertThrows(CclException.class, () -> testUntilDone(p.in.postRecv(slot, 0)));
+          assertThrows(CclException.class, () -> testUntilDone(p.in().postRecv(slot, 0)));
       assertTrue(
           e.getMessage().contains("rank 0 has closed its communicator"),
           "the receive should name the sender's close: " + e.getMessage());
@@ -55,11 +49,11 @@ class SocketCloseNoticeTest {
   @Timeout(60)
   @DisplayName("a send that meets the reset of a closed receiver's socket names the close")
   void senderReadsTheCloseBehindTheReset() throws Exception {
-    try (Pair p = Pair.connect()) {
+    try (SocketEnds p = SocketEnds.connect(null)) {
       ByteBuffer slot = randomSlot();
-      NetRequest first = p.out.postSend(slot, SLOT, 0, call());
+      NetRequest first = p.out().postSend(slot, SLOT, 0, call());
       first.test(); // the receiver reads none of it
-      p.in.notifyPeer(false, "rank 1 closed its communicator");
+      p.in().notifyPeer(false, "rank 1 closed its communicator");
       p.closeReceiver(); // unread bytes: the connection is reset, not shut down
       CclException e = sendUntilItFails(p, slot, 1);
       assertTrue(
@@ -73,7 +67,7 @@ class SocketCloseNoticeTest {
   @Timeout(60)
   @DisplayName("a send to a receiver whose socket ended without a notice does not name a close")
   void aSocketEndedWithoutANoticeIsNoClose() throws Exception {
-    try (Pair p = Pair.connect()) {
+    try (SocketEnds p = SocketEnds.connect(null)) {
       p.closeReceiver(); // nothing unread: the socket ends (FIN), with no close notice before it
       CclException e = sendUntilItFails(p, randomSlot(), 0);
       assertFalse(
@@ -83,13 +77,13 @@ class SocketCloseNoticeTest {
   }
 
   /** Sends {@code slot} as steps from {@code firstStep} on until a send fails (20 s at most). */
-  private static CclException sendUntilItFails(Pair p, ByteBuffer slot, long firstStep) {
+  private static CclException sendUntilItFails(SocketEnds p, ByteBuffer slot, long firstStep) {
     return assertThrows(
         CclException.class,
         () -> {
           long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
           for (long step = firstStep; System.nanoTime() < end; step++) {
-            testUntilDone(p.out.postSend(slot.clear(), SLOT, step, call()));
+            testUntilDone(p.out().postSend(slot.clear(), SLOT, step, call()));
           }
         });
   }
@@ -121,57 +115,5 @@ class SocketCloseNoticeTest {
         org.sparkccl.DataType.FLOAT32,
         ReduceOp.SUM,
         0);
-  }
-
-  /** Rank 0's send connection to rank 1 and rank 1's receive connection from rank 0. */
-  private record Pair(
-      SocketTransport receiver,
-      SocketTransport sender,
-      Selector recvSel,
-      Selector sendSel,
-      SendConnection out,
-      RecvConnection in)
-      implements AutoCloseable {
-    static Pair connect() throws Exception {
-      byte[] secret = ChallengeResponse.newSecret();
-      SocketTransport receiver = transport(1, secret);
-      SocketTransport sender = transport(0, secret);
-      Selector recvSel = Selector.open();
-      Selector sendSel = Selector.open();
-      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-      CompletableFuture<RecvConnection[]> accepted =
-          CompletableFuture.supplyAsync(() -> receiver.accept(0, 1, recvSel, () -> {}, deadline));
-      SendConnection out = sender.connect(receiver.address(), 1, 0, sendSel, () -> {}, deadline);
-      RecvConnection in = accepted.get(30, TimeUnit.SECONDS)[0];
-      return new Pair(receiver, sender, recvSel, sendSel, out, in);
-    }
-
-    private static SocketTransport transport(int rank, byte[] secret) {
-      SocketTransport t =
-          SocketTransport.listen("127.0.0.1", rank, 0, 1, IdleStrategies.defaults());
-      t.useSecret(secret);
-      return t;
-    }
-
-    /** A registered channel's socket closes only at its selector's next select. */
-    void closeSender() throws java.io.IOException {
-      out.close();
-      sendSel.selectNow();
-    }
-
-    void closeReceiver() throws java.io.IOException {
-      in.close();
-      recvSel.selectNow();
-    }
-
-    @Override
-    public void close() throws Exception {
-      out.close();
-      in.close();
-      recvSel.close();
-      sendSel.close();
-      sender.close();
-      receiver.close();
-    }
   }
 }

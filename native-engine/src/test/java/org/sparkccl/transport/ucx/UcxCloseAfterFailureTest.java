@@ -3,7 +3,6 @@ package org.sparkccl.transport.ucx;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.util.SplittableRandom;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -14,8 +13,6 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.sparkccl.CclException;
 import org.sparkccl.NeedsUcx;
-import org.sparkccl.auth.ChallengeResponse;
-import org.sparkccl.fifo.Fifo;
 import org.sparkccl.transport.RecvConnection;
 import org.sparkccl.transport.SendConnection;
 
@@ -28,7 +25,6 @@ import org.sparkccl.transport.SendConnection;
  */
 @DisplayName("a UCX transport closing after a failure")
 class UcxCloseAfterFailureTest {
-  private static final int STEP = 64 << 10;
   private static final long SILENT_MS = 300;
 
   /** Below the close's 1 s wait for a silent peer. */
@@ -40,85 +36,62 @@ class UcxCloseAfterFailureTest {
   void waitsForTheRankItSendsTo() throws Exception {
     NeedsUcx.assume("UcxCloseAfterFailureTest");
     long liveBefore = UcxTransport.liveObjects();
-    Fifo[] fifos = {new Fifo(STEP), new Fifo(STEP), new Fifo(STEP), new Fifo(STEP)};
-    ExecutorService closer = Executors.newSingleThreadExecutor();
-    UcxTransport sender = null;
-    UcxTransport receiver = null;
-    try {
-      sender = UcxTransport.open(0, 1, new Fifo[] {fifos[0]}, new Fifo[] {fifos[1]});
-      receiver = UcxTransport.open(1, 1, new Fifo[] {fifos[2]}, new Fifo[] {fifos[3]});
-      byte[] secret = new byte[ChallengeResponse.SECRET_BYTES];
-      new SplittableRandom(7).nextBytes(secret);
-      for (UcxTransport t : new UcxTransport[] {sender, receiver}) {
-        t.useSecret(secret);
-        t.onProxy(Runnable::run); // this thread acts as each rank's proxy
-      }
-      SendConnection out = sender.connectSend(1, 0, receiver.localInfo());
-      RecvConnection in = receiver.connectRecv(0, 0, sender.localInfo());
-      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-      UcxTransport proving = receiver;
-      Future<?> proven = closer.submit(() -> proving.awaitPeersProven(deadline));
-      sender.awaitPeersProven(deadline);
-      proven.get(30, TimeUnit.SECONDS);
+    try (UcxEnds ends = UcxEnds.connect(7)) {
+      UcxTransport sender = ends.rank0();
+      UcxTransport receiver = ends.rank1();
+      SendConnection out = (SendConnection) ends.out();
+      RecvConnection in = (RecvConnection) ends.in();
+      ExecutorService closer = Executors.newSingleThreadExecutor();
+      try {
+        // rank 0 fails and tells rank 1, which has not looked yet, then closes
+        out.notifyFailure("rank 0: failed for the test");
+        long[] closedAt = new long[1];
+        long start = System.nanoTime();
+        Future<?> closed =
+            closer.submit(
+                () -> {
+                  sender.close(true);
+                  closedAt[0] = System.nanoTime();
+                });
+        Thread.sleep(SILENT_MS);
 
-      // rank 0 fails and tells rank 1, which has not looked yet, then closes
-      out.notifyFailure("rank 0: failed for the test");
-      UcxTransport closing = sender;
-      long[] closedAt = new long[1];
-      long start = System.nanoTime();
-      Future<?> closed =
-          closer.submit(
-              () -> {
-                closing.close(true);
-                closedAt[0] = System.nanoTime();
-              });
-      Thread.sleep(SILENT_MS);
-
-      // rank 1 hears of the failure and answers, as its proxy would
-      CclException heard = null;
-      long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-      while (heard == null && System.nanoTime() < until) {
-        try {
-          receiver.poll();
-        } catch (CclException e) {
-          heard = e;
+        // rank 1 hears of the failure and answers, as its proxy would
+        CclException heard = null;
+        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (heard == null && System.nanoTime() < until) {
+          try {
+            receiver.poll();
+          } catch (CclException e) {
+            heard = e;
+          }
         }
-      }
-      assertTrue(
-          heard != null && heard.getMessage().contains("failed for the test"),
-          "rank 1 heard of the failure: " + heard);
-      long answeredAt = System.nanoTime();
-      in.notifyPeer(true, "rank 1: stopped for the test");
-      while (!closed.isDone() && System.nanoTime() < until) {
-        receiver.poll();
-        Thread.sleep(1);
-      }
-      closed.get(10, TimeUnit.SECONDS);
-      long answeredMs = TimeUnit.NANOSECONDS.toMillis(answeredAt - start);
-      if (answeredMs >= WAIT_BOUND_MS) {
-        // the close may rightly have given up on a silent peer by then: nothing to tell
-        String why = "rank 1 answered only " + answeredMs + " ms after rank 0 began to close";
-        System.out.println("SKIPPED UcxCloseAfterFailureTest: " + why);
-        Assumptions.abort(why);
-      }
-      assertTrue(
-          closedAt[0] - answeredAt > 0,
-          "rank 0 closed, freeing its side area, "
-              + TimeUnit.NANOSECONDS.toMillis(answeredAt - closedAt[0])
-              + " ms before rank 1 (which puts its entries there) said it stopped");
-      sender = null;
-    } finally {
-      // what runs there ends within its own deadline; the transports are closed only after it
-      closer.shutdown();
-      assertTrue(closer.awaitTermination(40, TimeUnit.SECONDS), "the closing thread ended");
-      if (sender != null) {
-        sender.close(true);
-      }
-      if (receiver != null) {
-        receiver.close(true);
-      }
-      for (Fifo f : fifos) {
-        f.close();
+        assertTrue(
+            heard != null && heard.getMessage().contains("failed for the test"),
+            "rank 1 heard of the failure: " + heard);
+        long answeredAt = System.nanoTime();
+        in.notifyPeer(true, "rank 1: stopped for the test");
+        while (!closed.isDone() && System.nanoTime() < until) {
+          receiver.poll();
+          Thread.sleep(1);
+        }
+        closed.get(10, TimeUnit.SECONDS);
+        long answeredMs = TimeUnit.NANOSECONDS.toMillis(answeredAt - start);
+        if (answeredMs >= WAIT_BOUND_MS) {
+          // the close may rightly have given up on a silent peer by then: nothing to tell
+          String why = "rank 1 answered only " + answeredMs + " ms after rank 0 began to close";
+          System.out.println("SKIPPED UcxCloseAfterFailureTest: " + why);
+          Assumptions.abort(why);
+        }
+        assertTrue(
+            closedAt[0] - answeredAt > 0,
+            "rank 0 closed, freeing its side area, "
+                + TimeUnit.NANOSECONDS.toMillis(answeredAt - closedAt[0])
+                + " ms before rank 1 (which puts its entries there) said it stopped");
+      } finally {
+        // what runs there ends within its own deadline; the transports are closed only after it
+        closer.shutdown();
+        assertTrue(closer.awaitTermination(40, TimeUnit.SECONDS), "the closing thread ended");
+        receiver.close(true); // it heard of the failure (the ends' close then finds both closed)
       }
     }
     assertEquals(liveBefore, UcxTransport.liveObjects(), "UCX objects left after close");
