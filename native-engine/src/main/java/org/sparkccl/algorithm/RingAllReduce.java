@@ -34,7 +34,8 @@ public final class RingAllReduce {
     for (long base = 0; base < count; base += nRanks * chunkElems) {
       // the last round's chunks stay aligned too (ChannelSplit.ALIGN_BYTES); the last is shorter
       long real = Math.min(chunkElems, ChannelSplit.alignedShare(count - base, nRanks, elemSize));
-      Round round = new Round(p, start + base, real, start + count, nRanks);
+      long piece = RingPlanner.pieceElems(real, stepSize, elemSize);
+      Round round = new Round(p, start + base, real, piece, start + count, nRanks);
       round.add(Primitive.SEND, rank);
       for (int s = 1; s <= nRanks - 2; s++) {
         round.add(Primitive.RECV_REDUCE_SEND, rank - s);
@@ -48,11 +49,17 @@ public final class RingAllReduce {
     return p.build(channel, stepSize);
   }
 
-  /** The chunks of one round, at the same offsets in source and destination. */
-  private record Round(RingPlanner p, long base, long chunk, long end, int nRanks) {
+  /**
+   * The chunks of one round, at the same offsets in source and destination, each added as calls of
+   * at most {@code piece} elements.
+   */
+  private record Round(RingPlanner p, long base, long chunk, long piece, long end, int nRanks) {
     void add(Primitive kind, int chunkIndex) {
       long first = base + Math.floorMod(chunkIndex, nRanks) * chunk;
-      p.add(kind, first, first, Math.max(0, Math.min(chunk, end - first)));
+      long length = Math.max(0, Math.min(chunk, end - first));
+      for (long done = 0; done < length; done += piece) {
+        p.add(kind, first + done, first + done, Math.min(piece, length - done));
+      }
     }
   }
 }
