@@ -39,20 +39,28 @@ class CollectiveMatrixTest {
    * the LL protocol (flag and data in one line) or the simple one (counters beside the slots).
    */
   enum Link {
-    SOCKET(Transport.SOCKET, false, 0, "ring and edges on sockets"),
-    UCX(Transport.UCX, false, 0, "ring on UCX, edges on sockets"),
-    SHM_LL(Transport.LOCAL, true, 64 << 10, "ring in memory, edges in shared memory by LL"),
-    SHM_SIMPLE(Transport.LOCAL, true, 0, "ring in memory, edges in shared memory, simple");
+    SOCKET(Transport.SOCKET, false, 0, 0, "ring and edges on sockets"),
+    SOCKET_PROXY(
+        Transport.SOCKET,
+        false,
+        0,
+        1,
+        "ring on sockets, its bytes moved by the proxy thread alone (ring.proxyMinBytes)"),
+    UCX(Transport.UCX, false, 0, 0, "ring on UCX, edges on sockets"),
+    SHM_LL(Transport.LOCAL, true, 64 << 10, 0, "ring in memory, edges in shared memory by LL"),
+    SHM_SIMPLE(Transport.LOCAL, true, 0, 0, "ring in memory, edges in shared memory, simple");
 
     final Transport transport;
     final boolean shm;
     final int llMaxBytes;
+    final long ringProxyMinBytes;
     final String text;
 
-    Link(Transport transport, boolean shm, int llMaxBytes, String text) {
+    Link(Transport transport, boolean shm, int llMaxBytes, long ringProxyMinBytes, String text) {
       this.transport = transport;
       this.shm = shm;
       this.llMaxBytes = llMaxBytes;
+      this.ringProxyMinBytes = ringProxyMinBytes;
       this.text = text;
     }
   }
@@ -64,6 +72,7 @@ class CollectiveMatrixTest {
           .transport(link.transport)
           .shm(link.shm)
           .llMaxBytes(link.llMaxBytes)
+          .ringProxyMinBytes(link.ringProxyMinBytes)
           .buffSize(64 << 10) // 8 KiB slots: the larger counts span several
           .nChannels(1)
           .algo(algo)

@@ -655,7 +655,8 @@ public final class CollectiveLauncher {
     }
     PeerLinks.Link link = send ? peers.sendTo(peer) : peers.recvFrom(peer);
     if (send) {
-      enqueueSend(link.sendOps, link.send(), link.fifo, link.nextStep, slices, call, link.site);
+      enqueueSend(
+          link.sendOps, link.send(), link.fifo, link.nextStep, slices, call, link.site, false);
     } else {
       enqueueRecv(
           link.recvOps,
@@ -667,7 +668,8 @@ public final class CollectiveLauncher {
           link.site,
           null,
           null,
-          true);
+          true,
+          false);
     }
     edge.restart(link.fifo, link.nextStep, null, null, null);
     edge.sendFromSources(link.sourceFifo);
@@ -685,7 +687,8 @@ public final class CollectiveLauncher {
       long base,
       long steps,
       CollectiveCall call,
-      OpSite site) {
+      OpSite site,
+      boolean proxyOnly) {
     SendProxyOp op = ops.reusable();
     if (op != null) {
       op.restart(base, steps, call);
@@ -693,6 +696,7 @@ public final class CollectiveLauncher {
       op = new SendProxyOp(conn, fifo, base, steps, call, ctx.timeoutNanos, site);
       ops.keep(op);
     }
+    op.proxyOnly(proxyOnly);
     ctx.proxy.enqueue(op);
   }
 
@@ -713,7 +717,8 @@ public final class CollectiveLauncher {
       OpSite site,
       ByteBuffer output,
       ChannelPlan plan,
-      boolean afterConsumer) {
+      boolean afterConsumer,
+      boolean proxyOnly) {
     RecvProxyOp op = ops.reusable();
     if (op != null) {
       op.restart(base, steps, call);
@@ -729,7 +734,18 @@ public final class CollectiveLauncher {
     if (afterConsumer) {
       op.postAfterConsumer();
     }
+    op.proxyOnly(proxyOnly);
     ctx.proxy.enqueue(op);
+  }
+
+  /**
+   * Whether a ring collective's transfers are the proxy thread's alone (key {@code
+   * ring.proxyMinBytes}): then its calling thread, while it waits, only reduces and copies, and the
+   * proxy reads and writes the sockets beside it. Host memory only: GPU kernels never move bytes.
+   */
+  private boolean movedByProxyOnly(CollectiveCall call, DeviceBuffer dst) {
+    long min = ctx.config.ringProxyMinBytes();
+    return min > 0 && dst instanceof HostBuffer && call.count() * call.dtype().size() >= min;
   }
 
   /**
@@ -765,9 +781,17 @@ public final class CollectiveLauncher {
               localDst,
               ChannelSplit.start(call.count(), call.dtype().size(), used, c),
               ChannelSplit.length(call.count(), call.dtype().size(), used, c));
+      boolean proxyOnly = movedByProxyOnly(call, dst);
       if (plan.sendSteps() > 0 && !ch.directSend) {
         enqueueSend(
-            ch.sendOps, ch.send, ch.sendFifo, ch.sendBase, plan.sendSteps(), call, sites.send(ch));
+            ch.sendOps,
+            ch.send,
+            ch.sendFifo,
+            ch.sendBase,
+            plan.sendSteps(),
+            call,
+            sites.send(ch),
+            proxyOnly);
       }
       if (plan.recvSteps() > 0 && !ch.directRecv) {
         enqueueRecv(
@@ -780,7 +804,8 @@ public final class CollectiveLauncher {
             sites.recv(ch),
             receivesInto(ch, dst),
             plan,
-            false);
+            false,
+            proxyOnly);
       }
       ch.sendBase += plan.sendSteps();
       ch.recvBase += plan.recvSteps();

@@ -47,6 +47,7 @@ public final class CclConfig {
   private final int cudaResidentUs;
   private final int cudaBlocks;
   private final int llMaxBytes;
+  private final long ringProxyMinBytes;
   private final double hopLatencyUs;
   private final double linkGBps;
   private final double treeHopLatencyUs;
@@ -80,6 +81,7 @@ public final class CclConfig {
     this.cudaResidentUs = b.cudaResidentUs;
     this.cudaBlocks = b.cudaBlocks;
     this.llMaxBytes = b.llMaxBytes;
+    this.ringProxyMinBytes = b.ringProxyMinBytes;
     this.p2p = b.p2p;
     this.shm = b.shm;
     this.hopLatencyUs = b.hopLatencyUs;
@@ -238,6 +240,14 @@ public final class CclConfig {
     return llMaxBytes;
   }
 
+  /**
+   * The smallest ring collective, in bytes, whose transfers the proxy thread moves alone (key
+   * {@code ring.proxyMinBytes}); 0: none.
+   */
+  public long ringProxyMinBytes() {
+    return ringProxyMinBytes;
+  }
+
   /** Whether ranks of one host may write into each other's GPU memory (key {@code p2p}). */
   public boolean p2p() {
     return p2p;
@@ -344,6 +354,7 @@ public final class CclConfig {
       case CUDA_RESIDENT_US -> Integer.toString(cudaResidentUs);
       case CUDA_BLOCKS -> Integer.toString(cudaBlocks);
       case LL_MAX_BYTES -> Integer.toString(llMaxBytes);
+      case RING_PROXY_MIN_BYTES -> Long.toString(ringProxyMinBytes);
       case TUNER_HOP_LATENCY_US -> Double.toString(hopLatencyUs);
       case TUNER_LINK_GBPS -> Double.toString(linkGBps);
       case TUNER_TREE_HOP_LATENCY_US -> Double.toString(treeHopLatencyUs);
@@ -387,6 +398,7 @@ public final class CclConfig {
     private int cudaResidentUs;
     private int cudaBlocks;
     private int llMaxBytes;
+    private long ringProxyMinBytes;
     private double hopLatencyUs;
     private double linkGBps;
     private double treeHopLatencyUs;
@@ -430,6 +442,7 @@ public final class CclConfig {
       cudaResidentUs = c.cudaResidentUs;
       cudaBlocks = c.cudaBlocks;
       llMaxBytes = c.llMaxBytes;
+      ringProxyMinBytes = c.ringProxyMinBytes;
       hopLatencyUs = c.hopLatencyUs;
       linkGBps = c.linkGBps;
       treeHopLatencyUs = c.treeHopLatencyUs;
@@ -474,6 +487,7 @@ public final class CclConfig {
         case CUDA_RESIDENT_US -> cudaResidentUs(Values.integer(k, text));
         case CUDA_BLOCKS -> cudaBlocks(Values.integer(k, text));
         case LL_MAX_BYTES -> llMaxBytes(intBytes(k, text));
+        case RING_PROXY_MIN_BYTES -> ringProxyMinBytes(Values.bytes(k, text));
         case TUNER_HOP_LATENCY_US -> hopLatencyUs(Values.decimal(k, text));
         case TUNER_LINK_GBPS -> linkGBps(Values.decimal(k, text));
         case TUNER_TREE_HOP_LATENCY_US -> treeHopLatencyUs(Values.decimal(k, text));
@@ -617,6 +631,12 @@ public final class CclConfig {
       return this;
     }
 
+    /** The smallest ring collective whose transfers the proxy moves alone; 0 for none. */
+    public Builder ringProxyMinBytes(long v) {
+      ringProxyMinBytes = v;
+      return this;
+    }
+
     public Builder idleYieldUs(int v) {
       idleYieldUs = v;
       return this;
@@ -716,6 +736,9 @@ public final class CclConfig {
       }
       if (llMaxBytes < 0 || llMaxBytes > Key.MAX_LL_BYTES) {
         throw invalid(Key.LL_MAX_BYTES, llMaxBytes, "0 (off).." + Key.MAX_LL_BYTES);
+      }
+      if (ringProxyMinBytes < 0) {
+        throw invalid(Key.RING_PROXY_MIN_BYTES, ringProxyMinBytes, "0 (off) or more");
       }
       if (idleCpusPerRank < 0) {
         throw invalid(Key.IDLE_CPUS_PER_RANK, idleCpusPerRank, "0 or more");

@@ -59,6 +59,14 @@ public enum Key {
    * others set. B, K suffixes; at most 64K.
    */
   LL_MAX_BYTES("ll.maxBytes", "4K"),
+  /**
+   * Ring collectives of at least this many bytes on host memory leave their transfers to the proxy
+   * thread: the calling thread, while it waits, then reduces and copies only, instead of also
+   * reading and writing the sockets itself (UCX transfers are always the proxy's). 0 (the default):
+   * a waiting calling thread moves the bytes, which suits small messages, where a hand-off between
+   * two threads costs more than it overlaps. B, K, M suffixes.
+   */
+  RING_PROXY_MIN_BYTES("ring.proxyMinBytes", "0"),
   /** UCX endpoints per ring connection, like {@code NCCL_IB_QPS_PER_CONNECTION}. */
   IB_QPS_PER_CONNECTION("ib.qpsPerConnection", "1"),
   /** Longest wait without progress before a collective fails; ms, s, m suffixes (plain: s). */

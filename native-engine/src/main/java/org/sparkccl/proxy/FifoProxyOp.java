@@ -16,7 +16,12 @@ abstract class FifoProxyOp extends ProxyOp {
   private final Object connection;
 
   /** Whether the connection is moved only by the proxy thread ({@link #needsTransportOwner}). */
-  private final boolean needsOwner;
+  private final boolean connectionNeedsOwner;
+
+  /**
+   * As {@link #connectionNeedsOwner}, or this operation's launcher asked it ({@link #proxyOnly}).
+   */
+  private boolean needsOwner;
 
   // not final: a finished, unlinked operation may be restarted for the next collective
   private long base;
@@ -65,6 +70,7 @@ abstract class FifoProxyOp extends ProxyOp {
       OpSite site,
       CollectiveCall call) {
     this.connection = connection;
+    this.connectionNeedsOwner = needsOwner;
     this.needsOwner = needsOwner;
     this.fifo = fifo;
     this.base = base;
@@ -135,6 +141,16 @@ abstract class FifoProxyOp extends ProxyOp {
       clock.check(now);
     }
     return moved;
+  }
+
+  /**
+   * Whether only the proxy thread moves this operation, though waiting kernels could (key {@code
+   * ring.proxyMinBytes}); a connection whose transport the proxy owns stays the proxy's either way.
+   * Only while the operation is not queued: the proxy counts such operations when they are queued
+   * and when they retire.
+   */
+  public final void proxyOnly(boolean only) {
+    needsOwner = connectionNeedsOwner || only;
   }
 
   @Override
