@@ -20,6 +20,7 @@ import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.function.Executable;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.EnumSource;
 import org.junit.jupiter.params.provider.ValueSource;
 import org.sparkccl.bootstrap.LocalBootstrap;
@@ -39,6 +40,13 @@ class ErrorsTest {
 
   private static CclConfig config(Duration timeout) {
     return config(timeout, Algorithm.AUTO);
+  }
+
+  /**
+   * As {@link #config(Duration)}; {@code proxyMoves}: every ring collective's bytes on the proxy.
+   */
+  private static CclConfig config(Duration timeout, boolean proxyMoves) {
+    return config(timeout).toBuilder().ringProxyMinBytes(proxyMoves ? 1 : 0).build();
   }
 
   private static CclConfig config(Duration timeout, Algorithm algo) {
@@ -279,12 +287,13 @@ class ErrorsTest {
     }
   }
 
-  @Test
+  @ParameterizedTest(name = "ring bytes on the proxy thread: {0}")
+  @ValueSource(booleans = {false, true})
   @DisplayName("a rank that never calls makes the others fail with a timeout, not hang")
-  void rankThatNeverCallsLeadsToATimeout() {
+  void rankThatNeverCallsLeadsToATimeout(boolean proxyMoves) {
     int n = 3;
     Duration timeout = Duration.ofSeconds(2);
-    Communicator[] comms = RankHarness.createAll(n, config(timeout), WAIT);
+    Communicator[] comms = RankHarness.createAll(n, config(timeout, proxyMoves), WAIT);
     DeviceBuffer[] bufs = new DeviceBuffer[n];
     try {
       long t0 = System.nanoTime();
@@ -384,18 +393,22 @@ class ErrorsTest {
 
   /**
    * 4 KiB by recursive doubling (forced) over point-to-point links, shared-memory lanes where the
-   * run allows them; 4 MiB by the tuner's choice, the ring.
+   * run allows them; 4 MiB by the tuner's choice, the ring, its bytes moved by waiting kernels or
+   * by the proxy thread alone ({@code ring.proxyMinBytes}).
    */
-  @ParameterizedTest(name = "{0} floats")
-  @ValueSource(ints = {1024, 1 << 20})
+  @ParameterizedTest(name = "{0} floats, ring bytes on the proxy thread: {1}")
+  @CsvSource({"1024, false", "1048576, false", "1048576, true"})
   @DisplayName(
       "a rank that aborts in the middle of a collective makes the other ranks fail, not hang")
-  void rankThatAbortsMidCollectiveFailsTheOthers(int count) {
+  void rankThatAbortsMidCollectiveFailsTheOthers(int count, boolean proxyMoves) {
     int n = 3;
     boolean small = count < 1 << 20;
     Duration timeout = Duration.ofSeconds(20);
-    Communicator[] comms =
-        RankHarness.createAll(n, config(timeout, small ? Algorithm.RD : Algorithm.AUTO), WAIT);
+    CclConfig config =
+        config(timeout, small ? Algorithm.RD : Algorithm.AUTO).toBuilder()
+            .ringProxyMinBytes(proxyMoves ? 1 : 0)
+            .build();
+    Communicator[] comms = RankHarness.createAll(n, config, WAIT);
     AtomicInteger[] done = {new AtomicInteger(), new AtomicInteger(), new AtomicInteger()};
     AtomicLong abortedAt = new AtomicLong();
     long[] failedAt = new long[n];
