@@ -767,6 +767,7 @@ public final class CollectiveLauncher {
       long localSrc,
       long localDst,
       Collective coll) {
+    boolean proxyOnly = movedByProxyOnly(call, dst);
     // GPU channels on direct edges: one kernel thread drives them all (ChannelGroupTask)
     ChannelWork[] group =
         ChannelGroupTask.applies(ctx.channels, used) ? new ChannelWork[used] : null;
@@ -781,7 +782,6 @@ public final class CollectiveLauncher {
               localDst,
               ChannelSplit.start(call.count(), call.dtype().size(), used, c),
               ChannelSplit.length(call.count(), call.dtype().size(), used, c));
-      boolean proxyOnly = movedByProxyOnly(call, dst);
       if (plan.sendSteps() > 0 && !ch.directSend) {
         enqueueSend(
             ch.sendOps,

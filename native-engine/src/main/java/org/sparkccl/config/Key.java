@@ -60,11 +60,12 @@ public enum Key {
    */
   LL_MAX_BYTES("ll.maxBytes", "4K"),
   /**
-   * Ring collectives of at least this many bytes on host memory leave their transfers to the proxy
-   * thread: the calling thread, while it waits, then reduces and copies only, instead of also
-   * reading and writing the sockets itself (UCX transfers are always the proxy's). 0 (the default):
-   * a waiting calling thread moves the bytes, which suits small messages, where a hand-off between
-   * two threads costs more than it overlaps. B, K, M suffixes.
+   * Ring collectives on host memory whose call names at least this many bytes (its count times the
+   * element size) leave their transfers to the proxy thread: the calling thread, while it waits,
+   * then reduces and copies only, instead of also reading and writing the sockets itself (UCX
+   * transfers are always the proxy's). 0 (the default): a waiting calling thread moves the bytes,
+   * which suits small messages, where a hand-off between two threads costs more than it overlaps.
+   * B, K, M suffixes.
    */
   RING_PROXY_MIN_BYTES("ring.proxyMinBytes", "0"),
   /** UCX endpoints per ring connection, like {@code NCCL_IB_QPS_PER_CONNECTION}. */
