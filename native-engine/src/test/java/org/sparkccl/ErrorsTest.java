@@ -42,11 +42,9 @@ class ErrorsTest {
     return config(timeout, Algorithm.AUTO);
   }
 
-  /**
-   * As {@link #config(Duration)}; {@code proxyMoves}: every ring collective's bytes on the proxy.
-   */
-  private static CclConfig config(Duration timeout, boolean proxyMoves) {
-    return config(timeout).toBuilder().ringProxyMinBytes(proxyMoves ? 1 : 0).build();
+  /** {@code c}, with every ring collective's bytes on the proxy thread where {@code proxyMoves}. */
+  private static CclConfig proxyMoves(CclConfig c, boolean proxyMoves) {
+    return c.toBuilder().ringProxyMinBytes(proxyMoves ? 1 : 0).build();
   }
 
   private static CclConfig config(Duration timeout, Algorithm algo) {
@@ -293,7 +291,7 @@ class ErrorsTest {
   void rankThatNeverCallsLeadsToATimeout(boolean proxyMoves) {
     int n = 3;
     Duration timeout = Duration.ofSeconds(2);
-    Communicator[] comms = RankHarness.createAll(n, config(timeout, proxyMoves), WAIT);
+    Communicator[] comms = RankHarness.createAll(n, proxyMoves(config(timeout), proxyMoves), WAIT);
     DeviceBuffer[] bufs = new DeviceBuffer[n];
     try {
       long t0 = System.nanoTime();
@@ -404,11 +402,8 @@ class ErrorsTest {
     int n = 3;
     boolean small = count < 1 << 20;
     Duration timeout = Duration.ofSeconds(20);
-    CclConfig config =
-        config(timeout, small ? Algorithm.RD : Algorithm.AUTO).toBuilder()
-            .ringProxyMinBytes(proxyMoves ? 1 : 0)
-            .build();
-    Communicator[] comms = RankHarness.createAll(n, config, WAIT);
+    CclConfig config = config(timeout, small ? Algorithm.RD : Algorithm.AUTO);
+    Communicator[] comms = RankHarness.createAll(n, proxyMoves(config, proxyMoves), WAIT);
     AtomicInteger[] done = {new AtomicInteger(), new AtomicInteger(), new AtomicInteger()};
     AtomicLong abortedAt = new AtomicLong();
     long[] failedAt = new long[n];

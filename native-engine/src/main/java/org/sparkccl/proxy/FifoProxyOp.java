@@ -16,12 +16,10 @@ abstract class FifoProxyOp extends ProxyOp {
   private final Object connection;
 
   /** Whether the connection is moved only by the proxy thread ({@link #needsTransportOwner}). */
-  private final boolean connectionNeedsOwner;
+  private final boolean needsOwner;
 
-  /**
-   * As {@link #connectionNeedsOwner}, or this operation's launcher asked it ({@link #proxyOnly}).
-   */
-  private boolean needsOwner;
+  /** This operation's launcher gave it to the proxy thread alone ({@link #proxyOnly}). */
+  private boolean proxyOnly;
 
   // not final: a finished, unlinked operation may be restarted for the next collective
   private long base;
@@ -70,7 +68,6 @@ abstract class FifoProxyOp extends ProxyOp {
       OpSite site,
       CollectiveCall call) {
     this.connection = connection;
-    this.connectionNeedsOwner = needsOwner;
     this.needsOwner = needsOwner;
     this.fifo = fifo;
     this.base = base;
@@ -150,12 +147,12 @@ abstract class FifoProxyOp extends ProxyOp {
    * and when they retire.
    */
   public final void proxyOnly(boolean only) {
-    needsOwner = connectionNeedsOwner || only;
+    proxyOnly = only;
   }
 
   @Override
   final boolean needsTransportOwner() {
-    return needsOwner;
+    return needsOwner || proxyOnly;
   }
 
   @Override
