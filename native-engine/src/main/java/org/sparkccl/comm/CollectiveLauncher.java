@@ -23,6 +23,7 @@ import org.sparkccl.algorithm.RecursiveHalving;
 import org.sparkccl.algorithm.Tree;
 import org.sparkccl.algorithm.Tuner;
 import org.sparkccl.config.Algorithm;
+import org.sparkccl.config.CclConfig;
 import org.sparkccl.device.DeviceBuffer;
 import org.sparkccl.device.HostBuffer;
 import org.sparkccl.device.HostDevice;
@@ -744,8 +745,36 @@ public final class CollectiveLauncher {
    * proxy reads and writes the sockets beside it. Host memory only: GPU kernels never move bytes.
    */
   private boolean movedByProxyOnly(CollectiveCall call, DeviceBuffer dst) {
-    long min = ctx.config.ringProxyMinBytes();
+    Links links = ctx.links();
+    long min =
+        proxyMinBytes(
+            ctx.config.ringProxyMinBytes(),
+            links.everyRankSpins() && links.coresToSpare(),
+            links.ring().overSockets());
     return min > 0 && dst instanceof HostBuffer && call.count() * call.dtype().size() >= min;
+  }
+
+  /**
+   * {@code ring.proxyMinBytes=auto}'s threshold. On a 16-core host over sockets, with every rank
+   * spinning, the proxy's moves took 0.82-0.96x the time of the calling thread's at 4 ranks (the
+   * allReduce and allGather, 512 KiB-8 MiB) and 0.86-1.14x at 8 ranks, where the ranks' spinning
+   * threads take every core; where ranks back off (a 2-core machine) they took 1.2-2.4x
+   * (docs/benchmarks.md).
+   */
+  static final long AUTO_PROXY_MIN_BYTES = 512 << 10;
+
+  /**
+   * The smallest ring collective whose transfers the proxy moves alone, from the key's value {@code
+   * configured}: {@code auto} chooses {@link #AUTO_PROXY_MIN_BYTES} where every rank spins with
+   * cores to spare ({@link Links#coresToSpare}) and the ring runs over sockets (the one transport
+   * measured), else none.
+   */
+  static long proxyMinBytes(
+      long configured, boolean spinsWithCoresToSpare, boolean ringOverSockets) {
+    if (configured != CclConfig.RING_PROXY_AUTO) {
+      return configured;
+    }
+    return spinsWithCoresToSpare && ringOverSockets ? AUTO_PROXY_MIN_BYTES : 0;
   }
 
   /**

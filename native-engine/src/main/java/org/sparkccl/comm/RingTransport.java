@@ -79,6 +79,15 @@ interface RingTransport {
   }
 
   /**
+   * Whether this ring's bytes go through sockets that a waiting kernel may read and write itself,
+   * as it may not a UCX worker the proxy owns: {@code ring.proxyMinBytes=auto} then gives large
+   * rings to the proxy where ranks spin. The same on every rank.
+   */
+  default boolean overSockets() {
+    return false;
+  }
+
+  /**
    * Whether every edge of this ring, on every rank, is a shared-memory FIFO that the two ranks'
    * kernels write and read themselves: the same answer on every rank once connected. The tuner then
    * takes its shared-memory constants. Not the in-memory ring of threads ({@link LocalRing}): its

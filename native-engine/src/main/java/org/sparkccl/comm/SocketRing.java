@@ -45,6 +45,11 @@ final class SocketRing implements RingTransport {
   }
 
   @Override
+  public boolean overSockets() {
+    return true;
+  }
+
+  @Override
   public void connect(
       CommContext ctx, Bootstrap bootstrap, long token, int next, int prev, byte[][] infos) {
     long deadline = System.nanoTime() + ctx.timeoutNanos;

@@ -74,7 +74,7 @@ final class TransportSelector {
       ctx.settleIdle(ex.ranksOnHost);
       RingTransport ring = chooseAndConnect(candidates, ex);
       PeerLinks peers = peerLinks(sockets, ex);
-      return new Links(sockets, ring, peers, ex.everyRankSpins);
+      return new Links(sockets, ring, peers, ex.spin.everyRank(), ex.spin.coresToSpare());
     } catch (RuntimeException e) {
       candidates.forEach(c -> c.close(false));
       sockets.close();
@@ -193,7 +193,14 @@ final class TransportSelector {
       int ranksOnHost,
       String[] hosts,
       boolean[] allowsShm,
-      boolean everyRankSpins) {}
+      Spin spin) {}
+
+  /**
+   * Whether every rank's waits spin while work is in flight, and whether every rank's host has
+   * twice the cores its ranks' polling threads take ({@link AutoIdle#sparesCores}): the same answer
+   * on every rank.
+   */
+  private record Spin(boolean everyRank, boolean coresToSpare) {}
 
   private Exchange exchange(SocketTransport sockets, List<RingTransport> candidates) {
     byte[] address = sockets.address().getBytes(StandardCharsets.UTF_8);
@@ -287,22 +294,24 @@ final class TransportSelector {
         ranksOnHost,
         hosts,
         allowsShm,
-        everyRankSpins(hosts, idleInputs));
+        spin(hosts, idleInputs));
   }
 
-  /** What a rank sends for {@link #everyRankSpins}: idle mode, polling threads, cores, cap. */
+  /** What a rank sends for {@link #spin}: idle mode, polling threads, cores, cap. */
   private static final int IDLE_BYTES = 1 + 4 + 4 + 4;
 
   /**
-   * Whether every rank's waits spin while work is in flight, from each rank's idle mode, polling
-   * threads, cores and cap, and the ranks on its host: the same answer on every rank.
+   * Whether every rank's waits spin while work is in flight, and every rank has cores to spare,
+   * from each rank's idle mode, polling threads, cores and cap, and the ranks on its host.
    */
-  private boolean everyRankSpins(String[] hosts, int[][] idleInputs) {
+  private Spin spin(String[] hosts, int[][] idleInputs) {
     IdleMode[] modes = IdleMode.values();
     Map<String, Integer> ranksOn = new HashMap<>();
     for (String h : hosts) {
       ranksOn.merge(h, 1, Integer::sum);
     }
+    boolean everyRank = true;
+    boolean coresToSpare = true;
     for (int r = 0; r < hosts.length; r++) {
       int[] in = idleInputs[r];
       if (in[0] < 0 || in[0] >= modes.length) {
@@ -316,11 +325,11 @@ final class TransportSelector {
                 + "; expected 0.."
                 + (modes.length - 1));
       }
-      if (!AutoIdle.spinsWhenBusy(modes[in[0]], ranksOn.get(hosts[r]), in[1], in[2], in[3])) {
-        return false;
-      }
+      int onHost = ranksOn.get(hosts[r]);
+      everyRank &= AutoIdle.spinsWhenBusy(modes[in[0]], onHost, in[1], in[2], in[3]);
+      coresToSpare &= AutoIdle.sparesCores(onHost, in[1], in[2], in[3]);
     }
-    return true;
+    return new Spin(everyRank, coresToSpare);
   }
 
   /** Whether this rank may share point-to-point FIFOs with ranks of its host at all. */

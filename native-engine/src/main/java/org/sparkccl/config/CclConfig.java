@@ -241,8 +241,14 @@ public final class CclConfig {
   }
 
   /**
+   * {@link #ringProxyMinBytes()} for {@code ring.proxyMinBytes=auto}: the communicator chooses,
+   * from whether its ranks spin and where its ring runs.
+   */
+  public static final long RING_PROXY_AUTO = -1;
+
+  /**
    * The smallest ring collective, in bytes, whose transfers the proxy thread moves alone (key
-   * {@code ring.proxyMinBytes}); 0: none.
+   * {@code ring.proxyMinBytes}); 0: none; {@link #RING_PROXY_AUTO}: the communicator chooses.
    */
   public long ringProxyMinBytes() {
     return ringProxyMinBytes;
@@ -354,7 +360,8 @@ public final class CclConfig {
       case CUDA_RESIDENT_US -> Integer.toString(cudaResidentUs);
       case CUDA_BLOCKS -> Integer.toString(cudaBlocks);
       case LL_MAX_BYTES -> Integer.toString(llMaxBytes);
-      case RING_PROXY_MIN_BYTES -> Long.toString(ringProxyMinBytes);
+      case RING_PROXY_MIN_BYTES ->
+          ringProxyMinBytes == RING_PROXY_AUTO ? "auto" : Long.toString(ringProxyMinBytes);
       case TUNER_HOP_LATENCY_US -> Double.toString(hopLatencyUs);
       case TUNER_LINK_GBPS -> Double.toString(linkGBps);
       case TUNER_TREE_HOP_LATENCY_US -> Double.toString(treeHopLatencyUs);
@@ -487,7 +494,9 @@ public final class CclConfig {
         case CUDA_RESIDENT_US -> cudaResidentUs(Values.integer(k, text));
         case CUDA_BLOCKS -> cudaBlocks(Values.integer(k, text));
         case LL_MAX_BYTES -> llMaxBytes(intBytes(k, text));
-        case RING_PROXY_MIN_BYTES -> ringProxyMinBytes(Values.bytes(k, text));
+        case RING_PROXY_MIN_BYTES ->
+            ringProxyMinBytes(
+                text.trim().equalsIgnoreCase("auto") ? RING_PROXY_AUTO : Values.bytes(k, text));
         case TUNER_HOP_LATENCY_US -> hopLatencyUs(Values.decimal(k, text));
         case TUNER_LINK_GBPS -> linkGBps(Values.decimal(k, text));
         case TUNER_TREE_HOP_LATENCY_US -> treeHopLatencyUs(Values.decimal(k, text));
@@ -631,7 +640,10 @@ public final class CclConfig {
       return this;
     }
 
-    /** The smallest ring collective whose transfers the proxy moves alone; 0 for none. */
+    /**
+     * The smallest ring collective whose transfers the proxy moves alone; 0 for none, {@link
+     * #RING_PROXY_AUTO} for the communicator's choice.
+     */
     public Builder ringProxyMinBytes(long v) {
       ringProxyMinBytes = v;
       return this;
@@ -737,8 +749,8 @@ public final class CclConfig {
       if (llMaxBytes < 0 || llMaxBytes > Key.MAX_LL_BYTES) {
         throw invalid(Key.LL_MAX_BYTES, llMaxBytes, "0 (off).." + Key.MAX_LL_BYTES);
       }
-      if (ringProxyMinBytes < 0) {
-        throw invalid(Key.RING_PROXY_MIN_BYTES, ringProxyMinBytes, "0 (off) or more");
+      if (ringProxyMinBytes < 0 && ringProxyMinBytes != RING_PROXY_AUTO) {
+        throw invalid(Key.RING_PROXY_MIN_BYTES, ringProxyMinBytes, "auto, 0 (off) or more bytes");
       }
       if (idleCpusPerRank < 0) {
         throw invalid(Key.IDLE_CPUS_PER_RANK, idleCpusPerRank, "0 or more");

@@ -63,11 +63,14 @@ public enum Key {
    * Ring collectives on host memory whose call names at least this many bytes (its count times the
    * element size) leave their transfers to the proxy thread: the calling thread, while it waits,
    * then reduces and copies only, instead of also reading and writing the sockets itself (UCX
-   * transfers are always the proxy's). 0 (the default): a waiting calling thread moves the bytes,
-   * which suits small messages, where a hand-off between two threads costs more than it overlaps.
-   * B, K, M suffixes.
+   * transfers are always the proxy's). 0: never; a waiting calling thread moves the bytes, which
+   * suits small messages, where a hand-off between two threads costs more than it overlaps. {@code
+   * auto} (the default): 512 KiB where every rank of the communicator spins, every host has twice
+   * the cores its ranks' polling threads take, and the ring runs over sockets; else never: a proxy
+   * that backs off wakes late for every slot, and one whose host's cores all spin gains nothing. B,
+   * K, M suffixes.
    */
-  RING_PROXY_MIN_BYTES("ring.proxyMinBytes", "0"),
+  RING_PROXY_MIN_BYTES("ring.proxyMinBytes", "auto"),
   /** UCX endpoints per ring connection, like {@code NCCL_IB_QPS_PER_CONNECTION}. */
   IB_QPS_PER_CONNECTION("ib.qpsPerConnection", "1"),
   /** Longest wait without progress before a collective fails; ms, s, m suffixes (plain: s). */

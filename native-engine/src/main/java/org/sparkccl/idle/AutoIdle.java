@@ -43,6 +43,17 @@ public final class AutoIdle {
             && spins(ranksOnHost, threadsPerRank, cores(available, cpusPerRank, ranksOnHost)));
   }
 
+  /**
+   * Whether a host's cores cover twice its ranks' polling threads: a spinning thread that hands
+   * work to another (a proxy's socket calls, and the network processing they bring) then leaves it
+   * a core. On a 16-core host over sockets, giving the ring's large transfers to the proxy took
+   * 0.82-0.96x the time at 4 ranks of 2 polling threads and 0.86-1.14x at 8 (docs/benchmarks.md).
+   */
+  public static boolean sparesCores(
+      int ranksOnHost, int threadsPerRank, int available, int cpusPerRank) {
+    return spins(ranksOnHost, 2 * threadsPerRank, cores(available, cpusPerRank, ranksOnHost));
+  }
+
   /** Whether {@code cores} cover {@code ranksOnHost} ranks of {@code threadsPerRank} each. */
   public static boolean spins(int ranksOnHost, int threadsPerRank, int cores) {
     return (long) ranksOnHost * threadsPerRank <= cores;

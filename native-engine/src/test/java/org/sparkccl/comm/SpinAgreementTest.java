@@ -21,7 +21,8 @@ import org.sparkccl.idle.AutoIdle;
  * The tuner takes {@code tuner.spin.*} only where every rank spins, and every rank must make the
  * same choice: a rank that picked Rabenseifner while its peer picked the ring would wait forever.
  * So whether every rank spins is computed from what each rank sent, the same on every rank, even
- * where one rank backs off and the other spins.
+ * where one rank backs off and the other spins. Whether every host has cores to spare (for {@code
+ * ring.proxyMinBytes=auto}) is agreed the same way.
  */
 @DisplayName("whether every rank spins")
 class SpinAgreementTest {
@@ -39,15 +40,20 @@ class SpinAgreementTest {
     int cores = Runtime.getRuntime().availableProcessors();
     for (IdleMode[] modes : cases) {
       // auto: two ranks of two polling threads each, on however many cores this machine has
-      boolean autoSpins = AutoIdle.spins(2, AutoIdle.pollingThreadsPerRank(1, 0), cores);
+      int threads = AutoIdle.pollingThreadsPerRank(1, 0);
+      boolean autoSpins = AutoIdle.spins(2, threads, cores);
       boolean expected = true;
       for (IdleMode m : modes) {
         expected &= m == IdleMode.SPIN || (m == IdleMode.AUTO && autoSpins);
       }
-      boolean[] seen = spinsSeenByEachRank(modes);
+      // whatever the modes: twice the polling threads against the cores
+      boolean spare = AutoIdle.spins(2, 2 * threads, cores);
+      Links[] seen = linksSeenByEachRank(modes);
       String where = modes[0] + " and " + modes[1] + " on " + cores + " cores";
-      assertEquals(expected, seen[0], "rank 0, " + where);
-      assertEquals(expected, seen[1], "rank 1, " + where);
+      for (int r = 0; r < 2; r++) {
+        assertEquals(expected, seen[r].everyRankSpins(), "rank " + r + ", " + where);
+        assertEquals(spare, seen[r].coresToSpare(), "rank " + r + " cores to spare, " + where);
+      }
     }
   }
 
@@ -61,11 +67,21 @@ class SpinAgreementTest {
     assertEquals(false, AutoIdle.spinsWhenBusy(IdleMode.BACKOFF, 1, 1, 64, 0));
   }
 
-  private static boolean[] spinsSeenByEachRank(IdleMode[] modes) throws Exception {
+  @Test
+  @DisplayName("has cores to spare where the cores cover twice the polling threads")
+  void coresToSpareNeedTwiceThePollingThreads() {
+    assertEquals(true, AutoIdle.sparesCores(4, 2, 16, 0));
+    assertEquals(false, AutoIdle.sparesCores(8, 2, 16, 0), "16 spinning threads on 16 cores");
+    assertEquals(false, AutoIdle.sparesCores(4, 2, 16, 2), "capped at 2 cores a rank");
+    assertEquals(true, AutoIdle.sparesCores(4, 2, 16, 4));
+    assertEquals(false, AutoIdle.sparesCores(2, 2, 2, 0), "the 2-core VM");
+  }
+
+  private static Links[] linksSeenByEachRank(IdleMode[] modes) throws Exception {
     LocalBootstrap.Group group = LocalBootstrap.group(modes.length);
     ExecutorService pool = Executors.newFixedThreadPool(modes.length);
     try {
-      List<Future<Boolean>> seen = new ArrayList<>();
+      List<Future<Links>> seen = new ArrayList<>();
       for (int r = 0; r < modes.length; r++) {
         CclConfig config = TestConfig.builder().idle(modes[r]).timeout(WAIT).build();
         int rank = r;
@@ -74,13 +90,13 @@ class SpinAgreementTest {
                 () -> {
                   CommCore core = CommCore.create(group.rank(rank), config);
                   try {
-                    return core.context().links().everyRankSpins();
+                    return core.context().links();
                   } finally {
                     core.close();
                   }
                 }));
       }
-      boolean[] out = new boolean[modes.length];
+      Links[] out = new Links[modes.length];
       for (int r = 0; r < modes.length; r++) {
         out[r] = seen.get(r).get(WAIT.toSeconds(), TimeUnit.SECONDS);
       }
