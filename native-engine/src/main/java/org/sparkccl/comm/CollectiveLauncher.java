@@ -745,13 +745,23 @@ public final class CollectiveLauncher {
    * proxy reads and writes the sockets beside it. Host memory only: GPU kernels never move bytes.
    */
   private boolean movedByProxyOnly(CollectiveCall call, DeviceBuffer dst) {
-    Links links = ctx.links();
-    long min =
-        proxyMinBytes(
-            ctx.config.ringProxyMinBytes(),
-            links.everyRankSpins() && links.coresToSpare(),
-            links.ring().overSockets());
+    long min = ringProxyMinBytesInUse();
     return min > 0 && dst instanceof HostBuffer && call.count() * call.dtype().size() >= min;
+  }
+
+  /**
+   * The smallest ring collective whose transfers the proxy moves alone on this communicator (0:
+   * none), for its launches and its log line; {@link #proxyMinBytes} once connected.
+   */
+  long ringProxyMinBytesInUse() {
+    Links links = ctx.links();
+    if (links == null) {
+      return 0; // a communicator of one rank: no ring to move
+    }
+    return proxyMinBytes(
+        ctx.config.ringProxyMinBytes(),
+        links.everyRankSpins() && links.coresToSpare(),
+        links.ring().overSockets());
   }
 
   /**

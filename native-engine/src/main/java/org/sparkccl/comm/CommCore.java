@@ -49,7 +49,7 @@ public final class CommCore {
     LOG.info(
         "rank {}/{} ready: device={} channels={} transport={}(nThreads={}, nSocksPerThread={},"
             + " qps={}) algo={} (the tuner's constants: {}) buffSize={}"
-            + " stepSize={} idle={} timeout={}ms next={} prev={} listen={}",
+            + " stepSize={} ringProxyMinBytes={} idle={} timeout={}ms next={} prev={} listen={}",
         ctx.rank,
         ctx.nRanks,
         device,
@@ -62,6 +62,7 @@ public final class CommCore {
         collectives.tunerInUse(),
         config.buffSize(),
         config.stepSize(),
+        collectives.ringProxyMinBytesInUse(),
         ctx.idle,
         config.timeout().toMillis(),
         (ctx.rank + 1) % ctx.nRanks,
