@@ -494,9 +494,7 @@ public final class CclConfig {
         case CUDA_RESIDENT_US -> cudaResidentUs(Values.integer(k, text));
         case CUDA_BLOCKS -> cudaBlocks(Values.integer(k, text));
         case LL_MAX_BYTES -> llMaxBytes(intBytes(k, text));
-        case RING_PROXY_MIN_BYTES ->
-            ringProxyMinBytes(
-                text.trim().equalsIgnoreCase("auto") ? RING_PROXY_AUTO : Values.bytes(k, text));
+        case RING_PROXY_MIN_BYTES -> ringProxyMinBytes(autoOrBytes(k, text));
         case TUNER_HOP_LATENCY_US -> hopLatencyUs(Values.decimal(k, text));
         case TUNER_LINK_GBPS -> linkGBps(Values.decimal(k, text));
         case TUNER_TREE_HOP_LATENCY_US -> treeHopLatencyUs(Values.decimal(k, text));
@@ -507,6 +505,20 @@ public final class CclConfig {
         case TUNER_SHM_LINK_GBPS -> shmLinkGBps(Values.decimal(k, text));
         case TUNER_SHM_TREE_HOP_LATENCY_US -> shmTreeHopLatencyUs(Values.decimal(k, text));
       };
+    }
+
+    /** {@code auto} ({@link #RING_PROXY_AUTO}) or a byte size. */
+    private static long autoOrBytes(String key, String text) {
+      if (text.trim().equalsIgnoreCase("auto")) {
+        return RING_PROXY_AUTO;
+      }
+      try {
+        return Values.bytes(key, text);
+      } catch (IllegalArgumentException e) {
+        throw new IllegalArgumentException(
+            key + "=" + text + " is not auto or a byte size; expected auto, 0 (off) or e.g. 512K",
+            e);
+      }
     }
 
     private static int intBytes(String key, String text) {

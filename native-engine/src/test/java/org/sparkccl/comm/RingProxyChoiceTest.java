@@ -58,7 +58,9 @@ class RingProxyChoiceTest {
         assertThrows(
             IllegalArgumentException.class,
             () -> CclConfig.fromMap(Map.of("ring.proxyMinBytes", "soon")));
-    assertTrue(bad.getMessage().contains("ring.proxyMinBytes"), bad.getMessage());
+    assertTrue(
+        bad.getMessage().contains("ring.proxyMinBytes=soon is not auto or a byte size"),
+        bad.getMessage());
     IllegalArgumentException negative =
         assertThrows(
             IllegalArgumentException.class,
