@@ -745,23 +745,8 @@ public final class CollectiveLauncher {
    * proxy reads and writes the sockets beside it. Host memory only: GPU kernels never move bytes.
    */
   private boolean movedByProxyOnly(CollectiveCall call, DeviceBuffer dst) {
-    long min = ringProxyMinBytesInUse();
+    long min = ctx.links().ringProxyMinBytes();
     return min > 0 && dst instanceof HostBuffer && call.count() * call.dtype().size() >= min;
-  }
-
-  /**
-   * The smallest ring collective whose transfers the proxy moves alone on this communicator (0:
-   * none), for its launches and its log line; {@link #proxyMinBytes} once connected.
-   */
-  long ringProxyMinBytesInUse() {
-    Links links = ctx.links();
-    if (links == null) {
-      return 0; // a communicator of one rank: no ring to move
-    }
-    return proxyMinBytes(
-        ctx.config.ringProxyMinBytes(),
-        links.everyRankSpins() && links.coresToSpare(),
-        links.ring().overSockets());
   }
 
   /**
@@ -776,8 +761,9 @@ public final class CollectiveLauncher {
   /**
    * The smallest ring collective whose transfers the proxy moves alone, from the key's value {@code
    * configured}: {@code auto} chooses {@link #AUTO_PROXY_MIN_BYTES} where every rank spins with
-   * cores to spare ({@link Links#coresToSpare}) and the ring runs over sockets (the one transport
-   * measured), else none.
+   * cores to spare ({@link org.sparkccl.idle.AutoIdle#sparesCores}, on every host) and the ring
+   * runs over sockets (the one transport measured), else none. Resolved once a communicator
+   * connects ({@link Links#ringProxyMinBytes}).
    */
   static long proxyMinBytes(
       long configured, boolean spinsWithCoresToSpare, boolean ringOverSockets) {

@@ -62,7 +62,7 @@ public final class CommCore {
         collectives.tunerInUse(),
         config.buffSize(),
         config.stepSize(),
-        collectives.ringProxyMinBytesInUse(),
+        links == null ? 0 : links.ringProxyMinBytes(),
         ctx.idle,
         config.timeout().toMillis(),
         (ctx.rank + 1) % ctx.nRanks,

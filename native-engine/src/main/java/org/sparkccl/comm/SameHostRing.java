@@ -247,6 +247,12 @@ final class SameHostRing implements RingTransport {
     return everyEdgeDirect;
   }
 
+  /** Its network edges (to other hosts, or where memory cannot be shared) may be sockets. */
+  @Override
+  public boolean overSockets() {
+    return !everyEdgeDirect && network.overSockets();
+  }
+
   /** Ranks of the communicator, this one included, whose kernels run on this rank's GPU. */
   private int ranksOnDevice(SameHostInfo[] hosts) {
     int n = 0;

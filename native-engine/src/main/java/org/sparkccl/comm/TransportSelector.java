@@ -74,7 +74,12 @@ final class TransportSelector {
       ctx.settleIdle(ex.ranksOnHost);
       RingTransport ring = chooseAndConnect(candidates, ex);
       PeerLinks peers = peerLinks(sockets, ex);
-      return new Links(sockets, ring, peers, ex.spin.everyRank(), ex.spin.coresToSpare());
+      long proxyMin =
+          CollectiveLauncher.proxyMinBytes(
+              ctx.config.ringProxyMinBytes(),
+              ex.spin.everyRank() && ex.spin.coresToSpare(),
+              ring.overSockets());
+      return new Links(sockets, ring, peers, ex.spin.everyRank(), proxyMin);
     } catch (RuntimeException e) {
       candidates.forEach(c -> c.close(false));
       sockets.close();

@@ -46,13 +46,31 @@ class SpinAgreementTest {
       for (IdleMode m : modes) {
         expected &= m == IdleMode.SPIN || (m == IdleMode.AUTO && autoSpins);
       }
-      // whatever the modes: twice the polling threads against the cores
+      // ring.proxyMinBytes=auto: twice the polling threads against the cores, spinning, sockets
       boolean spare = AutoIdle.spins(2, 2 * threads, cores);
-      Links[] seen = linksSeenByEachRank(modes);
+      Links[] seen = linksSeenByEachRank(modes, CclConfig.RING_PROXY_AUTO);
       String where = modes[0] + " and " + modes[1] + " on " + cores + " cores";
+      boolean proxyMoves = expected && spare && seen[0].ring().overSockets();
       for (int r = 0; r < 2; r++) {
         assertEquals(expected, seen[r].everyRankSpins(), "rank " + r + ", " + where);
-        assertEquals(spare, seen[r].coresToSpare(), "rank " + r + " cores to spare, " + where);
+        assertEquals(
+            proxyMoves ? CollectiveLauncher.AUTO_PROXY_MIN_BYTES : 0,
+            seen[r].ringProxyMinBytes(),
+            "rank " + r + ", ring.proxyMinBytes=auto, " + where);
+      }
+    }
+  }
+
+  @Test
+  @DisplayName("ring.proxyMinBytes set to a size holds whether the ranks spin or not")
+  void anExplicitProxySizeReachesTheCommunicator() throws Exception {
+    long size = 3 << 20;
+    for (IdleMode mode : new IdleMode[] {IdleMode.SPIN, IdleMode.BACKOFF}) {
+      for (Links seen : linksSeenByEachRank(new IdleMode[] {mode, mode}, size)) {
+        assertEquals(size, seen.ringProxyMinBytes(), "idle=" + mode);
+      }
+      for (Links seen : linksSeenByEachRank(new IdleMode[] {mode, mode}, 0)) {
+        assertEquals(0, seen.ringProxyMinBytes(), "idle=" + mode + ", off");
       }
     }
   }
@@ -77,13 +95,20 @@ class SpinAgreementTest {
     assertEquals(false, AutoIdle.sparesCores(2, 2, 2, 0), "the 2-core VM");
   }
 
-  private static Links[] linksSeenByEachRank(IdleMode[] modes) throws Exception {
+  /** Each rank's links, rank {@code r} with idle mode {@code modes[r]}. */
+  private static Links[] linksSeenByEachRank(IdleMode[] modes, long proxyMinBytes)
+      throws Exception {
     LocalBootstrap.Group group = LocalBootstrap.group(modes.length);
     ExecutorService pool = Executors.newFixedThreadPool(modes.length);
     try {
       List<Future<Links>> seen = new ArrayList<>();
       for (int r = 0; r < modes.length; r++) {
-        CclConfig config = TestConfig.builder().idle(modes[r]).timeout(WAIT).build();
+        CclConfig config =
+            TestConfig.builder()
+                .idle(modes[r])
+                .ringProxyMinBytes(proxyMinBytes)
+                .timeout(WAIT)
+                .build();
         int rank = r;
         seen.add(
             pool.submit(
