@@ -48,6 +48,18 @@ reduce_bench() { # $1: bytes
   [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 }
 
+bind_ranks() { # $1: cores a rank; binds the perf tool's rank processes (all their threads) until killed
+  local cpus pid r
+  mapfile -t cpus < <(lscpu -p=CPU,CORE | grep -v '^#' | sort -t, -k2,2n -k1,1n | cut -d, -f1)
+  while :; do
+    for pid in $(pgrep -f 'org.sparkccl.perf.PerfTool.*--rank '); do
+      r=$(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | sed -n 's/.*--rank \([0-9]*\) .*/\1/p')
+      [ -n "$r" ] && taskset -a -cp "$(IFS=,; echo "${cpus[*]:$((r * $1)):$1}")" "$pid" >/dev/null 2>&1
+    done
+    sleep 0.1
+  done
+}
+
 perf() { # $1: ranks, rest: perf options
   local n="$1"; shift
   echo "== sparkccl-perf --device cuda --threads -n $n $*"
@@ -216,8 +228,10 @@ case "$MODE" in
   settings)
     # one collective of host memory under several engine settings, alternated, with OpenMPI over
     # TCP in every round (MPI=0 leaves it out): SETTINGS lists NAME:ALGO[:VAR=VALUE,...], VAR an
-    # environment variable (SPARKCCL_BUFFSIZE, SPARKCCL_IDLE, ...) or JARS, a folder of DIR whose
-    # jars go first on the class path (another commit's engine: pack.sh's ENGINES); RANKS (default 8), TRANSPORT
+    # environment variable (SPARKCCL_BUFFSIZE, SPARKCCL_IDLE, ...), JARS, a folder of DIR whose
+    # jars go first on the class path (another commit's engine: pack.sh's ENGINES), or BIND=K, which
+    # binds rank r's process and its threads to K cores of its own (the r-th K of the CPUs ordered by
+    # core, with taskset, re-applied every 0.1 s while it runs); RANKS (default 8), TRANSPORT
     # (socket), OP (allreduce), sizes MIN to MAX by FACTOR (1M, 8M, 2), WARMUP (20) and ITERS (40)
     # calls a size after the JIT's warm-up (JIT_WARMUP), ROUNDS rounds (3); results checked;
     # medians per setting and size, and the ratio to OpenMPI's median, in $OUT/settings.txt. On one
@@ -233,17 +247,27 @@ case "$MODE" in
     for ((round = 1; round <= ${ROUNDS:-3}; round++)); do
       for setting in ${SETTINGS:-ring:ring rh:rh}; do
         IFS=: read -r name algo vars <<<"$setting"
-        env_vars=() cp="$DIR/lib/*"
+        env_vars=() cp="$DIR/lib/*" bind=0
         IFS=, read -r -a assigns <<<"${vars:-}"
         for a in "${assigns[@]}"; do
-          if [[ $a == JARS=* ]]; then cp="$DIR/${a#JARS=}/*:$cp"; else env_vars+=("$a"); fi
+          case $a in
+            JARS=*) cp="$DIR/${a#JARS=}/*:$cp" ;;
+            BIND=*) bind="${a#BIND=}" ;;
+            *) env_vars+=("$a") ;;
+          esac
         done
+        binder=""
+        if [ "$bind" -gt 0 ]; then
+          bind_ranks "$bind" &
+          binder=$!
+        fi
         env "${env_vars[@]}" timeout 300 "${JAVA[@]}" -cp "$cp" org.sparkccl.perf.PerfTool --device host \
           -n "${RANKS:-8}" -t "${TRANSPORT:-socket}" -a "$algo" -o "${OP:-allreduce}" -d float32 "${sizes[@]}" \
           -c 1 --jit-warmup "$JIT" 2>>"$OUT/settings.err" |
           awk -v n="$name" '$1 ~ /^[0-9]+$/ && NF >= 9 { if ($9 != 0) print "WRONG results:", n > "/dev/stderr"; else print n, $1, $6 }' \
           >>"$OUT/settings-runs.txt"
         [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+        [ -z "$binder" ] || { kill "$binder"; wait "$binder" 2>/dev/null; }
       done
       if [ "${MPI:-1}" = 1 ]; then
         "${MPIRUN[@]}" "${MPI_TCP_ARGS[@]}" -np "${RANKS:-8}" "$DIR/$MPI_BIN" -o "${OP:-allreduce}" -d float32 \
