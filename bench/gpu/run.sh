@@ -260,6 +260,7 @@ case "$MODE" in
         if [ "$bind" -gt 0 ]; then
           bind_ranks "$bind" &
           binder=$!
+          trap 'kill "$binder" 2>/dev/null' EXIT # a run cut short leaves no binder behind
         fi
         env "${env_vars[@]}" timeout 300 "${JAVA[@]}" -cp "$cp" org.sparkccl.perf.PerfTool --device host \
           -n "${RANKS:-8}" -t "${TRANSPORT:-socket}" -a "$algo" -o "${OP:-allreduce}" -d float32 "${sizes[@]}" \
