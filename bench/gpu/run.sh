@@ -243,6 +243,8 @@ case "$MODE" in
       (cd "$DIR" && build_mpi_coll) || status=1
     fi
     : >"$OUT/settings-runs.txt"
+    binder=""
+    trap '[ -z "$binder" ] || kill "$binder" 2>/dev/null' EXIT # a run cut short leaves no binder
     sizes=(-b "${MIN:-1M}" -e "${MAX:-8M}" -f "${FACTOR:-2}" -w "${WARMUP:-20}" -i "${ITERS:-40}")
     for ((round = 1; round <= ${ROUNDS:-3}; round++)); do
       for setting in ${SETTINGS:-ring:ring rh:rh}; do
@@ -256,11 +258,9 @@ case "$MODE" in
             *) env_vars+=("$a") ;;
           esac
         done
-        binder=""
         if [ "$bind" -gt 0 ]; then
           bind_ranks "$bind" &
           binder=$!
-          trap 'kill "$binder" 2>/dev/null' EXIT # a run cut short leaves no binder behind
         fi
         env "${env_vars[@]}" timeout 300 "${JAVA[@]}" -cp "$cp" org.sparkccl.perf.PerfTool --device host \
           -n "${RANKS:-8}" -t "${TRANSPORT:-socket}" -a "$algo" -o "${OP:-allreduce}" -d float32 "${sizes[@]}" \
@@ -268,7 +268,7 @@ case "$MODE" in
           awk -v n="$name" '$1 ~ /^[0-9]+$/ && NF >= 9 { if ($9 != 0) print "WRONG results:", n > "/dev/stderr"; else print n, $1, $6 }' \
           >>"$OUT/settings-runs.txt"
         [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
-        [ -z "$binder" ] || { kill "$binder"; wait "$binder" 2>/dev/null; }
+        [ -z "$binder" ] || { kill "$binder"; wait "$binder" 2>/dev/null; binder=""; }
       done
       if [ "${MPI:-1}" = 1 ]; then
         "${MPIRUN[@]}" "${MPI_TCP_ARGS[@]}" -np "${RANKS:-8}" "$DIR/$MPI_BIN" -o "${OP:-allreduce}" -d float32 \
