@@ -258,6 +258,11 @@ case "$MODE" in
             *) env_vars+=("$a") ;;
           esac
         done
+        if [ "$bind" -gt 0 ] && [ $((${RANKS:-8} * bind)) -gt "$(nproc --all)" ]; then
+          echo "setting $name: BIND=$bind needs ${RANKS:-8} x $bind cores; this host has $(nproc --all)" >&2
+          status=1
+          continue
+        fi
         if [ "$bind" -gt 0 ]; then
           bind_ranks "$bind" &
           binder=$!
