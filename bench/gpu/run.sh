@@ -231,7 +231,8 @@ case "$MODE" in
     # environment variable (SPARKCCL_BUFFSIZE, SPARKCCL_IDLE, ...), JARS, a folder of DIR whose
     # jars go first on the class path (another commit's engine: pack.sh's ENGINES), or BIND=K, which
     # binds rank r's process and its threads to K cores of its own (the r-th K of the CPUs ordered by
-    # core, with taskset, re-applied every 0.1 s while it runs); RANKS (default 8), TRANSPORT
+    # core, with taskset, re-applied every 0.1 s while it runs; refused where RANKS x K exceed the
+    # host's CPUs); RANKS (default 8), TRANSPORT
     # (socket), OP (allreduce), sizes MIN to MAX by FACTOR (1M, 8M, 2), WARMUP (20) and ITERS (40)
     # calls a size after the JIT's warm-up (JIT_WARMUP), ROUNDS rounds (3); results checked;
     # medians per setting and size, and the ratio to OpenMPI's median, in $OUT/settings.txt. On one
