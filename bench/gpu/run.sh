@@ -60,6 +60,20 @@ bind_ranks() { # $1: cores a rank; binds the perf tool's rank processes (all the
   done
 }
 
+parse_setting() { # $1: NAME:ALGO[:VAR=VALUE,...] of the settings mode; sets name, algo, env_vars, cp, bind
+  local vars a assigns
+  IFS=: read -r name algo vars <<<"$1"
+  env_vars=() cp="$DIR/lib/*" bind=0
+  IFS=, read -r -a assigns <<<"${vars:-}"
+  for a in "${assigns[@]}"; do
+    case $a in
+      JARS=*) cp="$DIR/${a#JARS=}/*:$cp" ;;
+      BIND=*) bind="${a#BIND=}" ;;
+      *) env_vars+=("$a") ;;
+    esac
+  done
+}
+
 perf() { # $1: ranks, rest: perf options
   local n="$1"; shift
   echo "== sparkccl-perf --device cuda --threads -n $n $*"
@@ -231,11 +245,11 @@ case "$MODE" in
     # environment variable (SPARKCCL_BUFFSIZE, SPARKCCL_IDLE, ...), JARS, a folder of DIR whose
     # jars go first on the class path (another commit's engine: pack.sh's ENGINES), or BIND=K, which
     # binds rank r's process and its threads to K cores of its own (the r-th K of the CPUs ordered by
-    # core, with taskset, re-applied every 0.1 s while it runs; refused where RANKS x K exceed the
-    # host's CPUs); RANKS (default 8), TRANSPORT
-    # (socket), OP (allreduce), sizes MIN to MAX by FACTOR (1M, 8M, 2), WARMUP (20) and ITERS (40)
-    # calls a size after the JIT's warm-up (JIT_WARMUP), ROUNDS rounds (3); results checked;
-    # medians per setting and size, and the ratio to OpenMPI's median, in $OUT/settings.txt. On one
+    # core, with taskset, re-applied every 0.1 s while it runs; a setting whose RANKS x K exceed the
+    # host's CPUs is refused before the first round); RANKS (default 8), TRANSPORT (socket), OP
+    # (allreduce), sizes MIN to MAX by FACTOR (1M, 8M, 2), WARMUP (20) and ITERS (40) calls a size
+    # after the JIT's warm-up (JIT_WARMUP), ROUNDS rounds (3); results checked; medians per setting
+    # and size, and the ratio to OpenMPI's median, in $OUT/settings.txt. On one
     # host, after 200 JIT warm-up calls and 300 at the size, the 8-rank allReduce at 1 MiB (the ring,
     # chosen) took 1.9x its time after 2,000 at the size; on another, 2,000 calls a size changed less
     # than the host's spread (docs/benchmarks.md)
@@ -247,23 +261,19 @@ case "$MODE" in
     binder=""
     trap '[ -z "$binder" ] || kill "$binder" 2>/dev/null' EXIT # a run cut short leaves no binder
     sizes=(-b "${MIN:-1M}" -e "${MAX:-8M}" -f "${FACTOR:-2}" -w "${WARMUP:-20}" -i "${ITERS:-40}")
+    runnable=()
+    for setting in ${SETTINGS:-ring:ring rh:rh}; do
+      parse_setting "$setting"
+      if [ "$bind" -gt 0 ] && [ $((${RANKS:-8} * bind)) -gt "$(nproc --all)" ]; then
+        echo "setting $name: BIND=$bind needs ${RANKS:-8} x $bind cores; this host has $(nproc --all)" >&2
+        status=1
+      else
+        runnable+=("$setting")
+      fi
+    done
     for ((round = 1; round <= ${ROUNDS:-3}; round++)); do
-      for setting in ${SETTINGS:-ring:ring rh:rh}; do
-        IFS=: read -r name algo vars <<<"$setting"
-        env_vars=() cp="$DIR/lib/*" bind=0
-        IFS=, read -r -a assigns <<<"${vars:-}"
-        for a in "${assigns[@]}"; do
-          case $a in
-            JARS=*) cp="$DIR/${a#JARS=}/*:$cp" ;;
-            BIND=*) bind="${a#BIND=}" ;;
-            *) env_vars+=("$a") ;;
-          esac
-        done
-        if [ "$bind" -gt 0 ] && [ $((${RANKS:-8} * bind)) -gt "$(nproc --all)" ]; then
-          echo "setting $name: BIND=$bind needs ${RANKS:-8} x $bind cores; this host has $(nproc --all)" >&2
-          status=1
-          continue
-        fi
+      for setting in "${runnable[@]}"; do
+        parse_setting "$setting"
         if [ "$bind" -gt 0 ]; then
           bind_ranks "$bind" &
           binder=$!
