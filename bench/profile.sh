@@ -8,7 +8,8 @@
 #   bench/profile.sh --lib      (fetches the profiler if needed and prints its path)
 #
 # OUT_DIR gets one <pid>.collapsed file per JVM (async-profiler's collapsed stacks, for flame
-# graphs too) and summary.txt: per kind of thread, milliseconds of CPU a rank and shares. With
+# graphs too) and summary.txt: per kind of thread, milliseconds of CPU a rank and shares, and its
+# socket reads and writes split by what the kernel did in them (data copy, backlog, ...). With
 # PROFILE_CALLS, every call a rank made (the perf tool's --jit-warmup, -w and -i), also microseconds
 # a call; run long enough that start-up and compilation weigh little. PROFILE_INTERVAL_US (default
 # 100) sets the sampling period; SUMMARY_ARGS adds options of bench/profile_summary.py (--match,
@@ -41,7 +42,7 @@ if [[ "${1:-}" == --lib ]]; then
   exit 0
 fi
 if [[ $# -lt 2 ]]; then
-  sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//' >&2
+  sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//' >&2
   exit 2
 fi
 OUT_DIR="$(realpath -m "$1")"
@@ -49,7 +50,13 @@ shift
 INTERVAL_US="${PROFILE_INTERVAL_US:-100}"
 lib="${PROFILER_LIB:-$(fetch_profiler)}"
 # perf events need perf_event_paranoid <= 2 for this user's own threads; else the profiler falls
-# back to per-thread CPU timers, which sample the same way for this purpose
+# back to per-thread CPU timers, which sample the same way for this purpose. The OS kernel's frames
+# (what a system call did: copying, TCP input, locking) need 1 or lower, or root; without them the
+# summary cannot split socket calls, and says so
+paranoid="$(cat /proc/sys/kernel/perf_event_paranoid 2>/dev/null || echo unknown)"
+if [[ "$paranoid" != unknown && "$paranoid" -gt 1 && "$(id -u)" != 0 ]]; then
+  echo "# kernel.perf_event_paranoid is $paranoid: no kernel frames (1 or lower gives them)" >&2
+fi
 rm -rf "$OUT_DIR" && mkdir -p "$OUT_DIR"
 agent="-agentpath:$lib=start,event=cpu,interval=${INTERVAL_US}us,threads,collapsed,file=$OUT_DIR/%p.collapsed"
 perf_with_jvm_options "$OUT_DIR" "$agent" "$@"

@@ -10,6 +10,15 @@ With --calls (every call the run made: JIT warm-up, warm-up and timed), sample c
 microseconds a call of one rank: samples x interval / calls / rank processes. Run long enough that
 the steady state outweighs start-up and compilation.
 
+Where the profile has the OS kernel's frames (async-profiler marks them ``_[k]``; they need
+``kernel.perf_event_paranoid`` 1 or lower, or root), each group's socket system calls are split
+by what the kernel did in them: a read into copying data out of the socket, processing segments
+that arrived while the reader held the socket (the backlog, ``__release_sock``), sending
+acknowledgements (window updates), and the rest (entering the call, locking, reads that found
+nothing); a write into copying data in, handing segments to a receiving socket of this host
+(loopback: the sender's core runs the receiver's TCP input, ``net_rx_action``), and the rest.
+--match sees kernel frames without their ``_[k]``.
+
 Usage: profile_summary.py DIR [--calls N] [--interval-us 100] [--top 25] [--match REGEX]
        [--min-share 0.005] [--per-process]
 """
@@ -21,6 +30,25 @@ import re
 import sys
 
 DEFAULT_MATCH = r"^org/sparkccl/|^(read|writev|write|__GI_read|__libc_read)$"
+KERNEL_SUFFIX = "_[k]"
+
+# A stack is a socket read or write by the JDK's socket methods on it (every engine socket is NIO's;
+# libc's read alone would count a compiler thread's file reads too); the kernel frames below them
+# say what the call did.
+READ_FRAMES = {"sun/nio/ch/SocketDispatcher.read", "sun/nio/ch/SocketDispatcher.read0"}
+WRITE_FRAMES = {"sun/nio/ch/SocketDispatcher.write", "sun/nio/ch/SocketDispatcher.writev"}
+# (part, kernel frames that put a sample there), checked in order; a sample in none is "other"
+READ_PARTS = [
+    ("data copy", {"_copy_to_iter", "skb_copy_datagram_iter", "__skb_datagram_iter",
+                   "simple_copy_to_iter"}),
+    ("backlog", {"__release_sock"}),
+    ("acks sent", {"__tcp_transmit_skb", "tcp_send_ack", "__tcp_send_ack"}),
+]
+WRITE_PARTS = [
+    ("data copy", {"_copy_from_iter", "skb_copy_to_page_nocache", "_copy_from_iter_nocache"}),
+    ("delivery to a local socket",
+     {"net_rx_action", "process_backlog", "tcp_v4_rcv", "tcp_v6_rcv"}),
+]
 
 
 def group_of(thread):
@@ -29,11 +57,27 @@ def group_of(thread):
     return re.sub(r"\d+", "N", name)
 
 
+def socket_part(frames):
+    """('read' or 'write', part) for a stack in a socket system call, else None."""
+    names = {f.removesuffix(KERNEL_SUFFIX) for f in frames}
+    for kind, entries, parts in (("read", READ_FRAMES, READ_PARTS),
+                                 ("write", WRITE_FRAMES, WRITE_PARTS)):
+        if names & entries:
+            for part, marks in parts:
+                if names & marks:
+                    return kind, part
+            return kind, "other"
+    return None
+
+
 def read_profile(path):
-    """Returns {group: (total, Counter(self frame), Counter(frame anywhere))}."""
+    """Returns {group: (total, Counter(self frame), Counter(frame anywhere),
+    Counter((read or write, part)), kernel samples)}."""
     totals = collections.Counter()
     selfs = collections.defaultdict(collections.Counter)
     inclusive = collections.defaultdict(collections.Counter)
+    sockets = collections.defaultdict(collections.Counter)
+    kernel = collections.Counter()
     with open(path, encoding="utf-8", errors="replace") as f:
         for line in f:
             stack, _, count = line.rstrip("\n").rpartition(" ")
@@ -46,7 +90,12 @@ def read_profile(path):
             selfs[group][frames[-1]] += n
             for frame in set(frames[1:]):
                 inclusive[group][frame] += n
-    return {g: (totals[g], selfs[g], inclusive[g]) for g in totals}
+            if frames[-1].endswith(KERNEL_SUFFIX):
+                kernel[group] += n
+            part = socket_part(frames[1:])
+            if part:
+                sockets[group][part] += n
+    return {g: (totals[g], selfs[g], inclusive[g], sockets[g], kernel[g]) for g in totals}
 
 
 def is_rank(profile):
@@ -57,12 +106,14 @@ def is_rank(profile):
 def merge(profiles):
     merged = {}
     for p in profiles:
-        for g, (t, s, i) in p.items():
+        for g, (t, s, i, sock, k) in p.items():
             if g not in merged:
-                merged[g] = [0, collections.Counter(), collections.Counter()]
+                merged[g] = [0] + [collections.Counter() for _ in range(3)] + [0]
             merged[g][0] += t
             merged[g][1].update(s)
             merged[g][2].update(i)
+            merged[g][3].update(sock)
+            merged[g][4] += k
     return merged
 
 
@@ -79,20 +130,30 @@ def report(title, profile, ranks, args, out):
 
     out.write(f"# {title}: {ranks} rank process(es); figures in {unit}\n")
     groups = sorted(profile.items(), key=lambda kv: -kv[1][0])
-    grand = sum(t for t, _, _ in profile.values()) or 1
+    grand = sum(p[0] for p in profile.values()) or 1
     match = re.compile(args.match)
-    for g, (total, selfs, inclusive) in groups:
+    if not any(p[4] for p in profile.values()):
+        out.write("(no kernel frames: socket calls not split; see kernel.perf_event_paranoid)\n")
+    for g, (total, selfs, inclusive, sockets, kernel) in groups:
         if total < args.min_share * grand:
             continue
         out.write(f"\n## {g}: {fmt(total).strip()} ({100.0 * total / grand:.1f}% of all samples)\n")
         out.write("self (top of stack):\n")
         for frame, n in selfs.most_common(args.top):
             out.write(f"  {fmt(n)}  {frame}\n")
-        shown = [(f, n) for f, n in inclusive.most_common() if match.search(f)][: args.top]
+        shown = [(f, n) for f, n in inclusive.most_common()
+                 if match.search(f.removesuffix(KERNEL_SUFFIX))][: args.top]
         if shown:
             out.write(f"inclusive (frames matching {args.match}):\n")
             for frame, n in shown:
                 out.write(f"  {fmt(n)}  {frame}\n")
+        if kernel:
+            for kind, parts in (("read", READ_PARTS), ("write", WRITE_PARTS)):
+                whole = sum(n for (k, _), n in sockets.items() if k == kind)
+                if whole:
+                    names = [p for p, _ in parts] + ["other"]
+                    split = ", ".join(f"{p} {fmt(sockets[(kind, p)]).strip()}" for p in names)
+                    out.write(f"socket {kind}s {fmt(whole).strip()}: {split}\n")
 
 
 def main(argv=None):
