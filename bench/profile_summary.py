@@ -49,6 +49,7 @@ WRITE_PARTS = [
     ("delivery to a local socket",
      {"net_rx_action", "process_backlog", "tcp_v4_rcv", "tcp_v6_rcv"}),
 ]
+SOCKET_CALLS = (("read", READ_FRAMES, READ_PARTS), ("write", WRITE_FRAMES, WRITE_PARTS))
 
 
 def group_of(thread):
@@ -58,10 +59,10 @@ def group_of(thread):
 
 
 def socket_part(frames):
-    """('read' or 'write', part) for a stack in a socket system call, else None."""
+    """('read' or 'write', part) for a stack (its set of frames) in a socket system call, else
+    None."""
     names = {f.removesuffix(KERNEL_SUFFIX) for f in frames}
-    for kind, entries, parts in (("read", READ_FRAMES, READ_PARTS),
-                                 ("write", WRITE_FRAMES, WRITE_PARTS)):
+    for kind, entries, parts in SOCKET_CALLS:
         if names & entries:
             for part, marks in parts:
                 if names & marks:
@@ -72,12 +73,11 @@ def socket_part(frames):
 
 def read_profile(path):
     """Returns {group: (total, Counter(self frame), Counter(frame anywhere),
-    Counter((read or write, part)), kernel samples)}."""
+    Counter((read or write, part)))}."""
     totals = collections.Counter()
     selfs = collections.defaultdict(collections.Counter)
     inclusive = collections.defaultdict(collections.Counter)
     sockets = collections.defaultdict(collections.Counter)
-    kernel = collections.Counter()
     with open(path, encoding="utf-8", errors="replace") as f:
         for line in f:
             stack, _, count = line.rstrip("\n").rpartition(" ")
@@ -88,14 +88,13 @@ def read_profile(path):
             group = group_of(frames[0])
             totals[group] += n
             selfs[group][frames[-1]] += n
-            for frame in set(frames[1:]):
+            anywhere = set(frames[1:])
+            for frame in anywhere:
                 inclusive[group][frame] += n
-            if frames[-1].endswith(KERNEL_SUFFIX):
-                kernel[group] += n
-            part = socket_part(frames[1:])
+            part = socket_part(anywhere)
             if part:
                 sockets[group][part] += n
-    return {g: (totals[g], selfs[g], inclusive[g], sockets[g], kernel[g]) for g in totals}
+    return {g: (totals[g], selfs[g], inclusive[g], sockets[g]) for g in totals}
 
 
 def is_rank(profile):
@@ -106,14 +105,13 @@ def is_rank(profile):
 def merge(profiles):
     merged = {}
     for p in profiles:
-        for g, (t, s, i, sock, k) in p.items():
+        for g, (t, s, i, sock) in p.items():
             if g not in merged:
-                merged[g] = [0] + [collections.Counter() for _ in range(3)] + [0]
+                merged[g] = [0] + [collections.Counter() for _ in range(3)]
             merged[g][0] += t
             merged[g][1].update(s)
             merged[g][2].update(i)
             merged[g][3].update(sock)
-            merged[g][4] += k
     return merged
 
 
@@ -132,9 +130,12 @@ def report(title, profile, ranks, args, out):
     groups = sorted(profile.items(), key=lambda kv: -kv[1][0])
     grand = sum(p[0] for p in profile.values()) or 1
     match = re.compile(args.match)
-    if not any(p[4] for p in profile.values()):
+    def has_kernel_frames(selfs):
+        return any(f.endswith(KERNEL_SUFFIX) for f in selfs)
+
+    if not any(has_kernel_frames(p[1]) for p in profile.values()):
         out.write("(no kernel frames: socket calls not split; see kernel.perf_event_paranoid)\n")
-    for g, (total, selfs, inclusive, sockets, kernel) in groups:
+    for g, (total, selfs, inclusive, sockets) in groups:
         if total < args.min_share * grand:
             continue
         out.write(f"\n## {g}: {fmt(total).strip()} ({100.0 * total / grand:.1f}% of all samples)\n")
@@ -147,8 +148,8 @@ def report(title, profile, ranks, args, out):
             out.write(f"inclusive (frames matching {args.match}):\n")
             for frame, n in shown:
                 out.write(f"  {fmt(n)}  {frame}\n")
-        if kernel:
-            for kind, parts in (("read", READ_PARTS), ("write", WRITE_PARTS)):
+        if has_kernel_frames(selfs):
+            for kind, _, parts in SOCKET_CALLS:
                 whole = sum(n for (k, _), n in sockets.items() if k == kind)
                 if whole:
                     names = [p for p, _ in parts] + ["other"]
