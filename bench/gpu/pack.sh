@@ -52,6 +52,8 @@ cp bench/run-latency-bench.sh bench/common.sh bench/mpi_coll.c bench/latency_tab
    bench/plot_bench.py "$DEST/bench/"
 # what the mismatch check costs (run.sh DIR checkcost)
 cp bench/run-checkcalls-bench.sh bench/ab_summary.py "$DEST/bench/"
+# the settings mode's summary (it imports ab_summary.py from its own folder)
+cp bench/settings_summary.py "$DEST/bench/"
 javac -nowarn -cp "perf/target/lib/*" -d "$DEST/micro-classes" bench/micro/JucxPutPingPong.java \
   bench/micro/TcpDoublingFloor.java
 # the Python benchmark without Spark (run.sh DEST python): the executor's channel for Python

@@ -249,7 +249,8 @@ case "$MODE" in
     # host's CPUs is refused before the first round); RANKS (default 8), TRANSPORT (socket), OP
     # (allreduce), sizes MIN to MAX by FACTOR (1M, 8M, 2), WARMUP (20) and ITERS (40) calls a size
     # after the JIT's warm-up (JIT_WARMUP), ROUNDS rounds (3); results checked; medians per setting
-    # and size, and the ratio to OpenMPI's median, in $OUT/settings.txt. On one
+    # and size, the ratio to OpenMPI's median, and the median of the rounds' own ratios with its 95%
+    # interval from 6 rounds (bench/settings_summary.py) in $OUT/settings.txt. On one
     # host, after 200 JIT warm-up calls and 300 at the size, the 8-rank allReduce at 1 MiB (the ring,
     # chosen) took 1.9x its time after 2,000 at the size; on another, 2,000 calls a size changed less
     # than the host's spread (docs/benchmarks.md)
@@ -271,7 +272,16 @@ case "$MODE" in
         runnable+=("$setting")
       fi
     done
+    mpi_round() {
+      [ "${MPI:-1}" = 1 ] || return 0
+      "${MPIRUN[@]}" "${MPI_TCP_ARGS[@]}" -np "${RANKS:-8}" "$DIR/$MPI_BIN" -o "${OP:-allreduce}" -d float32 \
+        "${sizes[@]}" -a 0 2>>"$OUT/settings.err" |
+        awk -v r="$round" '$1 ~ /^[0-9]+$/ && NF >= 9 { print "openmpi-tcp", $1, $6, r }' >>"$OUT/settings-runs.txt"
+    }
     for ((round = 1; round <= ${ROUNDS:-3}; round++)); do
+      # OpenMPI after the settings in odd rounds and before them in even ones, so that neither
+      # always runs on the host its neighbour left (each round's pair gives one ratio)
+      ((round % 2)) || mpi_round
       for setting in "${runnable[@]}"; do
         parse_setting "$setting"
         if [ "$bind" -gt 0 ]; then
@@ -281,31 +291,15 @@ case "$MODE" in
         env "${env_vars[@]}" timeout 300 "${JAVA[@]}" -cp "$cp" org.sparkccl.perf.PerfTool --device host \
           -n "${RANKS:-8}" -t "${TRANSPORT:-socket}" -a "$algo" -o "${OP:-allreduce}" -d float32 "${sizes[@]}" \
           -c 1 --jit-warmup "$JIT" 2>>"$OUT/settings.err" |
-          awk -v n="$name" '$1 ~ /^[0-9]+$/ && NF >= 9 { if ($9 != 0) print "WRONG results:", n > "/dev/stderr"; else print n, $1, $6 }' \
+          awk -v n="$name" -v r="$round" '$1 ~ /^[0-9]+$/ && NF >= 9 { if ($9 != 0) print "WRONG results:", n > "/dev/stderr"; else print n, $1, $6, r }' \
           >>"$OUT/settings-runs.txt"
         [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
         [ -z "$binder" ] || { kill "$binder"; wait "$binder" 2>/dev/null; binder=""; }
       done
-      if [ "${MPI:-1}" = 1 ]; then
-        "${MPIRUN[@]}" "${MPI_TCP_ARGS[@]}" -np "${RANKS:-8}" "$DIR/$MPI_BIN" -o "${OP:-allreduce}" -d float32 \
-          "${sizes[@]}" -a 0 2>>"$OUT/settings.err" |
-          awk '$1 ~ /^[0-9]+$/ && NF >= 9 { print "openmpi-tcp", $1, $6 }' >>"$OUT/settings-runs.txt"
-      fi
+      ((round % 2 == 0)) || mpi_round
       echo "round $round done"
     done
-    python3 - "$OUT/settings-runs.txt" <<'PY' | tee "$OUT/settings.txt"
-import collections, statistics, sys
-runs = collections.defaultdict(list)
-for line in open(sys.argv[1]):
-    name, size, us = line.split()
-    runs[(name, int(size))].append(float(us))
-mpi = {size: statistics.median(v) for (name, size), v in runs.items() if name == "openmpi-tcp"}
-print(f"{'setting':<24} {'bytes':>10} {'median_us':>10} {'over_mpi':>8}  passes (us)")
-for (name, size), v in sorted(runs.items(), key=lambda kv: (kv[0][1], kv[0][0])):
-    m = statistics.median(v)
-    ratio = f"{m / mpi[size]:.2f}" if size in mpi else "-"
-    print(f"{name:<24} {size:>10} {m:>10.1f} {ratio:>8}  {' '.join(f'{x:.0f}' for x in v)}")
-PY
+    python3 "$DIR/bench/settings_summary.py" "$OUT/settings-runs.txt" | tee "$OUT/settings.txt"
     ;;
   gpu-ab)
     # this build against the one pack.sh put in baseline-lib (BASELINE=<rev>) on the GPU: 2 rank
