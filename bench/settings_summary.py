@@ -1,6 +1,5 @@
 """Summarises bench/gpu/run.sh's settings mode: lines of `name size time_us round` in run order,
-one line per setting, size and round, OpenMPI's as `openmpi-tcp` (without the round, the k-th
-line of a setting and size pairs with OpenMPI's k-th). For each setting and size it prints
+one line per setting, size and round, OpenMPI's as `openmpi-tcp`. For each setting and size it prints
 the median time, its ratio to OpenMPI's median, then the median of the rounds' own ratios (round k
 of the setting over round k of OpenMPI, which ran beside it) with a 95% confidence interval for
 that median where there are at least 6 rounds (ab_summary.median_interval), then every round's
@@ -22,12 +21,11 @@ MPI = "openmpi-tcp"
 
 
 def summarise(lines: list[str]) -> list[str]:
-    # (round, time) per setting and size; a line without its round is numbered by position
+    # (round, time) per setting and size
     runs: dict[tuple[str, int], list[tuple[str, float]]] = collections.defaultdict(list)
     for line in lines:
-        name, size, us, *round_ = line.split()
-        key = (name, int(size))
-        runs[key].append((round_[0] if round_ else str(len(runs[key])), float(us)))
+        name, size, us, round_ = line.split()
+        runs[(name, int(size))].append((round_, float(us)))
     out = [
         f"{'setting':<24} {'bytes':>10} {'median_us':>10} {'over_mpi':>8}"
         f" {'rounds':>7} {'rounds 95% CI':>14}  passes (us)"

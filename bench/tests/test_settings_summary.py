@@ -20,13 +20,13 @@ class SettingsSummaryTest(unittest.TestCase):
     def test_rounds_pair_with_openmpi_in_run_order(self):
         rng = random.Random(20261207)
         lines, mpi, ring = [], [], []
-        for _ in range(9):
+        for k in range(1, 10):
             # a drifting host: each round's load moves both sides alike
             load = rng.uniform(0.6, 1.8)
             m, r = 1000 * load * rng.uniform(0.97, 1.03), 1100 * load * rng.uniform(0.97, 1.03)
             mpi.append(m)
             ring.append(r)
-            lines += [f"ring 2097152 {r}\n", f"openmpi-tcp 2097152 {m}\n"]
+            lines += [f"ring 2097152 {r} {k}\n", f"openmpi-tcp 2097152 {m} {k}\n"]
         row = rows(lines)[("ring", 2097152)]
         ratios = sorted(r / m for r, m in zip(ring, mpi))
         self.assertAlmostEqual(float(row[2]), statistics.median(ring), places=1)
@@ -46,16 +46,18 @@ class SettingsSummaryTest(unittest.TestCase):
         self.assertEqual(row[4], f"{(0.9 + 0.8) / 2:.3f}")
 
     def test_openmpi_row_and_a_run_without_openmpi_have_no_ratios(self):
-        lines = [f"{n} 65536 {t}\n" for t in (50.5, 52.0, 49.0) for n in ("new", "old")]
+        times = (50.5, 52.0, 49.0)
+        lines = [f"{n} 65536 {t} {k}\n" for k, t in enumerate(times, 1) for n in ("new", "old")]
         table = rows(lines)
         self.assertEqual(table[("new", 65536)][3:6], ["-", "-", "-"])
-        with_mpi = rows(lines + [f"openmpi-tcp 65536 {t}\n" for t in (60.0, 61.0, 59.0)])
+        mpi = [f"openmpi-tcp 65536 {t} {k}\n" for k, t in enumerate((60.0, 61.0, 59.0), 1)]
+        with_mpi = rows(lines + mpi)
         self.assertEqual(with_mpi[("openmpi-tcp", 65536)][3:6], ["1.00", "-", "-"])
         self.assertEqual(with_mpi[("new", 65536)][5], "n/a")
 
     def test_script_prints_the_table(self):
         with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as f:
-            f.write("auto 1048576 900\nopenmpi-tcp 1048576 1000\n")
+            f.write("auto 1048576 900 1\nopenmpi-tcp 1048576 1000 1\n")
         try:
             out = subprocess.run(
                 [sys.executable, settings_summary.__file__, f.name],
