@@ -60,15 +60,16 @@ bind_ranks() { # $1: cores a rank; binds the perf tool's rank processes (all the
   done
 }
 
-parse_setting() { # $1: NAME:ALGO[:VAR=VALUE,...] of the settings mode; sets name, algo, env_vars, cp, bind
+parse_setting() { # $1: NAME:ALGO[:VAR=VALUE,...] of the settings mode; sets name, algo, env_vars, cp, bind, floor
   local vars a assigns
   IFS=: read -r name algo vars <<<"$1"
-  env_vars=() cp="$DIR/lib/*" bind=0
+  env_vars=() cp="$DIR/lib/*" bind=0 floor=0
   IFS=, read -r -a assigns <<<"${vars:-}"
   for a in "${assigns[@]}"; do
     case $a in
       JARS=*) cp="$DIR/${a#JARS=}/*:$cp" ;;
       BIND=*) bind="${a#BIND=}" ;;
+      FLOOR=*) floor="${a#FLOOR=}" ;;
       *) env_vars+=("$a") ;;
     esac
   done
@@ -246,7 +247,8 @@ case "$MODE" in
     # jars go first on the class path (another commit's engine: pack.sh's ENGINES), or BIND=K, which
     # binds rank r's process and its threads to K cores of its own (the r-th K of the CPUs ordered by
     # core, with taskset, re-applied every 0.1 s while it runs; a setting whose RANKS x K exceed the
-    # host's CPUs is refused before the first round); RANKS (default 8), TRANSPORT (socket), OP
+    # host's CPUs is refused before the first round), or FLOOR=L, which runs the Java ring's floor
+    # with L threads a rank (bench/micro/TcpRingFloor.java; ALGO unused) instead of the engine; RANKS (default 8), TRANSPORT (socket), OP
     # (allreduce), sizes MIN to MAX by FACTOR (1M, 8M, 2), WARMUP (20) and ITERS (40) calls a size
     # after the JIT's warm-up (JIT_WARMUP), ROUNDS rounds (3); results checked; medians per setting
     # and size, the ratio to OpenMPI's median, and the median of the rounds' own ratios with its 95%
@@ -278,12 +280,25 @@ case "$MODE" in
         "${sizes[@]}" -a 0 2>>"$OUT/settings.err" |
         awk -v r="$round" '$1 ~ /^[0-9]+$/ && NF >= 9 { print "openmpi-tcp", $1, $6, r }' >>"$OUT/settings-runs.txt"
     }
+    floor_round() { # bench/micro/TcpRingFloor.java with $floor threads a rank, each size of the round
+      local b=$(numfmt --from=iec "${MIN:-1M}") max=$(numfmt --from=iec "${MAX:-8M}")
+      for (( ; b <= max; b *= ${FACTOR:-2})); do
+        timeout 300 "${JAVA[@]}" -cp "$DIR/micro-classes" TcpRingFloor "${RANKS:-8}" "$floor" "$b" \
+          "${ITERS:-40}" 1 "${WARMUP:-20}" 2>>"$OUT/settings.err" |
+          awk -v n="$name" -v r="$round" '{ print n, $2, $3, r }' >>"$OUT/settings-runs.txt"
+        [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+      done
+    }
     for ((round = 1; round <= ${ROUNDS:-3}; round++)); do
       # OpenMPI after the settings in odd rounds and before them in even ones, so that neither
       # always runs on the host its neighbour left (each round's pair gives one ratio)
       ((round % 2)) || mpi_round
       for setting in "${runnable[@]}"; do
         parse_setting "$setting"
+        if [ "$floor" -gt 0 ]; then
+          floor_round
+          continue
+        fi
         if [ "$bind" -gt 0 ]; then
           bind_ranks "$bind" &
           binder=$!

@@ -340,24 +340,28 @@ class AllReduceTest {
    * (CollectiveLauncher.launch); behind asynchronous calls it must still take its turn. Each rank
    * starts asynchronous allReduces, then blocking ones, then waits for the first: every result
    * against the reference, whichever thread ran it. Shapes repeat, so that trees and doubling reuse
-   * a plan whose last collective has completed, and build another while it is in flight.
+   * a plan whose last collective has completed, and build another while it is in flight. {@code
+   * ring2}: the ring on two channels, whose blocking calls run channel 0's task on the calling
+   * thread and channel 1's on its kernel thread (the larger counts take both channels).
    */
   @ParameterizedTest(name = "algo={0}")
-  @ValueSource(strings = {"ring", "rd", "tree"})
+  @ValueSource(strings = {"ring", "rd", "tree", "ring2"})
   @DisplayName("blocking calls behind asynchronous ones keep the call order")
   void blockingCallsBehindAsyncOnesKeepOrder(String algo) {
     int n = 3;
     int async = 4;
     int blocking = 3;
     DataType t = DataType.FLOAT64;
+    boolean twoChannels = algo.equals("ring2");
     CclConfig config =
         TestConfig.builder()
             .buffSize(SMALL_BUFF)
             .timeout(Duration.ofSeconds(30))
-            .set(Key.ALGO, algo)
+            .set(Key.ALGO, twoChannels ? "ring" : algo)
+            .nChannels(twoChannels ? 2 : 1)
             .build();
     LocalBootstrap.Group group = LocalBootstrap.group(n);
-    int[] counts = {1, 7, 20_011, 7, 20_011, 7, 1};
+    int[] counts = {1, 7, 40_009, 7, 40_009, 7, 1};
     ByteBuffer[][] inputs = new ByteBuffer[counts.length][n];
     for (int k = 0; k < counts.length; k++) {
       for (int r = 0; r < n; r++) {

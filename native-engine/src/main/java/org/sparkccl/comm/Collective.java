@@ -58,8 +58,8 @@ final class Collective {
   int submitted;
 
   /**
-   * Set at launch: the blocking caller runs this collective's one task itself if it can ({@link
-   * CollectiveLauncher#launch}); {@link #inlineTask} is that task once queued.
+   * Set at launch: the blocking caller runs this collective's task on channel 0 itself if it can
+   * ({@link CollectiveLauncher#launch}); {@link #inlineTask} is that task once queued.
    */
   boolean runsInline;
 

@@ -212,10 +212,12 @@ public final class CollectiveLauncher {
    * blocking call on one channel (one task, on channel 0's kernel thread), on host memory or on a
    * GPU (the caller then posts the plan to the channel's block and polls its answer, as the kernel
    * thread would; the GPU's context becomes current on the calling thread, as every {@code
-   * CudaBuffer} method makes it).
+   * CudaBuffer} method makes it). A blocking call of host memory on several channels runs channel
+   * 0's task on the calling thread and the others' on their kernel threads: the caller would
+   * otherwise wait beside them, one polling thread more per rank.
    */
   boolean runsInline(boolean blocking, int channels) {
-    return blocking && channels == 1;
+    return blocking && (channels == 1 || ctx.device == HostDevice.INSTANCE);
   }
 
   /**
@@ -657,7 +659,7 @@ public final class CollectiveLauncher {
     PeerLinks.Link link = send ? peers.sendTo(peer) : peers.recvFrom(peer);
     if (send) {
       enqueueSend(
-          link.sendOps, link.send(), link.fifo, link.nextStep, slices, call, link.site, false);
+          link.sendOps, link.send(), link.fifo, link.nextStep, slices, call, link.site, false, 0);
     } else {
       enqueueRecv(
           link.recvOps,
@@ -670,7 +672,8 @@ public final class CollectiveLauncher {
           null,
           null,
           true,
-          false);
+          false,
+          0);
     }
     edge.restart(link.fifo, link.nextStep, null, null, null);
     edge.sendFromSources(link.sourceFifo);
@@ -689,7 +692,8 @@ public final class CollectiveLauncher {
       long steps,
       CollectiveCall call,
       OpSite site,
-      boolean proxyOnly) {
+      boolean proxyOnly,
+      int lane) {
     SendProxyOp op = ops.reusable();
     if (op != null) {
       op.restart(base, steps, call);
@@ -698,7 +702,7 @@ public final class CollectiveLauncher {
       ops.keep(op);
     }
     op.proxyOnly(proxyOnly);
-    ctx.proxy.enqueue(op);
+    ctx.proxy.enqueue(op, lane);
   }
 
   /**
@@ -719,7 +723,8 @@ public final class CollectiveLauncher {
       ByteBuffer output,
       ChannelPlan plan,
       boolean afterConsumer,
-      boolean proxyOnly) {
+      boolean proxyOnly,
+      int lane) {
     RecvProxyOp op = ops.reusable();
     if (op != null) {
       op.restart(base, steps, call);
@@ -736,7 +741,7 @@ public final class CollectiveLauncher {
       op.postAfterConsumer();
     }
     op.proxyOnly(proxyOnly);
-    ctx.proxy.enqueue(op);
+    ctx.proxy.enqueue(op, lane);
   }
 
   /**
@@ -816,7 +821,8 @@ public final class CollectiveLauncher {
             plan.sendSteps(),
             call,
             sites.send(ch),
-            proxyOnly);
+            proxyOnly,
+            ch.id);
       }
       if (plan.recvSteps() > 0 && !ch.directRecv) {
         enqueueRecv(
@@ -830,7 +836,8 @@ public final class CollectiveLauncher {
             receivesInto(ch, dst),
             plan,
             false,
-            proxyOnly);
+            proxyOnly,
+            ch.id);
       }
       ch.sendBase += plan.sendSteps();
       ch.recvBase += plan.recvSteps();
@@ -891,7 +898,7 @@ public final class CollectiveLauncher {
       // operations this launch queued (none where every edge lies in shared memory)
       ch.waiter.deferProxyWake();
     }
-    if (coll.runsInline) {
+    if (coll.runsInline && ch.id == 0) {
       ch.kernelThread.queue(task);
       coll.inlineTask = task;
     } else {

@@ -54,7 +54,7 @@ final class CommContext {
     this.idle = IdleStrategies.of(config);
     this.failure = new FailureState(rank);
     this.calls = new CallChecker(rank, nRanks, config.checkCalls());
-    this.proxy = new ProxyThread("sparkccl-proxy-r" + rank, idle, onError);
+    this.proxy = new ProxyThread("sparkccl-proxy-r" + rank, idle, onError, config.nChannels());
     this.channels = new CommChannel[config.nChannels()];
   }
 
@@ -74,17 +74,18 @@ final class CommContext {
   }
 
   /**
-   * A waiting kernel lends itself to the proxy, unless operations that only the proxy thread may
-   * move are queued (UCX: every UCX call on the proxy thread); then it only wakes the proxy for
-   * what it queued. The socket edges of trees and doubling over a UCX ring are the kernels' to
-   * move.
+   * A waiting kernel lends itself to the proxy for its own channel's operations (the proxy's lane
+   * of that channel: the kernels of several channels move their sockets at once), unless operations
+   * that only the proxy thread may move are queued (UCX: every UCX call on the proxy thread); then
+   * it only wakes the proxy for what it queued. The socket edges of trees and doubling over a UCX
+   * ring are the kernels' to move.
    */
   private boolean assistProxy(int channel) {
     if (proxy.ownerWorkPending()) {
       channels[channel].waiter.flushProxyWake();
       return false;
     }
-    return proxy.assist();
+    return proxy.assist(channel);
   }
 
   /**

@@ -67,11 +67,26 @@ public final class ProxyThread implements AutoCloseable {
 
   private final Selector selector;
   private final Thread thread;
-  private final SubmittedOps submitted = new SubmittedOps();
   private final Consumer<RuntimeException> onError;
   private final IdleStrategy busyIdle;
   private final IdleStrategy emptyIdle;
-  private final ReentrantLock progressLock = new ReentrantLock();
+
+  /**
+   * The operations, by lane: each lane has its own list, queue and progress lock, so that the
+   * kernels of several channels each move their own channel's operations at once (a lane per
+   * channel), where one lock made every socket read and write of a rank wait for one another. The
+   * proxy thread's own passes, and everything outside operations (tasks, the owned transport's
+   * poll, ready sockets, {@link #runExclusive}), hold every lane's lock.
+   */
+  private final Lane[] lanes;
+
+  /** One lane's operations ({@link #lanes}). */
+  private static final class Lane {
+    final ReentrantLock lock = new ReentrantLock();
+    final SubmittedOps submitted = new SubmittedOps();
+    ProxyOp head;
+  }
+
   private final ConcurrentLinkedQueue<Runnable> tasks = new ConcurrentLinkedQueue<>();
 
   /** Work that keeps its own lock, run between progress passes ({@link #executeOutsidePasses}). */
@@ -109,8 +124,6 @@ public final class ProxyThread implements AutoCloseable {
    * is raised: one of the two sees the other, so no wake-up is lost.
    */
   private volatile boolean blocking;
-
-  private ProxyOp head;
 
   /**
    * Raised by {@link #wake()}, lowered by the proxy thread before each pass: what the proxy's brief
@@ -154,6 +167,23 @@ public final class ProxyThread implements AutoCloseable {
    *     thread whose assisting pass found it
    */
   public ProxyThread(String name, IdleStrategies idling, Consumer<RuntimeException> onError) {
+    this(name, idling, onError, 1);
+  }
+
+  /**
+   * As the constructor above, with {@code laneCount} lanes of operations ({@link #lanes}): an
+   * operation {@link #enqueue(ProxyOp, int)}d on lane {@code l} moves in {@link #assist(int)
+   * assist(l)} passes and the proxy thread's.
+   */
+  public ProxyThread(
+      String name, IdleStrategies idling, Consumer<RuntimeException> onError, int laneCount) {
+    if (laneCount < 1) {
+      throw new IllegalArgumentException("laneCount=" + laneCount + ", expected >= 1");
+    }
+    this.lanes = new Lane[laneCount];
+    for (int l = 0; l < laneCount; l++) {
+      lanes[l] = new Lane();
+    }
     try {
       this.selector = Selector.open();
     } catch (IOException e) {
@@ -249,20 +279,25 @@ public final class ProxyThread implements AutoCloseable {
     rouse();
   }
 
-  /** Queues an operation; the proxy thread links it in. */
+  /** Queues an operation on lane 0; the proxy thread links it in. */
   public void submit(ProxyOp op) {
     count(op);
-    submitted.push(op);
+    lanes[0].submitted.push(op);
     wake();
   }
 
-  /**
-   * Queues an operation without waking the proxy thread: for callers whose kernel will pick it up
-   * through {@link #assist()} or wake the proxy itself when it stops assisting.
-   */
+  /** {@link #enqueue(ProxyOp, int)} on lane 0. */
   public void enqueue(ProxyOp op) {
+    enqueue(op, 0);
+  }
+
+  /**
+   * Queues an operation on {@code lane} without waking the proxy thread: for callers whose kernel
+   * will pick it up through {@link #assist(int)} or wake the proxy itself when it stops assisting.
+   */
+  public void enqueue(ProxyOp op, int lane) {
     count(op);
-    submitted.push(op);
+    lanes[lane].submitted.push(op);
   }
 
   private void count(ProxyOp op) {
@@ -336,7 +371,7 @@ public final class ProxyThread implements AutoCloseable {
           news = false;
           linkOwed = true;
         }
-        if (!progressLock.tryLock()) {
+        if (!tryLockAll()) {
           awaitAssistingKernel();
           continue;
         }
@@ -344,22 +379,24 @@ public final class ProxyThread implements AutoCloseable {
           if (dropAll) {
             dropAll = false;
             dropLinked();
-            for (ProxyOp op = submitted.takeAll(); op != null; op = op.nextSubmitted) {
-              retire(op);
+            for (Lane lane : lanes) {
+              for (ProxyOp op = lane.submitted.takeAll(); op != null; op = op.nextSubmitted) {
+                retire(op);
+              }
             }
           }
           boolean polled = runTasksAndPoll();
-          if (linkOwed || head != null || ownerWorkPending()) {
+          if (linkOwed || anyLinked() || ownerWorkPending()) {
             // not on a pass that loose tasks or a ready socket began: what kernels enqueued is
             // theirs to move until they wake this thread (see news), but for operations only this
             // thread may move
             linkSubmitted();
             linkOwed = false;
           }
-          empty = head == null;
-          moved = (!empty && progressAll(false)) || polled;
+          empty = !anyLinked();
+          moved = (!empty && progressAll()) || polled;
         } finally {
-          progressLock.unlock();
+          unlockAll();
         }
         if (empty) {
           // a periodic look that found nothing goes back to waiting without the back-off: spinning
@@ -388,11 +425,11 @@ public final class ProxyThread implements AutoCloseable {
       // last notices (a normal close) go out before the thread ends
       runDeferred(true);
       runLooseTasks();
-      progressLock.lock();
+      lockAll();
       try {
         runTasksAndPoll();
       } finally {
-        progressLock.unlock();
+        unlockAll();
       }
     } catch (IOException | RuntimeException e) {
       LOG.error("proxy thread {} failed", thread.getName(), e);
@@ -608,12 +645,51 @@ public final class ProxyThread implements AutoCloseable {
 
   /** Runs {@code action} inside a progress pass, excluding the proxy thread and assists. */
   public void runExclusive(Runnable action) {
-    progressLock.lock();
+    lockAll();
     try {
       action.run();
     } finally {
-      progressLock.unlock();
+      unlockAll();
     }
+  }
+
+  /**
+   * Takes every lane's lock, in lane order. Kernels only ever try one lane's lock and never wait
+   * for another while they hold it, so waiting here cannot deadlock.
+   */
+  private void lockAll() {
+    for (Lane lane : lanes) {
+      lane.lock.lock();
+    }
+  }
+
+  /** Takes every lane's lock if each is free now; else takes none. */
+  private boolean tryLockAll() {
+    for (int l = 0; l < lanes.length; l++) {
+      if (!lanes[l].lock.tryLock()) {
+        for (int k = l - 1; k >= 0; k--) {
+          lanes[k].lock.unlock();
+        }
+        return false;
+      }
+    }
+    return true;
+  }
+
+  private void unlockAll() {
+    for (int l = lanes.length - 1; l >= 0; l--) {
+      lanes[l].lock.unlock();
+    }
+  }
+
+  /** Whether any lane has an operation linked; with the lanes' locks held. */
+  private boolean anyLinked() {
+    for (Lane lane : lanes) {
+      if (lane.head != null) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /**
@@ -643,7 +719,7 @@ public final class ProxyThread implements AutoCloseable {
       ready.clear(); // sockets that operations read in their passes; nothing more to run here
       return;
     }
-    progressLock.lock();
+    lockAll();
     try {
       for (SelectionKey key : ready) {
         if (key.isValid()
@@ -659,7 +735,7 @@ public final class ProxyThread implements AutoCloseable {
       }
     } finally {
       ready.clear();
-      progressLock.unlock();
+      unlockAll();
     }
   }
 
@@ -679,35 +755,52 @@ public final class ProxyThread implements AutoCloseable {
    * @return whether anything moved
    */
   public boolean assist() {
-    if (outstanding.get() == 0 || dropAll || stopping || !progressLock.tryLock()) {
+    return assist(0);
+  }
+
+  /**
+   * {@link #assist()} for the operations of {@code lane} only: the kernels of other lanes move
+   * theirs at the same time.
+   */
+  public boolean assist(int lane) {
+    Lane l = lanes[lane];
+    if (outstanding.get() == 0 || dropAll || stopping || !l.lock.tryLock()) {
       return false;
     }
     try {
-      linkSubmitted();
-      return head != null && progressAll(true);
+      link(l);
+      return l.head != null && progress(l, true);
     } finally {
-      progressLock.unlock();
+      l.lock.unlock();
     }
   }
 
+  /** Links every lane's submissions; with the lanes' locks held. */
   private void linkSubmitted() {
-    ProxyOp taken = submitted.takeAll();
+    for (Lane lane : lanes) {
+      link(lane);
+    }
+  }
+
+  /** Links {@code lane}'s submissions into its list; with its lock held. */
+  private void link(Lane lane) {
+    ProxyOp taken = lane.submitted.takeAll();
     while (taken != null) {
       ProxyOp op = taken;
       taken = op.nextSubmitted;
       op.nextSubmitted = null;
       op.next = null;
       op.nextPeer = null;
-      ProxyOp same = findPeer(op.peerKey());
+      ProxyOp same = findPeer(lane, op.peerKey());
       if (same != null) {
         while (same.nextPeer != null) {
           same = same.nextPeer;
         }
         same.nextPeer = op;
-      } else if (head == null) {
-        head = op;
+      } else if (lane.head == null) {
+        lane.head = op;
       } else {
-        ProxyOp last = head;
+        ProxyOp last = lane.head;
         while (last.next != null) {
           last = last.next;
         }
@@ -718,16 +811,26 @@ public final class ProxyThread implements AutoCloseable {
 
   /** Forgets every linked operation (after a failure); their owners learn of it from the error. */
   private void dropLinked() {
-    for (ProxyOp op = head; op != null; op = op.next) {
+    for (Lane lane : lanes) {
+      dropLinked(lane);
+    }
+  }
+
+  /**
+   * Forgets {@code lane}'s linked operations; with its lock held. A kernel's pass that fails drops
+   * its own lane: the failure's handler drops the others ({@link #dropAll}).
+   */
+  private void dropLinked(Lane lane) {
+    for (ProxyOp op = lane.head; op != null; op = op.next) {
       for (ProxyOp p = op; p != null; p = p.nextPeer) {
         retire(p);
       }
     }
-    head = null;
+    lane.head = null;
   }
 
-  private ProxyOp findPeer(Object key) {
-    for (ProxyOp p = head; p != null; p = p.next) {
+  private static ProxyOp findPeer(Lane lane, Object key) {
+    for (ProxyOp p = lane.head; p != null; p = p.next) {
       if (p.peerKey() == key) {
         return p;
       }
@@ -735,16 +838,26 @@ public final class ProxyThread implements AutoCloseable {
     return null;
   }
 
+  /** One pass over every lane, on the proxy thread; returns whether anything moved. */
+  private boolean progressAll() {
+    boolean moved = false;
+    for (Lane lane : lanes) {
+      moved |= progress(lane, false);
+    }
+    return moved;
+  }
+
   /**
-   * One pass over the list; unlinks finished operations. Returns whether anything moved. An
-   * assisting kernel ({@code byKernel}) leaves the operations of an owned transport alone: one can
-   * be linked by a kernel that saw none counted just before it was queued.
+   * One pass over {@code lane}'s list, with its lock held; unlinks finished operations. Returns
+   * whether anything moved. An assisting kernel ({@code byKernel}) leaves the operations of an
+   * owned transport alone: one can be linked by a kernel that saw none counted just before it was
+   * queued.
    */
-  private boolean progressAll(boolean byKernel) {
+  private boolean progress(Lane lane, boolean byKernel) {
     boolean moved = false;
     long now = System.nanoTime();
     ProxyOp prev = null;
-    ProxyOp op = head;
+    ProxyOp op = lane.head;
     while (op != null) {
       if (byKernel && op.needsTransportOwner()) {
         prev = op;
@@ -754,7 +867,7 @@ public final class ProxyThread implements AutoCloseable {
       try {
         moved |= op.progress(now);
       } catch (RuntimeException e) {
-        dropLinked();
+        dropLinked(lane);
         onError.accept(describe(op, e));
         return true;
       }
@@ -766,7 +879,7 @@ public final class ProxyThread implements AutoCloseable {
           following = replacement;
         }
         if (prev == null) {
-          head = following;
+          lane.head = following;
         } else {
           prev.next = following;
         }

@@ -1,0 +1,151 @@
+package org.sparkccl.proxy;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+import org.sparkccl.idle.IdleStrategies;
+
+/**
+ * The proxy's lanes ({@link ProxyThread#assist(int)}): the kernels of several channels each move
+ * their own channel's operations, at the same time, and never another lane's.
+ */
+@DisplayName("proxy lanes")
+class ProxyLanesTest {
+
+  /** Counts its passes; done once told to finish. */
+  private static class Counted extends ProxyOp {
+    private final Object key = new Object();
+    final AtomicInteger passes = new AtomicInteger();
+    volatile boolean finish;
+
+    @Override
+    public Object peerKey() {
+      return key;
+    }
+
+    @Override
+    public boolean progress(long nowNanos) {
+      passes.incrementAndGet();
+      return true;
+    }
+
+    @Override
+    public boolean isDone() {
+      return finish;
+    }
+
+    @Override
+    public String what() {
+      return "counted op";
+    }
+  }
+
+  private static ProxyThread unstarted(int lanes, AtomicReference<RuntimeException> error) {
+    // not started: only the assisting threads below move anything
+    return new ProxyThread(
+        "sparkccl-test-proxy", IdleStrategies.defaults(), e -> error.compareAndSet(null, e), lanes);
+  }
+
+  @Test
+  @DisplayName("a kernel's assist moves its own lane's operations and leaves the others'")
+  void assistMovesOnlyItsLane() {
+    AtomicReference<RuntimeException> error = new AtomicReference<>();
+    ProxyThread proxy = unstarted(3, error);
+    try {
+      Counted[] ops = {new Counted(), new Counted(), new Counted()};
+      for (int lane = 0; lane < ops.length; lane++) {
+        proxy.enqueue(ops[lane], lane);
+      }
+      assertTrue(proxy.assist(1));
+      assertEquals(0, ops[0].passes.get(), "lane 0's operation moved in lane 1's assist");
+      assertEquals(1, ops[1].passes.get());
+      assertEquals(0, ops[2].passes.get(), "lane 2's operation moved in lane 1's assist");
+      for (Counted op : ops) {
+        op.finish = true;
+      }
+      for (int lane = 0; lane < ops.length; lane++) {
+        boolean unused = proxy.assist(lane);
+        assertTrue(ops[lane].isUnlinked(), "lane " + lane + "'s finished operation is linked");
+      }
+      assertTrue(proxy.isIdle());
+    } finally {
+      proxy.close(5_000);
+    }
+    assertNull(error.get());
+  }
+
+  @Test
+  @DisplayName(
+      "two kernels move their lanes at the same time: one in a pass does not hold off the other")
+  void lanesMoveAtOnce() throws InterruptedException {
+    AtomicReference<RuntimeException> error = new AtomicReference<>();
+    ProxyThread proxy = unstarted(2, error);
+    CountDownLatch laneOneMoved = new CountDownLatch(1);
+    // lane 0's operation stays in its pass until lane 1's has moved: with one lock for both lanes,
+    // lane 1's assist would find it taken for as long as the pass lasts
+    Counted waiting =
+        new Counted() {
+          @Override
+          public boolean progress(long nowNanos) {
+            super.progress(nowNanos);
+            try {
+              if (!laneOneMoved.await(10, TimeUnit.SECONDS)) {
+                throw new IllegalStateException("lane 1 did not move while lane 0 was in a pass");
+              }
+            } catch (InterruptedException e) {
+              Thread.currentThread().interrupt();
+            }
+            finish = true;
+            return true;
+          }
+        };
+    Counted other =
+        new Counted() {
+          @Override
+          public boolean progress(long nowNanos) {
+            super.progress(nowNanos);
+            laneOneMoved.countDown();
+            finish = true;
+            return true;
+          }
+        };
+    try {
+      proxy.enqueue(waiting, 0);
+      proxy.enqueue(other, 1);
+      Thread laneZero = new Thread(() -> proxy.assist(0), "lane-0-kernel");
+      laneZero.start();
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+      while (waiting.passes.get() == 0) {
+        assertTrue(System.nanoTime() < deadline, "lane 0's assist never began its pass");
+        Thread.onSpinWait();
+      }
+      while (!other.isUnlinked() && System.nanoTime() < deadline) {
+        boolean unused = proxy.assist(1);
+      }
+      laneZero.join(TimeUnit.SECONDS.toMillis(15));
+      assertTrue(other.isUnlinked(), "lane 1's operation never moved while lane 0 was in a pass");
+      assertTrue(waiting.isUnlinked());
+    } finally {
+      proxy.close(5_000);
+    }
+    assertNull(error.get());
+  }
+
+  @Test
+  @DisplayName("a proxy needs at least one lane")
+  void refusesNoLanes() {
+    IllegalArgumentException e =
+        assertThrows(
+            IllegalArgumentException.class,
+            () -> new ProxyThread("p", IdleStrategies.defaults(), x -> {}, 0));
+    assertTrue(e.getMessage().contains("laneCount=0"), e.getMessage());
+  }
+}
