@@ -372,7 +372,9 @@ public final class ProxyThread implements AutoCloseable {
           linkOwed = true;
         }
         if (!tryLockAll()) {
-          awaitAssistingKernel();
+          if (!progressFreeLanes(linkOwed)) {
+            awaitAssistingKernel();
+          }
           continue;
         }
         try {
@@ -442,6 +444,35 @@ public final class ProxyThread implements AutoCloseable {
       // its deadline) must not pull the selector from under a thread that is still in select
       closeSelector();
     }
+  }
+
+  /**
+   * With several lanes, while a kernel holds one: a pass over the lanes no kernel holds now,
+   * linking what they queued under the same rule as a full pass. A channel whose kernel has ended
+   * its task can leave its last sends to the proxy while the calling thread still moves channel 0's
+   * operations; a proxy that waited to hold every lane at once found channel 0's lock taken pass
+   * after pass and, between tries, blocked a millisecond at a time (every two-channel call took
+   * milliseconds, docs/benchmarks.md "Two threads a rank..."). Returns whether anything moved.
+   */
+  private boolean progressFreeLanes(boolean linkOwed) {
+    if (lanes.length == 1 || dropAll) {
+      return false;
+    }
+    boolean moved = false;
+    for (Lane lane : lanes) {
+      if (!lane.lock.tryLock()) {
+        continue;
+      }
+      try {
+        if (linkOwed || lane.head != null) {
+          link(lane);
+        }
+        moved |= lane.head != null && progress(lane, false);
+      } finally {
+        lane.lock.unlock();
+      }
+    }
+    return moved;
   }
 
   /**

@@ -140,6 +140,59 @@ class ProxyLanesTest {
   }
 
   @Test
+  @DisplayName(
+      "the proxy thread moves a lane no kernel holds while a kernel's pass holds another (a channel"
+          + " whose kernel has ended leaves its last sends to it)")
+  void proxyMovesFreeLanesWhileAKernelHoldsOne() throws InterruptedException {
+    AtomicReference<RuntimeException> error = new AtomicReference<>();
+    ProxyThread proxy =
+        new ProxyThread(
+            "sparkccl-test-proxy", IdleStrategies.defaults(), e -> error.compareAndSet(null, e), 2);
+    CountDownLatch release = new CountDownLatch(1);
+    Counted holding =
+        new Counted() {
+          @Override
+          public boolean progress(long nowNanos) {
+            super.progress(nowNanos);
+            try {
+              boolean unused = release.await(20, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+              Thread.currentThread().interrupt();
+            }
+            finish = true;
+            return true;
+          }
+        };
+    Counted leftover = new Counted();
+    leftover.finish = true; // done after its first pass
+    proxy.start();
+    Thread kernel = new Thread(() -> proxy.assist(0), "lane-0-kernel");
+    boolean movedWhileHeld = false;
+    try {
+      proxy.enqueue(holding, 0);
+      kernel.start();
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+      while (holding.passes.get() == 0) {
+        assertTrue(System.nanoTime() < deadline, "the kernel's assist never began its pass");
+        Thread.onSpinWait();
+      }
+      // the other channel's kernel queued a send, ended its task and woke the proxy
+      proxy.enqueue(leftover, 1);
+      proxy.wake();
+      while (!leftover.isUnlinked() && System.nanoTime() < deadline) {
+        Thread.sleep(1);
+      }
+      movedWhileHeld = leftover.isUnlinked();
+    } finally {
+      release.countDown();
+      kernel.join(TimeUnit.SECONDS.toMillis(30));
+      proxy.close(5_000);
+    }
+    assertTrue(movedWhileHeld, "lane 1's operation waited for lane 0's kernel to let go");
+    assertNull(error.get());
+  }
+
+  @Test
   @DisplayName("a proxy needs at least one lane")
   void refusesNoLanes() {
     IllegalArgumentException e =
