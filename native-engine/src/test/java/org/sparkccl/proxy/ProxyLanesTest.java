@@ -48,6 +48,29 @@ class ProxyLanesTest {
     }
   }
 
+  /** Stays in its first pass until {@code until} opens (at most 10 s), then is done. */
+  private static final class HeldInPass extends Counted {
+    private final CountDownLatch until;
+
+    HeldInPass(CountDownLatch until) {
+      this.until = until;
+    }
+
+    @Override
+    public boolean progress(long nowNanos) {
+      super.progress(nowNanos);
+      try {
+        if (!until.await(10, TimeUnit.SECONDS)) {
+          throw new IllegalStateException("held in its pass for 10 s");
+        }
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+      finish = true;
+      return true;
+    }
+  }
+
   private static ProxyThread unstarted(int lanes, AtomicReference<RuntimeException> error) {
     // not started: only the assisting threads below move anything
     return new ProxyThread(
@@ -91,22 +114,7 @@ class ProxyLanesTest {
     CountDownLatch laneOneMoved = new CountDownLatch(1);
     // lane 0's operation stays in its pass until lane 1's has moved: with one lock for both lanes,
     // lane 1's assist would find it taken for as long as the pass lasts
-    Counted waiting =
-        new Counted() {
-          @Override
-          public boolean progress(long nowNanos) {
-            super.progress(nowNanos);
-            try {
-              if (!laneOneMoved.await(10, TimeUnit.SECONDS)) {
-                throw new IllegalStateException("lane 1 did not move while lane 0 was in a pass");
-              }
-            } catch (InterruptedException e) {
-              Thread.currentThread().interrupt();
-            }
-            finish = true;
-            return true;
-          }
-        };
+    Counted waiting = new HeldInPass(laneOneMoved);
     Counted other =
         new Counted() {
           @Override
@@ -149,20 +157,7 @@ class ProxyLanesTest {
         new ProxyThread(
             "sparkccl-test-proxy", IdleStrategies.defaults(), e -> error.compareAndSet(null, e), 2);
     CountDownLatch release = new CountDownLatch(1);
-    Counted holding =
-        new Counted() {
-          @Override
-          public boolean progress(long nowNanos) {
-            super.progress(nowNanos);
-            try {
-              boolean unused = release.await(20, TimeUnit.SECONDS);
-            } catch (InterruptedException e) {
-              Thread.currentThread().interrupt();
-            }
-            finish = true;
-            return true;
-          }
-        };
+    Counted holding = new HeldInPass(release);
     Counted leftover = new Counted();
     leftover.finish = true; // done after its first pass
     proxy.start();
@@ -179,7 +174,9 @@ class ProxyLanesTest {
       // the other channel's kernel queued a send, ended its task and woke the proxy
       proxy.enqueue(leftover, 1);
       proxy.wake();
-      while (!leftover.isUnlinked() && System.nanoTime() < deadline) {
+      // well inside the 10 s that lane 0's pass lasts at most
+      long moveDeadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+      while (!leftover.isUnlinked() && System.nanoTime() < moveDeadline) {
         Thread.sleep(1);
       }
       movedWhileHeld = leftover.isUnlinked();
