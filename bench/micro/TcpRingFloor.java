@@ -153,8 +153,6 @@ public class TcpRingFloor {
     private final int base;
     private final SocketChannel next;
     private final SocketChannel prev;
-    private final ByteBuffer input;
-    private final ByteBuffer output;
     private final ByteBuffer recv;
     private final FloatBuffer recvFloats;
     private final FloatBuffer inFloats;
@@ -172,8 +170,6 @@ public class TcpRingFloor {
       this.base = lane * (bytes / lanes);
       this.next = next;
       this.prev = prev;
-      this.input = input;
-      this.output = output;
       this.recv = ByteBuffer.allocateDirect(chunk).order(ByteOrder.nativeOrder());
       this.recvFloats = recv.asFloatBuffer();
       this.inFloats = input.asFloatBuffer();
