@@ -463,14 +463,20 @@ public final class ProxyThread implements AutoCloseable {
       if (!lane.lock.tryLock()) {
         continue;
       }
+      RuntimeException failure;
       try {
         if (linkOwed || lane.head != null) {
           link(lane);
         }
         moved |= lane.head != null && progress(lane, false);
+        continue;
+      } catch (PassFailure f) {
+        failure = f.failure;
       } finally {
         lane.lock.unlock();
       }
+      onError.accept(failure); // with the lane let go (PassFailure)
+      return true;
     }
     return moved;
   }
@@ -686,7 +692,8 @@ public final class ProxyThread implements AutoCloseable {
 
   /**
    * Takes every lane's lock, in lane order. Kernels only ever try one lane's lock and never wait
-   * for another while they hold it, so waiting here cannot deadlock.
+   * for another while they hold it (a failure their pass meets is reported once they let go: {@link
+   * PassFailure}), so waiting here cannot deadlock.
    */
   private void lockAll() {
     for (Lane lane : lanes) {
@@ -798,12 +805,17 @@ public final class ProxyThread implements AutoCloseable {
     if (outstanding.get() == 0 || dropAll || stopping || !l.lock.tryLock()) {
       return false;
     }
+    RuntimeException failure;
     try {
       link(l);
       return l.head != null && progress(l, true);
+    } catch (PassFailure f) {
+      failure = f.failure;
     } finally {
       l.lock.unlock();
     }
+    onError.accept(failure); // with the lane let go (PassFailure)
+    return true;
   }
 
   /** Links every lane's submissions; with the lanes' locks held. */
@@ -872,10 +884,32 @@ public final class ProxyThread implements AutoCloseable {
   /** One pass over every lane, on the proxy thread; returns whether anything moved. */
   private boolean progressAll() {
     boolean moved = false;
-    for (Lane lane : lanes) {
-      moved |= progress(lane, false);
+    try {
+      for (Lane lane : lanes) {
+        moved |= progress(lane, false);
+      }
+    } catch (PassFailure f) {
+      onError.accept(f.failure); // every lane's lock is held: the handler's own passes re-enter
+      return true;
     }
     return moved;
+  }
+
+  /**
+   * A lane's pass met a failure ({@link #progress}): it dropped that lane's operations, and its
+   * caller reports {@code failure} once it holds no lane's lock but all of them. The failure's
+   * handler runs passes of its own ({@link #runExclusive}, which takes every lane): run by a kernel
+   * that held one lane, it waited for a lane that another kernel held while that one, failing too,
+   * waited for the first one's.
+   */
+  private static final class PassFailure extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+    final transient RuntimeException failure;
+
+    PassFailure(RuntimeException failure) {
+      super(null, null, false, false);
+      this.failure = failure;
+    }
   }
 
   /**
@@ -899,8 +933,7 @@ public final class ProxyThread implements AutoCloseable {
         moved |= op.progress(now);
       } catch (RuntimeException e) {
         dropLinked(lane);
-        onError.accept(describe(op, e));
-        return true;
+        throw new PassFailure(describe(op, e));
       }
       ProxyOp following = op.next;
       if (op.isDone()) {

@@ -5,7 +5,12 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.List;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
@@ -187,6 +192,60 @@ class ProxyLanesTest {
     }
     assertTrue(movedWhileHeld, "lane 1's operation waited for lane 0's kernel to let go");
     assertNull(error.get());
+  }
+
+  @Test
+  @DisplayName(
+      "two kernels whose passes fail at once both report, though the failure's handler takes every"
+          + " lane (no deadlock)")
+  void failuresInTwoLanesAtOnceAreReported() throws InterruptedException {
+    List<RuntimeException> reported = Collections.synchronizedList(new ArrayList<>());
+    AtomicReference<ProxyThread> self = new AtomicReference<>();
+    // as the communicator's handler does: it tells the peers inside a pass of its own
+    ProxyThread proxy =
+        new ProxyThread(
+            "sparkccl-test-proxy",
+            IdleStrategies.defaults(),
+            e -> {
+              self.get().runExclusive(() -> {});
+              reported.add(e);
+            },
+            2);
+    self.set(proxy);
+    CyclicBarrier bothInPass = new CyclicBarrier(2);
+    Thread[] kernels = new Thread[2];
+    try {
+      for (int lane = 0; lane < 2; lane++) {
+        int l = lane;
+        proxy.enqueue(
+            new Counted() {
+              @Override
+              public boolean progress(long nowNanos) {
+                try {
+                  bothInPass.await(10, TimeUnit.SECONDS);
+                } catch (Exception e) {
+                  throw new IllegalStateException("the other lane's pass did not begin", e);
+                }
+                throw new IllegalStateException("lane " + l + " failed");
+              }
+            },
+            lane);
+        kernels[lane] = new Thread(() -> proxy.assist(l), "lane-" + lane + "-kernel");
+        kernels[lane].setDaemon(true); // left behind if they deadlock
+      }
+      for (Thread k : kernels) {
+        k.start();
+      }
+      for (Thread k : kernels) {
+        k.join(TimeUnit.SECONDS.toMillis(20));
+        assertTrue(!k.isAlive(), k.getName() + " never returned from its pass (deadlock?)");
+      }
+    } finally {
+      if (Arrays.stream(kernels).noneMatch(k -> k != null && k.isAlive())) {
+        proxy.close(5_000);
+      }
+    }
+    assertEquals(2, reported.size(), "failures reported: " + reported);
   }
 
   @Test
