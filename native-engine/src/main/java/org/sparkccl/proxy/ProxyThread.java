@@ -460,25 +460,34 @@ public final class ProxyThread implements AutoCloseable {
     }
     boolean moved = false;
     for (Lane lane : lanes) {
-      if (!lane.lock.tryLock()) {
-        continue;
-      }
-      RuntimeException failure;
-      try {
-        if (linkOwed || lane.head != null) {
-          link(lane);
-        }
-        moved |= lane.head != null && progress(lane, false);
-        continue;
-      } catch (PassFailure f) {
-        failure = f.failure;
-      } finally {
-        lane.lock.unlock();
-      }
-      onError.accept(failure); // with the lane let go (PassFailure)
-      return true;
+      moved |= passOver(lane, linkOwed, false);
     }
     return moved;
+  }
+
+  /**
+   * One pass over {@code lane} if no other thread holds it: links its submissions where {@code
+   * linkOwed} or it has operations linked already (the rule of a full pass), moves its operations,
+   * and reports a failure once the lane is let go ({@link PassFailure}). Returns whether anything
+   * moved; false where another thread holds the lane.
+   */
+  private boolean passOver(Lane lane, boolean linkOwed, boolean byKernel) {
+    if (!lane.lock.tryLock()) {
+      return false;
+    }
+    RuntimeException failure;
+    try {
+      if (linkOwed || lane.head != null) {
+        link(lane);
+      }
+      return lane.head != null && progress(lane, byKernel);
+    } catch (PassFailure f) {
+      failure = f.failure;
+    } finally {
+      lane.lock.unlock();
+    }
+    onError.accept(failure);
+    return true;
   }
 
   /**
@@ -801,21 +810,10 @@ public final class ProxyThread implements AutoCloseable {
    * theirs at the same time.
    */
   public boolean assist(int lane) {
-    Lane l = lanes[lane];
-    if (outstanding.get() == 0 || dropAll || stopping || !l.lock.tryLock()) {
+    if (outstanding.get() == 0 || dropAll || stopping) {
       return false;
     }
-    RuntimeException failure;
-    try {
-      link(l);
-      return l.head != null && progress(l, true);
-    } catch (PassFailure f) {
-      failure = f.failure;
-    } finally {
-      l.lock.unlock();
-    }
-    onError.accept(failure); // with the lane let go (PassFailure)
-    return true;
+    return passOver(lanes[lane], true, true);
   }
 
   /** Links every lane's submissions; with the lanes' locks held. */
