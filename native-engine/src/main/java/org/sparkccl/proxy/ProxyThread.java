@@ -792,8 +792,9 @@ public final class ProxyThread implements AutoCloseable {
    * look at {@link #ownerWorkPending} first and wake the proxy for those). Host kernels call this
    * while they wait, so that on a busy ring the data moves without waking the proxy thread (a
    * thread wake-up costs more than a small message's whole hop); the proxy thread still owns
-   * progress whenever no kernel is waiting. Passes are mutually exclusive, so operations and
-   * connections only ever see one thread at a time.
+   * progress whenever no kernel is waiting. Passes over one lane are mutually exclusive (this one
+   * is lane 0's; {@link #assist(int)} for the others), so operations and connections only ever see
+   * one thread at a time.
    *
    * <p>With nothing queued or linked (collectives whose every edge lies in shared memory) a pass
    * has nothing to do and returns before the lock: a waiting kernel calls this on every poll, and
@@ -895,10 +896,10 @@ public final class ProxyThread implements AutoCloseable {
 
   /**
    * A lane's pass met a failure ({@link #progress}): it dropped that lane's operations, and its
-   * caller reports {@code failure} once it holds no lane's lock but all of them. The failure's
-   * handler runs passes of its own ({@link #runExclusive}, which takes every lane): run by a kernel
-   * that held one lane, it waited for a lane that another kernel held while that one, failing too,
-   * waited for the first one's.
+   * caller reports {@code failure} once it has let go of that lane, or at once where it holds every
+   * lane (the proxy thread's full pass). The failure's handler runs passes of its own ({@link
+   * #runExclusive}, which takes every lane): run by a kernel that held one lane, it waited for a
+   * lane that another kernel held while that one, failing too, waited for the first one's.
    */
   private static final class PassFailure extends RuntimeException {
     private static final long serialVersionUID = 1L;

@@ -61,6 +61,15 @@ class ProxyLanesTest {
       this.until = until;
     }
 
+    /** Waits (10 s at most) until a kernel's pass holds this operation, so holds its lane. */
+    void awaitInPass() {
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+      while (passes.get() == 0) {
+        assertTrue(System.nanoTime() < deadline, "the kernel's assist never began its pass");
+        Thread.onSpinWait();
+      }
+    }
+
     @Override
     public boolean progress(long nowNanos) {
       super.progress(nowNanos);
@@ -77,7 +86,7 @@ class ProxyLanesTest {
   }
 
   private static ProxyThread unstarted(int lanes, AtomicReference<RuntimeException> error) {
-    // not started: only the assisting threads below move anything
+    // not started: only the assisting threads move anything until a test starts it
     return new ProxyThread(
         "sparkccl-test-proxy", IdleStrategies.defaults(), e -> error.compareAndSet(null, e), lanes);
   }
@@ -119,7 +128,7 @@ class ProxyLanesTest {
     CountDownLatch laneOneMoved = new CountDownLatch(1);
     // lane 0's operation stays in its pass until lane 1's has moved: with one lock for both lanes,
     // lane 1's assist would find it taken for as long as the pass lasts
-    Counted waiting = new HeldInPass(laneOneMoved);
+    HeldInPass waiting = new HeldInPass(laneOneMoved);
     Counted other =
         new Counted() {
           @Override
@@ -135,11 +144,8 @@ class ProxyLanesTest {
       proxy.enqueue(other, 1);
       Thread laneZero = new Thread(() -> proxy.assist(0), "lane-0-kernel");
       laneZero.start();
+      waiting.awaitInPass();
       long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-      while (waiting.passes.get() == 0) {
-        assertTrue(System.nanoTime() < deadline, "lane 0's assist never began its pass");
-        Thread.onSpinWait();
-      }
       while (!other.isUnlinked() && System.nanoTime() < deadline) {
         boolean unused = proxy.assist(1);
       }
@@ -158,11 +164,9 @@ class ProxyLanesTest {
           + " whose kernel has ended leaves its last sends to it)")
   void proxyMovesFreeLanesWhileAKernelHoldsOne() throws InterruptedException {
     AtomicReference<RuntimeException> error = new AtomicReference<>();
-    ProxyThread proxy =
-        new ProxyThread(
-            "sparkccl-test-proxy", IdleStrategies.defaults(), e -> error.compareAndSet(null, e), 2);
+    ProxyThread proxy = unstarted(2, error);
     CountDownLatch release = new CountDownLatch(1);
-    Counted holding = new HeldInPass(release);
+    HeldInPass holding = new HeldInPass(release);
     Counted leftover = new Counted();
     leftover.finish = true; // done after its first pass
     proxy.start();
@@ -171,11 +175,7 @@ class ProxyLanesTest {
     try {
       proxy.enqueue(holding, 0);
       kernel.start();
-      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-      while (holding.passes.get() == 0) {
-        assertTrue(System.nanoTime() < deadline, "the kernel's assist never began its pass");
-        Thread.onSpinWait();
-      }
+      holding.awaitInPass();
       // the other channel's kernel queued a send, ended its task and woke the proxy
       proxy.enqueue(leftover, 1);
       proxy.wake();
