@@ -25,11 +25,12 @@ import java.util.concurrent.TimeUnit;
  * Prints one line a round: {@code lanesL BYTES us_per_call round}, the format of {@code
  * bench/settings_summary.py}.
  *
- * <p>Run: java bench/micro/TcpRingFloor.java RANKS LANES BYTES [CALLS] [ROUNDS] [WARMUP]
+ * <p>Run: java bench/micro/TcpRingFloor.java RANKS LANES BYTES [CALLS] [ROUNDS] [WARMUP], with
+ * FLOOR_PIECE and FLOOR_SOCKBUF (bytes) in the environment to change the piece and the socket
+ * buffers.
  */
 public class TcpRingFloor {
   private static final long WAIT_NANOS = TimeUnit.SECONDS.toNanos(60);
-  private static final int PIECE = 64 << 10;
   private static final int BLOCK = 4096;
 
   public static void main(String[] args) throws Exception {
@@ -39,6 +40,11 @@ public class TcpRingFloor {
     int calls = args.length > 3 ? Integer.parseInt(args[3]) : 200;
     int rounds = args.length > 4 ? Integer.parseInt(args[4]) : 1;
     int warmup = args.length > 5 ? Integer.parseInt(args[5]) : 200;
+    // bytes summed at a time as they arrive (a chunk's size or more sums a step only once it has
+    // arrived whole, as an engine that reduces whole slots does)
+    int piece = envBytes("FLOOR_PIECE", 64 << 10, 4);
+    // kernel socket buffers (0: the kernel's autotuning); the engine asks for 4 MiB
+    int sockbuf = envBytes("FLOOR_SOCKBUF", 0, 0);
     if (n < 2 || lanes < 1 || bytes % (4 * n * lanes) != 0) {
       throw new IllegalArgumentException(
           "RANKS >= 2, LANES >= 1 and BYTES a multiple of 4 x RANKS x LANES, got "
@@ -59,6 +65,10 @@ public class TcpRingFloor {
     for (SocketChannel[][] side : new SocketChannel[][][] {toNext, fromPrev}) {
       for (SocketChannel[] lane : side) {
         for (SocketChannel ch : lane) {
+          if (sockbuf > 0) {
+            ch.setOption(StandardSocketOptions.SO_SNDBUF, sockbuf);
+            ch.setOption(StandardSocketOptions.SO_RCVBUF, sockbuf);
+          }
           ch.setOption(StandardSocketOptions.TCP_NODELAY, true);
           ch.configureBlocking(false);
         }
@@ -86,7 +96,8 @@ public class TcpRingFloor {
     for (int l = 0; l < lanes; l++) {
       for (int r = 0; r < n; r++) {
         Lane lane =
-            new Lane(r, n, l, lanes, bytes, toNext[l][r], fromPrev[l][r], input[r], output[r]);
+            new Lane(
+                r, n, l, lanes, bytes, piece, toNext[l][r], fromPrev[l][r], input[r], output[r]);
         int index = l * n + r;
         threads[index] =
             new Thread(
@@ -145,12 +156,34 @@ public class TcpRingFloor {
     }
   }
 
+  /**
+   * A byte count of at least {@code min}, a multiple of 4, from the environment variable {@code
+   * name}; {@code otherwise} where it is unset.
+   */
+  private static int envBytes(String name, int otherwise, int min) {
+    String v = System.getenv(name);
+    if (v == null || v.isEmpty()) {
+      return otherwise;
+    }
+    try {
+      int bytes = Integer.parseInt(v);
+      if (bytes >= min && bytes % 4 == 0) {
+        return bytes;
+      }
+    } catch (NumberFormatException e) {
+      // reported below with what was expected
+    }
+    throw new IllegalArgumentException(
+        name + "=" + v + ": expected a byte count, a multiple of 4, of at least " + min);
+  }
+
   /** One rank's part of one lane: its ring over the lane's slice of the buffers. */
   private static final class Lane {
     private final int rank;
     private final int n;
     private final int chunk;
     private final int base;
+    private final int piece;
     private final SocketChannel next;
     private final SocketChannel prev;
     private final ByteBuffer recv;
@@ -162,12 +195,13 @@ public class TcpRingFloor {
     private final float[] x = new float[BLOCK];
     private final float[] y = new float[BLOCK];
 
-    Lane(int rank, int n, int lane, int lanes, int bytes, SocketChannel next, SocketChannel prev,
-        ByteBuffer input, ByteBuffer output) {
+    Lane(int rank, int n, int lane, int lanes, int bytes, int piece, SocketChannel next,
+        SocketChannel prev, ByteBuffer input, ByteBuffer output) {
       this.rank = rank;
       this.n = n;
       this.chunk = bytes / lanes / n;
       this.base = lane * (bytes / lanes);
+      this.piece = piece;
       this.next = next;
       this.prev = prev;
       this.recv = ByteBuffer.allocateDirect(chunk).order(ByteOrder.nativeOrder());
@@ -210,7 +244,7 @@ public class TcpRingFloor {
         int got = into.position() & ~3;
         if (reduceChunk < 0) {
           reduced = got;
-        } else if (got - reduced >= PIECE || got == chunk && reduced < chunk) {
+        } else if (got - reduced >= piece || got == chunk && reduced < chunk) {
           reduce(reduceChunk, reduced, got - reduced);
           reduced = got;
         }
