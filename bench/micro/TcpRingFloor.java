@@ -54,21 +54,30 @@ public class TcpRingFloor {
     SocketChannel[][] toNext = new SocketChannel[lanes][n];
     SocketChannel[][] fromPrev = new SocketChannel[lanes][n];
     try (ServerSocketChannel ss = ServerSocketChannel.open()) {
+      if (sockbuf > 0) {
+        // before the connections, as the engine does: a receive window above 64 KiB is agreed
+        // in the handshake
+        ss.setOption(StandardSocketOptions.SO_RCVBUF, sockbuf);
+      }
       ss.bind(new InetSocketAddress("127.0.0.1", 0));
       for (int l = 0; l < lanes; l++) {
         for (int r = 0; r < n; r++) {
-          toNext[l][r] = SocketChannel.open(ss.getLocalAddress());
+          toNext[l][r] = SocketChannel.open();
+          if (sockbuf > 0) {
+            toNext[l][r].setOption(StandardSocketOptions.SO_SNDBUF, sockbuf);
+            toNext[l][r].setOption(StandardSocketOptions.SO_RCVBUF, sockbuf);
+          }
+          toNext[l][r].connect(ss.getLocalAddress());
           fromPrev[l][(r + 1) % n] = ss.accept();
+          if (sockbuf > 0) {
+            fromPrev[l][(r + 1) % n].setOption(StandardSocketOptions.SO_SNDBUF, sockbuf);
+          }
         }
       }
     }
     for (SocketChannel[][] side : new SocketChannel[][][] {toNext, fromPrev}) {
       for (SocketChannel[] lane : side) {
         for (SocketChannel ch : lane) {
-          if (sockbuf > 0) {
-            ch.setOption(StandardSocketOptions.SO_SNDBUF, sockbuf);
-            ch.setOption(StandardSocketOptions.SO_RCVBUF, sockbuf);
-          }
           ch.setOption(StandardSocketOptions.TCP_NODELAY, true);
           ch.configureBlocking(false);
         }
