@@ -249,14 +249,14 @@ case "$MODE" in
     # core, with taskset, re-applied every 0.1 s while it runs; a setting whose RANKS x K exceed the
     # host's CPUs is refused before the first round), or FLOOR=L, which runs the Java ring's floor
     # with L threads a rank (bench/micro/TcpRingFloor.java; ALGO unused; its other VAR=VALUE, such
-    # as FLOOR_PIECE and FLOOR_SOCKBUF, set its environment) instead of the engine;
-    # RANKS (default 8), TRANSPORT (socket), OP (allreduce), sizes MIN to MAX by FACTOR (1M, 8M, 2), WARMUP (20) and ITERS (40) calls a size
-    # after the JIT's warm-up (JIT_WARMUP), ROUNDS rounds (3); results checked; medians per setting
-    # and size, the ratio to OpenMPI's median, and the median of the rounds' own ratios with its 95%
-    # interval from 6 rounds (bench/settings_summary.py) in $OUT/settings.txt. On one
-    # host, after 200 JIT warm-up calls and 300 at the size, the 8-rank allReduce at 1 MiB (the ring,
-    # chosen) took 1.9x its time after 2,000 at the size; on another, 2,000 calls a size changed less
-    # than the host's spread (docs/benchmarks.md)
+    # as FLOOR_PIECE and FLOOR_SOCKBUF, set its environment) instead of the engine; RANKS (default
+    # 8), TRANSPORT (socket), OP (allreduce), sizes MIN to MAX by FACTOR (1M, 8M, 2), WARMUP (20)
+    # and ITERS (40) calls a size after the JIT's warm-up (JIT_WARMUP), ROUNDS rounds (3); results
+    # checked; medians per setting and size, the ratio to OpenMPI's median, and the median of the
+    # rounds' own ratios with its 95% interval from 6 rounds (bench/settings_summary.py) in
+    # $OUT/settings.txt. On one host, after 200 JIT warm-up calls and 300 at the size, the 8-rank
+    # allReduce at 1 MiB (the ring, chosen) took 1.9x its time after 2,000 at the size; on another,
+    # 2,000 calls a size changed less than the host's spread (docs/benchmarks.md)
     source "$DIR/bench/common.sh" # OpenMPI's command line over TCP, and mpi_coll's build
     if [ "${MPI:-1}" = 1 ]; then
       (cd "$DIR" && build_mpi_coll) || status=1
@@ -284,8 +284,8 @@ case "$MODE" in
     floor_round() { # bench/micro/TcpRingFloor.java with $floor threads a rank, each size of the round
       local b=$(numfmt --from=iec "${MIN:-1M}") max=$(numfmt --from=iec "${MAX:-8M}")
       for (( ; b <= max; b *= ${FACTOR:-2})); do
-        env "${env_vars[@]}" timeout 300 "${JAVA[@]}" -cp "$DIR/micro-classes" TcpRingFloor "${RANKS:-8}" "$floor" "$b" \
-          "${ITERS:-40}" 1 "${WARMUP:-20}" 2>>"$OUT/settings.err" |
+        env "${env_vars[@]}" timeout 300 "${JAVA[@]}" -cp "$DIR/micro-classes" TcpRingFloor \
+          "${RANKS:-8}" "$floor" "$b" "${ITERS:-40}" 1 "${WARMUP:-20}" 2>>"$OUT/settings.err" |
           awk -v n="$name" -v r="$round" '{ print n, $2, $3, r }' >>"$OUT/settings-runs.txt"
         [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
       done

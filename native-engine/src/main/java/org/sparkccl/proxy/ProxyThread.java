@@ -450,9 +450,11 @@ public final class ProxyThread implements AutoCloseable {
    * With several lanes, while a kernel holds one: a pass over the lanes no kernel holds now,
    * linking what they queued under the same rule as a full pass. A channel whose kernel has ended
    * its task can leave its last sends to the proxy while the calling thread still moves channel 0's
-   * operations; a proxy that waited to hold every lane at once found channel 0's lock taken pass
-   * after pass and, between tries, blocked a millisecond at a time (every two-channel call took
-   * milliseconds, docs/benchmarks.md "Two threads a rank..."). Returns whether anything moved.
+   * operations; a proxy that moved nothing until it held every lane at once left those sends for as
+   * long as channel 0's kernel held its lock pass after pass ({@code ProxyLanesTest}). It was not
+   * what made two-channel calls wait milliseconds without the proxy's brief spin: those waits
+   * remained (docs/benchmarks.md, "Two channels after the proxy's free-lane passes..."). Returns
+   * whether anything moved.
    */
   private boolean progressFreeLanes(boolean linkOwed) {
     if (lanes.length == 1 || dropAll) {
