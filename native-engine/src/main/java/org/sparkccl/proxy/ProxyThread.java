@@ -453,9 +453,10 @@ public final class ProxyThread implements AutoCloseable {
    * operations; a proxy that moved nothing until it held every lane at once left those sends for as
    * long as channel 0's kernel held its lock pass after pass ({@code ProxyLanesTest}). It was not
    * what made two-channel calls wait milliseconds without the proxy's brief spin: those waits
-   * remained (docs/benchmarks.md, "Two channels after the proxy's free-lane passes..."); their
-   * likely cause is that a select made while kernels hold lanes returns at once for data they read
-   * themselves ("...the proxy's waits counted"). Returns whether anything moved.
+   * remained (docs/benchmarks.md, "Two channels after the proxy's free-lane passes..."), and they
+   * remained too where the proxy parked instead of selecting while kernels held its lanes ("A proxy
+   * that parks while kernels hold its lanes..."): their cause is not known. Returns whether
+   * anything moved.
    */
   private boolean progressFreeLanes(boolean linkOwed) {
     if (lanes.length == 1 || dropAll) {
