@@ -67,7 +67,10 @@ public final class Communicator implements AutoCloseable {
     return core.nRanks();
   }
 
-  /** The configuration this communicator was made with. */
+  /**
+   * The configuration this communicator was made with, {@code nChannels=auto} resolved to the count
+   * its ranks chose.
+   */
   public CclConfig config() {
     return core.config();
   }

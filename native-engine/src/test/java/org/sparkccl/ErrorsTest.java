@@ -560,7 +560,7 @@ class ErrorsTest {
 
     CclConfig defaults = CclConfig.fromMap(Map.of());
     assertEquals(4 << 20, defaults.buffSize());
-    assertEquals(1, defaults.nChannels());
+    assertEquals(CclConfig.CHANNELS_AUTO, defaults.nChannels());
     assertEquals(Duration.ofMinutes(2), defaults.timeout());
 
     expectIae(() -> CclConfig.fromMap(Map.of("buffSize", "4X")), "buffSize=4X", "expected");

@@ -205,7 +205,7 @@ class LeakTest {
                     if (rank == 0) {
                       assertCounted(
                           before,
-                          config,
+                          comm.config(),
                           n,
                           helpers && comm.ringTransport().equals("socket"),
                           what);

@@ -25,7 +25,8 @@ public final class CommCore {
 
   private CommCore(Bootstrap bootstrap, CclConfig config) {
     Device device = Devices.resolve(config.device());
-    this.ctx = new CommContext(bootstrap.rank(), bootstrap.nRanks(), config, device, this::fail);
+    CclConfig resolved = ChannelCount.resolve(config, bootstrap, device);
+    this.ctx = new CommContext(bootstrap.rank(), bootstrap.nRanks(), resolved, device, this::fail);
     this.lifecycle = new Lifecycle(ctx);
     this.collectives = new CollectiveLauncher(ctx, lifecycle);
     this.pointToPoint = new PointToPoint(ctx, collectives);

@@ -139,6 +139,13 @@ public final class CclConfig {
     return buffSize / FifoLayout.STEPS;
   }
 
+  /**
+   * {@link #nChannels()} for {@code nChannels=auto}: a communicator resolves it, with every rank,
+   * before it makes its channels; {@code Communicator.config()} then holds the count it chose.
+   */
+  public static final int CHANNELS_AUTO = -1;
+
+  /** Parallel rings (key {@code nChannels}), or {@link #CHANNELS_AUTO}. */
   public int nChannels() {
     return nChannels;
   }
@@ -337,7 +344,7 @@ public final class CclConfig {
   private String valueText(Key key) {
     return switch (key) {
       case BUFF_SIZE -> Integer.toString(buffSize);
-      case N_CHANNELS -> Integer.toString(nChannels);
+      case N_CHANNELS -> nChannels == CHANNELS_AUTO ? "auto" : Integer.toString(nChannels);
       case SOCKET_N_THREADS -> Integer.toString(socketThreads);
       case SOCKET_N_SOCKS_PER_THREAD -> Integer.toString(socketsPerThread);
       case SOCKET_HOST -> socketHost == null ? "auto" : socketHost;
@@ -471,7 +478,7 @@ public final class CclConfig {
       String k = key.key();
       return switch (key) {
         case BUFF_SIZE -> buffSize(intBytes(k, text));
-        case N_CHANNELS -> nChannels(Values.integer(k, text));
+        case N_CHANNELS -> nChannels(autoOrCount(k, text));
         case SOCKET_N_THREADS -> socketThreads(Values.integer(k, text));
         case SOCKET_N_SOCKS_PER_THREAD -> socketsPerThread(Values.integer(k, text));
         case SOCKET_HOST -> socketHost(text.trim());
@@ -505,6 +512,20 @@ public final class CclConfig {
         case TUNER_SHM_LINK_GBPS -> shmLinkGBps(Values.decimal(k, text));
         case TUNER_SHM_TREE_HOP_LATENCY_US -> shmTreeHopLatencyUs(Values.decimal(k, text));
       };
+    }
+
+    /** {@code auto} ({@link #CHANNELS_AUTO}) or a channel count. */
+    private static int autoOrCount(String key, String text) {
+      if (text.trim().equalsIgnoreCase("auto")) {
+        return CHANNELS_AUTO;
+      }
+      try {
+        return Values.integer(key, text);
+      } catch (IllegalArgumentException e) {
+        throw new IllegalArgumentException(
+            key + "=" + text + " is not auto or a count; expected auto or 1.." + Key.MAX_CHANNELS,
+            e);
+      }
     }
 
     /** {@code auto} ({@link #RING_PROXY_AUTO}) or a byte size. */
@@ -725,8 +746,8 @@ public final class CclConfig {
         throw invalid(
             Key.BUFF_SIZE, buffSize, "at least " + minBuff + " and a multiple of " + (steps * 64));
       }
-      if (nChannels < 1 || nChannels > Key.MAX_CHANNELS) {
-        throw invalid(Key.N_CHANNELS, nChannels, "1.." + Key.MAX_CHANNELS);
+      if ((nChannels < 1 && nChannels != CHANNELS_AUTO) || nChannels > Key.MAX_CHANNELS) {
+        throw invalid(Key.N_CHANNELS, nChannels, "auto or 1.." + Key.MAX_CHANNELS);
       }
       if (socketThreads < 0 || socketThreads > Key.MAX_SOCKET_THREADS) {
         throw invalid(Key.SOCKET_N_THREADS, socketThreads, "0.." + Key.MAX_SOCKET_THREADS);

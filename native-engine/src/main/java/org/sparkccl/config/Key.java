@@ -16,8 +16,12 @@ import java.util.Locale;
 public enum Key {
   /** Bytes of each connection's FIFO; a slot ({@code stepSize}) is 1/8 of it. K, M, G suffixes. */
   BUFF_SIZE("buffSize", "4M"),
-  /** Parallel rings, each with its own connections, FIFOs and kernel thread. */
-  N_CHANNELS("nChannels", "1"),
+  /**
+   * Parallel rings, each with its own connections, FIFOs and kernel thread; {@code auto}: two where
+   * the ring runs over sockets between host buffers and every host's cores cover its ranks' polling
+   * threads with two, else one.
+   */
+  N_CHANNELS("nChannels", "auto"),
   /** Helper threads per socket connection; 0 moves all data over the control socket. */
   SOCKET_N_THREADS("socket.nThreads", "0"),
   /** Data sockets each helper thread owns. */

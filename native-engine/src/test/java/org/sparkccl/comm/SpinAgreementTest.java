@@ -105,6 +105,7 @@ class SpinAgreementTest {
       for (int r = 0; r < modes.length; r++) {
         CclConfig config =
             TestConfig.builder()
+                .nChannels(1) // the polling threads counted above: one channel
                 .idle(modes[r])
                 .ringProxyMinBytes(proxyMinBytes)
                 .timeout(WAIT)
