@@ -561,6 +561,10 @@ class ErrorsTest {
     CclConfig defaults = CclConfig.fromMap(Map.of());
     assertEquals(4 << 20, defaults.buffSize());
     assertEquals(CclConfig.CHANNELS_AUTO, defaults.nChannels());
+    assertEquals(
+        CclConfig.CHANNELS_AUTO, CclConfig.fromMap(Map.of("nChannels", " AUTO ")).nChannels());
+    assertEquals("auto", defaults.asMap().get("nChannels"));
+    assertEquals("3", CclConfig.fromMap(Map.of("nChannels", "3")).asMap().get("nChannels"));
     assertEquals(Duration.ofMinutes(2), defaults.timeout());
 
     expectIae(() -> CclConfig.fromMap(Map.of("buffSize", "4X")), "buffSize=4X", "expected");

@@ -49,14 +49,17 @@ final class ChannelCount {
       String host, boolean hostSockets, IdleMode idle, int socketThreads, int cores, int cap) {}
 
   /**
-   * {@code config} with {@code nChannels=auto} resolved through one exchange among the ranks; any
-   * other count unchanged, and no exchange. Every rank with {@code auto} must call it.
+   * {@code config} with {@code nChannels=auto} resolved; any other count unchanged. With {@code
+   * transport=socket} the ranks agree through one exchange (every such rank must call it); with any
+   * other transport, or one rank, it is one channel and no exchange, so that the default transport
+   * pays nothing for the choice.
    */
   static CclConfig resolve(CclConfig config, Bootstrap bootstrap, Device device) {
     if (config.nChannels() != CclConfig.CHANNELS_AUTO) {
       return config;
     }
-    int channels = bootstrap.nRanks() == 1 ? 1 : choose(exchange(config, bootstrap, device));
+    boolean exchange = bootstrap.nRanks() > 1 && config.transport() == Transport.SOCKET;
+    int channels = exchange ? choose(exchange(config, bootstrap, device)) : 1;
     return config.toBuilder().nChannels(channels).build();
   }
 

@@ -478,7 +478,15 @@ public final class CclConfig {
       String k = key.key();
       return switch (key) {
         case BUFF_SIZE -> buffSize(intBytes(k, text));
-        case N_CHANNELS -> nChannels(autoOrCount(k, text));
+        case N_CHANNELS ->
+            nChannels(
+                autoOr(
+                    k,
+                    text,
+                    CHANNELS_AUTO,
+                    t -> Values.integer(k, t),
+                    "a count",
+                    "auto or 1.." + Key.MAX_CHANNELS));
         case SOCKET_N_THREADS -> socketThreads(Values.integer(k, text));
         case SOCKET_N_SOCKS_PER_THREAD -> socketsPerThread(Values.integer(k, text));
         case SOCKET_HOST -> socketHost(text.trim());
@@ -501,7 +509,15 @@ public final class CclConfig {
         case CUDA_RESIDENT_US -> cudaResidentUs(Values.integer(k, text));
         case CUDA_BLOCKS -> cudaBlocks(Values.integer(k, text));
         case LL_MAX_BYTES -> llMaxBytes(intBytes(k, text));
-        case RING_PROXY_MIN_BYTES -> ringProxyMinBytes(autoOrBytes(k, text));
+        case RING_PROXY_MIN_BYTES ->
+            ringProxyMinBytes(
+                autoOr(
+                    k,
+                    text,
+                    RING_PROXY_AUTO,
+                    t -> Values.bytes(k, t),
+                    "a byte size",
+                    "auto, 0 (off) or e.g. 512K"));
         case TUNER_HOP_LATENCY_US -> hopLatencyUs(Values.decimal(k, text));
         case TUNER_LINK_GBPS -> linkGBps(Values.decimal(k, text));
         case TUNER_TREE_HOP_LATENCY_US -> treeHopLatencyUs(Values.decimal(k, text));
@@ -514,31 +530,20 @@ public final class CclConfig {
       };
     }
 
-    /** {@code auto} ({@link #CHANNELS_AUTO}) or a channel count. */
-    private static int autoOrCount(String key, String text) {
+    /**
+     * The text {@code auto} as the value {@code auto}, or what {@code parse} reads; a text that is
+     * neither fails naming {@code what} else it may be and the values {@code expected}.
+     */
+    private static <T> T autoOr(
+        String key, String text, T auto, Function<String, T> parse, String what, String expected) {
       if (text.trim().equalsIgnoreCase("auto")) {
-        return CHANNELS_AUTO;
+        return auto;
       }
       try {
-        return Values.integer(key, text);
+        return parse.apply(text);
       } catch (IllegalArgumentException e) {
         throw new IllegalArgumentException(
-            key + "=" + text + " is not auto or a count; expected auto or 1.." + Key.MAX_CHANNELS,
-            e);
-      }
-    }
-
-    /** {@code auto} ({@link #RING_PROXY_AUTO}) or a byte size. */
-    private static long autoOrBytes(String key, String text) {
-      if (text.trim().equalsIgnoreCase("auto")) {
-        return RING_PROXY_AUTO;
-      }
-      try {
-        return Values.bytes(key, text);
-      } catch (IllegalArgumentException e) {
-        throw new IllegalArgumentException(
-            key + "=" + text + " is not auto or a byte size; expected auto, 0 (off) or e.g. 512K",
-            e);
+            key + "=" + text + " is not auto or " + what + "; expected " + expected, e);
       }
     }
 

@@ -80,7 +80,8 @@ class ChannelCountTest {
   }
 
   @Test
-  @DisplayName("leaves a count it was given alone, and resolves auto to one for a single rank")
+  @DisplayName(
+      "leaves a count alone; one channel, no exchange, for one rank or a transport not socket")
   void countsAndSingleRanks() {
     CclConfig three = CclConfig.builder().nChannels(3).build();
     assertSame(three, ChannelCount.resolve(three, failingBootstrap(2), HostDevice.INSTANCE));
@@ -88,6 +89,15 @@ class ChannelCountTest {
     assertEquals(CclConfig.CHANNELS_AUTO, auto.nChannels());
     assertEquals(
         1, ChannelCount.resolve(auto, failingBootstrap(1), HostDevice.INSTANCE).nChannels());
+    for (Transport t : Transport.values()) {
+      if (t != Transport.SOCKET) {
+        CclConfig other = auto.toBuilder().transport(t).build();
+        assertEquals(
+            1,
+            ChannelCount.resolve(other, failingBootstrap(4), HostDevice.INSTANCE).nChannels(),
+            "transport=" + t + ": one channel, no exchange");
+      }
+    }
   }
 
   @Test
