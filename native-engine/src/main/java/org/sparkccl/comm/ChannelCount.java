@@ -44,9 +44,9 @@ final class ChannelCount {
 
   private ChannelCount() {}
 
-  /** What one rank says for the choice. */
+  /** What one rank says for the choice ({@code hostBuffers}: {@code device=host}). */
   record RankView(
-      String host, boolean hostSockets, IdleMode idle, int socketThreads, int cores, int cap) {}
+      String host, boolean hostBuffers, IdleMode idle, int socketThreads, int cores, int cap) {}
 
   /**
    * {@code config} with {@code nChannels=auto} resolved; any other count unchanged. With {@code
@@ -73,7 +73,7 @@ final class ChannelCount {
       int sharing = onHost.get(r.host());
       boolean spins = r.idle() == IdleMode.AUTO || r.idle() == IdleMode.SPIN;
       int threads = AutoIdle.pollingThreadsPerRank(TWO, r.socketThreads());
-      if (!r.hostSockets()
+      if (!r.hostBuffers()
           || !spins
           || !AutoIdle.spins(sharing, threads, AutoIdle.cores(r.cores(), r.cap(), sharing))) {
         return 1;
@@ -84,9 +84,9 @@ final class ChannelCount {
 
   private static RankView[] exchange(CclConfig config, Bootstrap bootstrap, Device device) {
     byte[] host = HostIdentity.local().getBytes(StandardCharsets.UTF_8);
-    boolean hostSockets = device instanceof HostDevice && config.transport() == Transport.SOCKET;
+    boolean hostBuffers = device instanceof HostDevice;
     ByteBuffer out = ByteBuffer.allocate(4 + 1 + 1 + 4 + 4 + 4 + 4 + host.length);
-    out.putInt(MAGIC).put((byte) (hostSockets ? 1 : 0)).put((byte) config.idle().ordinal());
+    out.putInt(MAGIC).put((byte) (hostBuffers ? 1 : 0)).put((byte) config.idle().ordinal());
     out.putInt(config.socketThreads()).putInt(CommContext.availableCores());
     out.putInt(config.idleCpusPerRank()).putInt(host.length).put(host);
     byte[][] all = bootstrap.allGather(out.array(), config.timeout());
@@ -98,7 +98,7 @@ final class ChannelCount {
         if (in.getInt() != MAGIC) {
           throw new BufferUnderflowException();
         }
-        boolean sockets = in.get() != 0;
+        boolean buffers = in.get() != 0;
         int mode = in.get();
         int threads = in.getInt();
         int cores = in.getInt();
@@ -112,7 +112,7 @@ final class ChannelCount {
         views[r] =
             new RankView(
                 new String(theirs, StandardCharsets.UTF_8),
-                sockets,
+                buffers,
                 modes[mode],
                 threads,
                 cores,

@@ -18,8 +18,8 @@ public enum Key {
   BUFF_SIZE("buffSize", "4M"),
   /**
    * Parallel rings, each with its own connections, FIFOs and kernel thread; {@code auto}: two where
-   * the ring runs over sockets between host buffers and every host's cores cover its ranks' polling
-   * threads with two, else one.
+   * the ring runs over sockets ({@code transport=socket}) between host buffers and every host's
+   * cores cover its ranks' polling threads with two, else one.
    */
   N_CHANNELS("nChannels", "auto"),
   /** Helper threads per socket connection; 0 moves all data over the control socket. */

@@ -70,7 +70,7 @@ class ChannelCountTest {
     }
     RankView[] gpu = ranks(2, "a", 64);
     gpu[0] = new RankView("a", false, IdleMode.AUTO, 0, 64, 0);
-    assertEquals(1, ChannelCount.choose(gpu), "a rank not on host sockets");
+    assertEquals(1, ChannelCount.choose(gpu), "a rank with GPU buffers");
     RankView[] capped = ranks(4, "a", 16);
     capped[3] = new RankView("a", true, IdleMode.AUTO, 0, 16, 2);
     assertEquals(1, ChannelCount.choose(capped), "idle.cpusPerRank=2: 8 cores for 12 threads");
