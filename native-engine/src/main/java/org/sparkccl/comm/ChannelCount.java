@@ -3,7 +3,6 @@ package org.sparkccl.comm;
 import java.nio.BufferUnderflowException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
-import java.util.HashMap;
 import java.util.Map;
 import org.sparkccl.CclException;
 import org.sparkccl.bootstrap.Bootstrap;
@@ -65,17 +64,19 @@ final class ChannelCount {
 
   /** The same count on every rank, from what every rank said. */
   static int choose(RankView[] ranks) {
-    Map<String, Integer> onHost = new HashMap<>();
-    for (RankView r : ranks) {
-      onHost.merge(r.host(), 1, Integer::sum);
+    String[] hosts = new String[ranks.length];
+    for (int r = 0; r < ranks.length; r++) {
+      hosts[r] = ranks[r].host();
     }
+    Map<String, Integer> onHost = HostIdentity.ranksPerHost(hosts);
     for (RankView r : ranks) {
-      int sharing = onHost.get(r.host());
-      boolean spins = r.idle() == IdleMode.AUTO || r.idle() == IdleMode.SPIN;
+      boolean mayTwo = r.idle() == IdleMode.AUTO || r.idle() == IdleMode.SPIN;
+      // where idle=auto would spin with two channels: spin alone does not make the cores
       int threads = AutoIdle.pollingThreadsPerRank(TWO, r.socketThreads());
       if (!r.hostBuffers()
-          || !spins
-          || !AutoIdle.spins(sharing, threads, AutoIdle.cores(r.cores(), r.cap(), sharing))) {
+          || !mayTwo
+          || !AutoIdle.spinsWhenBusy(
+              IdleMode.AUTO, onHost.get(r.host()), threads, r.cores(), r.cap())) {
         return 1;
       }
     }

@@ -5,6 +5,8 @@ import java.net.InetAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.Map;
 
 /**
  * Names the machine this rank runs on, so that ranks can count how many of them share its cores.
@@ -23,6 +25,15 @@ final class HostIdentity {
 
   static String local() {
     return LOCAL;
+  }
+
+  /** How many of {@code hosts} (one per rank) name each host. */
+  static Map<String, Integer> ranksPerHost(String[] hosts) {
+    Map<String, Integer> ranksOn = new HashMap<>();
+    for (String h : hosts) {
+      ranksOn.merge(h, 1, Integer::sum);
+    }
+    return ranksOn;
   }
 
   private static String compute() {

@@ -311,10 +311,7 @@ final class TransportSelector {
    */
   private Spin spin(String[] hosts, int[][] idleInputs) {
     IdleMode[] modes = IdleMode.values();
-    Map<String, Integer> ranksOn = new HashMap<>();
-    for (String h : hosts) {
-      ranksOn.merge(h, 1, Integer::sum);
-    }
+    Map<String, Integer> ranksOn = HostIdentity.ranksPerHost(hosts);
     boolean everyRank = true;
     boolean coresToSpare = true;
     for (int r = 0; r < hosts.length; r++) {
