@@ -45,6 +45,8 @@ cp bench/profile.sh bench/profile_summary.py "$DEST/bench/"
 # where threads wait (run.sh DEST waits PERF_OPTIONS...): flight recordings, summarised by the
 # perf jar's WaitProfile
 cp bench/waits.sh bench/waits.jfc "$DEST/bench/"
+# each thread's CPU mid-run (run.sh DEST threads PERF_OPTIONS...)
+cp bench/thread-cpu.sh "$DEST/bench/"
 # the latency benchmark (run.sh DIR latency): its scripts, OpenMPI's program (compiled there with
 # mpicc) and the Jucx ping-pong compiled here (the jlinked runtime has no compiler)
 mkdir -p "$DEST/bench/micro" "$DEST/micro-classes"

@@ -4,6 +4,7 @@
 #   bash DIR/run.sh DIR [smoke|suite|soak|bench|tune|local|tune-local|python|peer|blocks|compare|check|all|ab|ab-small|settings|gpu-ab|resident|latency|checkcost|collectives|lb]
 #   bash DIR/run.sh DIR profile PERF_OPTIONS...   (bench/profile.sh with this bundle's perf tool)
 #   bash DIR/run.sh DIR waits PERF_OPTIONS...     (bench/waits.sh with this bundle's perf tool)
+#   bash DIR/run.sh DIR threads PERF_OPTIONS...   (bench/thread-cpu.sh with this bundle's perf tool)
 # Logs go to $OUT (default /tmp/sparkccl-gpu-out) and summaries to stdout.
 set -uo pipefail
 # UCX's memory hooks patch a JVM's mmap/munmap/madvise/brk in place (docs/reliability.md).
@@ -386,6 +387,11 @@ case "$MODE" in
       PROFILER_LIB="$(ls "$DIR"/profiler/*.so)" bash bench/profile.sh "$OUT/profile" "${@:3}") || status=1
     cp "$OUT/profile/summary.txt" "$OUT/profile-summary.txt" 2>/dev/null
     tar czf "$OUT/profile.tgz" -C "$OUT" profile && rm -rf "$OUT/profile"
+    ;;
+  threads)
+    # each thread's CPU in the middle of a perf run (bench/thread-cpu.sh; SAMPLE_AFTER as there)
+    (cd "$DIR" && PERF="$(host_perf "$DIR/lib/*" "${@:3}")" \
+      bash bench/thread-cpu.sh "$OUT/threads" "${@:3}") || status=1
     ;;
   waits)
     # where threads wait (bench/waits.sh; WAIT_CALLS as there), on host memory unless the options
