@@ -20,7 +20,12 @@ import org.sparkccl.Reference;
  */
 @DisplayName("Reducer")
 class ReducerTest {
-  private static final int COUNT = 1001;
+  /**
+   * Elements a call: more than two of the float32 path's blocks (1,024 elements) and four of
+   * float64's (512), and a multiple of neither, so that every block boundary and a short last block
+   * are checked.
+   */
+  private static final int COUNT = 2_501;
 
   private static ByteBuffer direct(int bytes) {
     return ByteBuffer.allocateDirect(bytes).order(ByteOrder.nativeOrder());
