@@ -8,6 +8,7 @@ import java.nio.channels.SocketChannel;
 import java.util.SplittableRandom;
 import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
 
 /**
  * The floor of a ring allReduce of float32 over loopback TCP for a Java engine, with one or more
@@ -27,11 +28,14 @@ import java.util.concurrent.TimeUnit;
  *
  * <p>Run: java bench/micro/TcpRingFloor.java RANKS LANES BYTES [CALLS] [ROUNDS] [WARMUP], with
  * FLOOR_PIECE and FLOOR_SOCKBUF (bytes) in the environment to change the piece and the socket
- * buffers.
+ * buffers, and FLOOR_NOISE=THREADS:PERIOD_US:BUSY_US to add threads that each wake every PERIOD_US
+ * and stay busy for BUSY_US, as an engine's threads beside its polling ones do (a proxy, a kernel
+ * thread waking to check its deadline): what such wake-ups cost a host whose cores the rings fill.
  */
 public class TcpRingFloor {
   private static final long WAIT_NANOS = TimeUnit.SECONDS.toNanos(60);
-  private static final int BLOCK = 4096;
+  // elements a block, as the engine's reducer sums float32 (4 KiB)
+  private static final int BLOCK = 1024;
 
   public static void main(String[] args) throws Exception {
     int n = Integer.parseInt(args[0]);
@@ -147,8 +151,12 @@ public class TcpRingFloor {
         threads[index].start();
       }
     }
+    Thread[] noise = startNoise(System.getenv("FLOOR_NOISE"));
     for (Thread t : threads) {
       t.join();
+    }
+    for (Thread t : noise) {
+      t.interrupt();
     }
     if (failure[0] != null) {
       throw new IllegalStateException("a lane failed", failure[0]);
@@ -163,6 +171,42 @@ public class TcpRingFloor {
       }
       System.out.printf("lanes%d %d %.1f %d%n", lanes, bytes, slowest * 1e6 / calls, k + 1);
     }
+  }
+
+  /**
+   * Daemon threads from {@code THREADS:PERIOD_US:BUSY_US} (none where unset): each sleeps PERIOD_US,
+   * spins BUSY_US, and again, until interrupted.
+   */
+  private static Thread[] startNoise(String spec) {
+    if (spec == null || spec.isEmpty()) {
+      return new Thread[0];
+    }
+    String[] f = spec.split(":");
+    if (f.length != 3) {
+      throw new IllegalArgumentException(
+          "FLOOR_NOISE=" + spec + ": expected THREADS:PERIOD_US:BUSY_US, for example 8:2000:20");
+    }
+    int count = Integer.parseInt(f[0]);
+    long periodNanos = TimeUnit.MICROSECONDS.toNanos(Long.parseLong(f[1]));
+    long busyNanos = TimeUnit.MICROSECONDS.toNanos(Long.parseLong(f[2]));
+    Thread[] noise = new Thread[count];
+    for (int i = 0; i < count; i++) {
+      noise[i] =
+          new Thread(
+              () -> {
+                while (!Thread.currentThread().isInterrupted()) {
+                  LockSupport.parkNanos(periodNanos);
+                  long until = System.nanoTime() + busyNanos;
+                  while (System.nanoTime() < until) {
+                    Thread.onSpinWait();
+                  }
+                }
+              },
+              "noise" + i);
+      noise[i].setDaemon(true);
+      noise[i].start();
+    }
+    return noise;
   }
 
   /**
