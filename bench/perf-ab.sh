@@ -20,6 +20,7 @@ NEW="${2:-HEAD}"
 ROUNDS="${3:-5}"
 RANKS="${RANKS:-2}"
 OP="${OP:-allreduce}"
+DTYPES="${DTYPES:-float32}"
 SIZES="${SIZES:-8 1M 64M}"
 TRANSPORT="${TRANSPORT:-auto}"
 WORK="$(mktemp -d)"
@@ -42,31 +43,34 @@ echo "# building $OLD and $NEW" >&2
 OLD_CP="$(build "$OLD" "$WORK/old")"
 NEW_CP="$(build "$NEW" "$WORK/new")"
 
-run() { # label class-path size operation
+run() { # label class-path size operation dtype
   # shellcheck disable=SC2086 # options and PERF_ARGS split on spaces on purpose
   java -XX:+UseSerialGC -Xmx256m ${SPARKCCL_JAVA_OPTS:-} \
     -Dlog4j2.configurationFile="$ROOT/bin/log4j2.xml" -cp "$2" org.sparkccl.perf.PerfTool \
-    -n "$RANKS" -o "$4" -t "$TRANSPORT" -d float32 -b "$3" -e "$3" -w "${WARMUP:-5}" -i "${ITERS:-20}" ${PERF_ARGS:-} |
-    awk -v label="$1" -v size="$3" -v op="$4" \
-      '$1 ~ /^[0-9]+$/ && NF >= 9 { print label, (op == "allreduce" ? "" : op ":") size, $6 }'
+    -n "$RANKS" -o "$4" -t "$TRANSPORT" -d "$5" -b "$3" -e "$3" -w "${WARMUP:-5}" -i "${ITERS:-20}" ${PERF_ARGS:-} |
+    awk -v label="$1" -v size="$3" -v op="$4" -v dtype="$5" \
+      '$1 ~ /^[0-9]+$/ && NF >= 9 {
+        print label, (op == "allreduce" ? "" : op ":") (dtype == "float32" ? "" : dtype ":") size, $6 }'
 }
 
 RESULTS="$WORK/results.txt"
 for ((r = 1; r <= ROUNDS; r++)); do
   for op in $OP; do
-    for size in $SIZES; do
-      # odd rounds run the old build first, even rounds the new one: whichever runs second in a
-      # pair can find the machine warmer or busier
-      if ((r % 2)); then
-        run old "$OLD_CP" "$size" "$op" >>"$RESULTS"
-        run new "$NEW_CP" "$size" "$op" >>"$RESULTS"
-      else
-        run new "$NEW_CP" "$size" "$op" >>"$RESULTS"
-        run old "$OLD_CP" "$size" "$op" >>"$RESULTS"
-      fi
+    for dtype in $DTYPES; do
+      for size in $SIZES; do
+        # odd rounds run the old build first, even rounds the new one: whichever runs second in a
+        # pair can find the machine warmer or busier
+        if ((r % 2)); then
+          run old "$OLD_CP" "$size" "$op" "$dtype" >>"$RESULTS"
+          run new "$NEW_CP" "$size" "$op" "$dtype" >>"$RESULTS"
+        else
+          run new "$NEW_CP" "$size" "$op" "$dtype" >>"$RESULTS"
+          run old "$OLD_CP" "$size" "$op" "$dtype" >>"$RESULTS"
+        fi
+      done
     done
   done
   echo "# round $r of $ROUNDS done" >&2
 done
 
-python3 "$ROOT/bench/ab_summary.py" "$RESULTS" "$OLD" "$NEW" "float32 ($OP), $RANKS ranks"
+python3 "$ROOT/bench/ab_summary.py" "$RESULTS" "$OLD" "$NEW" "$DTYPES ($OP), $RANKS ranks"
