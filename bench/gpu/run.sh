@@ -250,7 +250,7 @@ case "$MODE" in
     # core, with taskset, re-applied every 0.1 s while it runs; a setting whose RANKS x K exceed the
     # host's CPUs is refused before the first round), or FLOOR=L, which runs the Java ring's floor
     # with L threads a rank (bench/micro/TcpRingFloor.java; ALGO unused; its other VAR=VALUE, such
-    # as FLOOR_PIECE and FLOOR_SOCKBUF, set its environment) instead of the engine; RANKS (default
+    # as FLOOR_PIECE, FLOOR_SOCKBUF and FLOOR_NOISE, set its environment) instead of the engine; RANKS (default
     # 8), TRANSPORT (socket), OP (allreduce), sizes MIN to MAX by FACTOR (1M, 8M, 2), WARMUP (20)
     # and ITERS (40) calls a size after the JIT's warm-up (JIT_WARMUP), ROUNDS rounds (3); results
     # checked; medians per setting and size, the ratio to OpenMPI's median, and the median of the
