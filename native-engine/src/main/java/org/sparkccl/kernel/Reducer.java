@@ -114,6 +114,8 @@ public final class Reducer {
     long[] doubleBits;
     short[] halfX;
     short[] halfY;
+    byte[] byteX;
+    byte[] byteY;
     int[] intX;
     int[] intY;
     long[] longX;
@@ -139,6 +141,13 @@ public final class Reducer {
       if (halfX == null) {
         halfX = new short[HALF_BLOCK];
         halfY = new short[HALF_BLOCK];
+      }
+    }
+
+    void byteBlocks() {
+      if (byteX == null) {
+        byteX = new byte[BLOCK_BYTES];
+        byteY = new byte[BLOCK_BYTES];
       }
     }
 
@@ -413,6 +422,10 @@ public final class Reducer {
     boolean signed = type.isSigned();
     switch (type.size()) {
       case 1 -> {
+        if (n > SCALAR_MAX) {
+          int8(op, signed, a, ao, b, bo, o, oo, n);
+          return;
+        }
         for (int i = 0; i < n; i++) {
           long x = signed ? a.get(ao + i) : a.get(ao + i) & 0xffL;
           long y = signed ? b.get(bo + i) : b.get(bo + i) & 0xffL;
@@ -439,6 +452,55 @@ public final class Reducer {
           o.putLong(oo + i, f.applyAsLong(a.getLong(ao + i), b.getLong(bo + i)));
         }
       }
+    }
+  }
+
+  /**
+   * 8-bit integers through blocks, as {@link #int32}; bytes need no view (byte order does not
+   * apply), the bulk copies are the buffers' own.
+   */
+  private static void int8(
+      ReduceOp op,
+      boolean signed,
+      ByteBuffer a,
+      int ao,
+      ByteBuffer b,
+      int bo,
+      ByteBuffer o,
+      int oo,
+      int n) {
+    Workspace ws = WORKSPACE.get();
+    ws.byteBlocks();
+    byte[] x = ws.byteX;
+    byte[] y = ws.byteY;
+    int flip = signed ? 0 : Byte.MIN_VALUE;
+    for (int base = 0; base < n; base += BLOCK_BYTES) {
+      int len = Math.min(BLOCK_BYTES, n - base);
+      a.get(ao + base, x, 0, len);
+      b.get(bo + base, y, 0, len);
+      switch (op) {
+        case SUM, AVG -> {
+          for (int i = 0; i < len; i++) {
+            x[i] += y[i];
+          }
+        }
+        case PROD -> {
+          for (int i = 0; i < len; i++) {
+            x[i] *= y[i];
+          }
+        }
+        case MIN -> {
+          for (int i = 0; i < len; i++) {
+            x[i] = (byte) (Math.min((byte) (x[i] ^ flip), (byte) (y[i] ^ flip)) ^ flip);
+          }
+        }
+        case MAX -> {
+          for (int i = 0; i < len; i++) {
+            x[i] = (byte) (Math.max((byte) (x[i] ^ flip), (byte) (y[i] ^ flip)) ^ flip);
+          }
+        }
+      }
+      o.put(oo + base, x, 0, len);
     }
   }
 

@@ -21,11 +21,11 @@ import org.sparkccl.Reference;
 @DisplayName("Reducer")
 class ReducerTest {
   /**
-   * Elements a call: more than two of the float32 path's blocks (1,024 elements) and four of
-   * float64's (512), and a multiple of neither, so that every block boundary and a short last block
-   * are checked.
+   * Elements a call: more than one block of every type's block path (4 KiB: 4,096 int8 elements,
+   * 2,048 half-precision, 1,024 float32 or int32, 512 float64 or int64) and a multiple of none, so
+   * that every block boundary and a short last block are checked.
    */
-  private static final int COUNT = 2_501;
+  private static final int COUNT = 4_099;
 
   private static ByteBuffer direct(int bytes) {
     return ByteBuffer.allocateDirect(bytes).order(ByteOrder.nativeOrder());
