@@ -78,15 +78,16 @@ public final class Reducer {
   }
 
   /**
-   * Float and double reductions go through small on-heap blocks: bulk copies in and out run at
-   * memcpy speed and the loop over arrays is one C2 vectorises, about 1.35x faster than element
-   * accessors on direct buffers. The copies go through typed views of the buffers, cached per
-   * thread ({@link BufferViews}): made per call they were six objects, about 230-290 bytes, and a 4
-   * KiB sum took 0.34-0.42 us against 0.20-0.21 with them cached ({@code
-   * bench/micro/ReduceSpeed.java} on a 2-core machine). A block is 4 KiB of elements (1,024 floats,
-   * 512 doubles), so that both blocks and the lines streaming through stay in the first-level
-   * cache: blocks of 16 KiB (float32) and 32 KiB (float64) took 1.3-1.6x the time of 4 KiB ones for
-   * a 256 KiB or 4 MiB sum on the same machine.
+   * Reductions of more than {@link #SCALAR_MAX} elements, of every type, go through small on-heap
+   * blocks: bulk copies in and out run at memcpy speed and the loop over arrays is one C2
+   * vectorises (for float32 about 1.35x faster than element accessors on direct buffers; the
+   * others' conversions or operator functions made theirs 7-20x slower). The copies go through
+   * typed views of the buffers, cached per thread ({@link BufferViews}): made per call they were
+   * six objects, about 230-290 bytes, and a 4 KiB sum took 0.34-0.42 us against 0.20-0.21 with them
+   * cached ({@code bench/micro/ReduceSpeed.java} on a 2-core machine). A block is 4 KiB of elements
+   * (1,024 floats, 512 doubles), so that both blocks and the lines streaming through stay in the
+   * first-level cache: blocks of 16 KiB (float32) and 32 KiB (float64) took 1.3-1.6x the time of 4
+   * KiB ones for a 256 KiB or 4 MiB sum on the same machine.
    */
   private static final int BLOCK_BYTES = 4096;
 
