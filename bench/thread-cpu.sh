@@ -3,13 +3,18 @@
 # (3 s): prints the perf tool's rows, the host's CPU shares (user, system, soft interrupts, idle)
 # and, per thread name that top shows, the summed % of a core and how many threads, for threads
 # above 3% of a core. It shows which threads of the ranks are busy and whether they fill the host.
+# Then the context switches of the JVMs' threads over the same 3 s (from /proc): per thread name,
+# how many threads and their summed voluntary (the thread blocked or parked) and involuntary
+# (the scheduler took its core) switches a second, and the 12 threads that switched most: which
+# threads wake often, and which lose their core.
 #
 #   bench/thread-cpu.sh OUT_DIR PERF_OPTIONS...
 #   SPARKCCL_SHM=off bench/thread-cpu.sh bench/build/threads -n 4 -t socket -a ring -b 2M -e 2M -w 200 -i 9000 --jit-warmup 4000
 #
 # SAMPLE_AFTER (seconds, default 14) is when the sample starts: choose the perf options so that the
 # run lasts longer than that plus 3 s. PERF (default bin/sparkccl-perf) is the command that runs
-# the perf tool. OUT_DIR gets perf.txt, perf.err and top.txt.
+# the perf tool. OUT_DIR gets perf.txt, perf.err, top.txt and switches-before.txt,
+# switches-after.txt (a line a thread: pid, tid, voluntary, involuntary switches, name).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 if [[ $# -lt 2 ]]; then
@@ -22,13 +27,25 @@ rm -rf "$OUT_DIR" && mkdir -p "$OUT_DIR"
 read -r -a perf_cmd <<<"${PERF:-$ROOT/bin/sparkccl-perf}"
 "${perf_cmd[@]}" "$@" >"$OUT_DIR/perf.txt" 2>"$OUT_DIR/perf.err" &
 pid=$!
+switches() { # a line a thread of every java process: pid tid voluntary involuntary name
+  local p t
+  for p in $(pgrep -x java); do
+    for t in /proc/"$p"/task/*; do
+      awk -v p="$p" -v t="${t##*/}" -v name="$(cat "$t/comm" 2>/dev/null)" \
+        '/^voluntary_ctxt_switches/ {v = $2} /^nonvoluntary_ctxt_switches/ {n = $2}
+        END {if (v != "") print p, t, v, n, name}' "$t/status" 2>/dev/null || true
+    done
+  done
+}
 sleep "${SAMPLE_AFTER:-14}"
 if ! kill -0 "$pid" 2>/dev/null; then
   echo "the perf run ended before the sample began: give it more calls (-i) or a smaller SAMPLE_AFTER" >&2
   wait "$pid" || true
   exit 1
 fi
+switches >"$OUT_DIR/switches-before.txt"
 top -H -b -d 3 -n 2 -w 200 >"$OUT_DIR/top.txt"
+switches >"$OUT_DIR/switches-after.txt"
 status=0
 wait "$pid" || status=$?
 grep -E '^ +[0-9]' "$OUT_DIR/perf.txt" || true
@@ -36,4 +53,16 @@ grep -E '^ +[0-9]' "$OUT_DIR/perf.txt" || true
 awk '/^top -/ {n++} n == 2 && /^%Cpu/' "$OUT_DIR/top.txt"
 awk '/^top -/ {n++} n == 2 && $1 ~ /^[0-9]+$/ && $9 + 0 > 3 {c[$12] += $9; k[$12]++}
   END {for (x in c) printf "%8.1f %3d %s\n", c[x], k[x], x}' "$OUT_DIR/top.txt" | sort -nr
+# context switches a second over the sample (top's 3 s and the reads around it, about 3 s)
+echo "context switches a second, per thread name: threads, voluntary, involuntary"
+awk 'NR == FNR {v[$2] = $3; n[$2] = $4; next}
+  ($2 in v) {name = $5; for (i = 6; i <= NF; i++) name = name " " $i
+    dv = ($3 - v[$2]) / 3; dn = ($4 - n[$2]) / 3; k[name]++; sv[name] += dv; sn[name] += dn}
+  END {for (x in k) printf "%10.0f %10.0f %4d %s\n", sv[x], sn[x], k[x], x}' \
+  "$OUT_DIR/switches-before.txt" "$OUT_DIR/switches-after.txt" | sort -nr | head -20
+echo "the 12 threads that switched most (a second): pid tid voluntary involuntary name"
+awk 'NR == FNR {v[$2] = $3; n[$2] = $4; next}
+  ($2 in v) {name = $5; for (i = 6; i <= NF; i++) name = name " " $i
+    printf "%s %s %.0f %.0f %s\n", $1, $2, ($3 - v[$2]) / 3, ($4 - n[$2]) / 3, name}' \
+  "$OUT_DIR/switches-before.txt" "$OUT_DIR/switches-after.txt" | sort -k3,3nr -k4,4nr | head -12
 exit "$status"

@@ -56,8 +56,10 @@ cp bench/run-latency-bench.sh bench/common.sh bench/mpi_coll.c bench/latency_tab
 cp bench/run-checkcalls-bench.sh bench/ab_summary.py "$DEST/bench/"
 # the settings mode's summary (it imports ab_summary.py from its own folder)
 cp bench/settings_summary.py "$DEST/bench/"
+# with the host reductions' speed (run.sh DIR reduce)
 javac -nowarn -cp "perf/target/lib/*" -d "$DEST/micro-classes" bench/micro/JucxPutPingPong.java \
-  bench/micro/TcpDoublingFloor.java bench/micro/TcpRingFloor.java
+  bench/micro/TcpDoublingFloor.java bench/micro/TcpRingFloor.java bench/micro/ReduceTypes.java \
+  bench/micro/ReduceBlocks.java
 # the Python benchmark without Spark (run.sh DEST python): the executor's channel for Python
 # workers (the plugin's worker package, which needs no Spark), the bench's main, the shim's package
 # (without its bundled jars) and the worker script

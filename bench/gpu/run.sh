@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The GPU suite and the benchmark of the CUDA backend, on a machine with a GPU and no Java:
 # bench/gpu/pack.sh packs DIR on a build machine; copy DIR to the GPU machine and run there
-#   bash DIR/run.sh DIR [smoke|suite|soak|bench|tune|local|tune-local|python|peer|blocks|compare|check|all|ab|ab-small|settings|gpu-ab|resident|latency|checkcost|collectives|lb]
+#   bash DIR/run.sh DIR [smoke|suite|soak|bench|tune|local|tune-local|python|peer|blocks|compare|check|all|ab|ab-small|settings|gpu-ab|resident|latency|checkcost|collectives|lb|reduce]
 #   bash DIR/run.sh DIR profile PERF_OPTIONS...   (bench/profile.sh with this bundle's perf tool)
 #   bash DIR/run.sh DIR waits PERF_OPTIONS...     (bench/waits.sh with this bundle's perf tool)
 #   bash DIR/run.sh DIR threads PERF_OPTIONS...   (bench/thread-cpu.sh with this bundle's perf tool)
@@ -387,6 +387,27 @@ case "$MODE" in
       PROFILER_LIB="$(ls "$DIR"/profiler/*.so)" bash bench/profile.sh "$OUT/profile" "${@:3}") || status=1
     cp "$OUT/profile/summary.txt" "$OUT/profile-summary.txt" 2>/dev/null
     tar czf "$OUT/profile.tgz" -C "$OUT" profile && rm -rf "$OUT/profile"
+    ;;
+  reduce)
+    # the host reductions' speed: bench/micro/ReduceTypes.java (BYTES, default 262144; DTYPES,
+    # default "float32 float64 bfloat16 float16 int32", one JVM each) with this bundle's engine
+    # ("new") and with each folder of ENGINES that pack.sh filled (ENGINES="old" for DIR/old),
+    # alternated REPEATS times (default 3); then bench/micro/ReduceBlocks.java at BYTES and 4 MiB
+    for ((r = 1; r <= ${REPEATS:-3}; r++)); do
+      for engine in new ${ENGINES:-}; do
+        jars="$DIR/lib/*"
+        [ "$engine" = new ] || jars="$DIR/$engine/*:$jars"
+        for dtype in ${DTYPES:-float32 float64 bfloat16 float16 int32}; do
+          "${JAVA[@]}" -cp "$DIR/micro-classes:$jars" ReduceTypes "${BYTES:-262144}" "$dtype" |
+            sed "s/^/$engine /" | tee -a "$OUT/reduce.txt"
+          [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+        done
+      done
+    done
+    for bytes in "${BYTES:-262144}" 4194304; do
+      "${JAVA[@]}" -cp "$DIR/micro-classes" ReduceBlocks "$bytes" | tee -a "$OUT/reduce.txt"
+      [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+    done
     ;;
   threads)
     # each thread's CPU in the middle of a perf run (bench/thread-cpu.sh; SAMPLE_AFTER as there)
