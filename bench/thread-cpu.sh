@@ -12,7 +12,9 @@
 #   SPARKCCL_SHM=off bench/thread-cpu.sh bench/build/threads -n 4 -t socket -a ring -b 2M -e 2M -w 200 -i 9000 --jit-warmup 4000
 #
 # SAMPLE_AFTER (seconds, default 14) is when the sample starts: choose the perf options so that the
-# run lasts longer than that plus 3 s. PERF (default bin/sparkccl-perf) is the command that runs
+# run lasts longer than that plus 3 s. NICE_THREADS (a thread name's start, as /proc shows it, for
+# example sparkccl-proxy-) lowers every such thread of the JVMs to nice 19, every 2 s until the
+# sample begins: whether those threads' share of the cores is what the others miss. PERF (default bin/sparkccl-perf) is the command that runs
 # the perf tool. OUT_DIR gets perf.txt, perf.err, top.txt and switches-before.txt,
 # switches-after.txt (a line a thread: pid, tid, voluntary, involuntary switches, name).
 set -euo pipefail
@@ -37,6 +39,20 @@ switches() { # a line a thread of every java process: pid tid voluntary involunt
     done
   done
 }
+if [[ -n "${NICE_THREADS:-}" ]]; then
+  (
+    for ((k = 0; k < ${SAMPLE_AFTER:-14} / 2; k++)); do
+      sleep 2
+      for p in $(pgrep -x java); do
+        for t in /proc/"$p"/task/*; do
+          if [[ "$(cat "$t/comm" 2>/dev/null)" == "$NICE_THREADS"* ]]; then
+            renice -n 19 -p "${t##*/}" >/dev/null 2>&1 || true
+          fi
+        done
+      done
+    done
+  ) &
+fi
 sleep "${SAMPLE_AFTER:-14}"
 if ! kill -0 "$pid" 2>/dev/null; then
   echo "the perf run ended before the sample began: give it more calls (-i) or a smaller SAMPLE_AFTER" >&2
