@@ -14,13 +14,14 @@
 # SAMPLE_AFTER (seconds, default 14) is when the sample starts: choose the perf options so that the
 # run lasts longer than that plus 3 s. NICE_THREADS (a thread name's start, as /proc shows it, for
 # example sparkccl-proxy-) lowers every such thread of the JVMs to nice 19, every 2 s until the
-# sample begins: whether those threads' share of the cores is what the others miss. PERF (default bin/sparkccl-perf) is the command that runs
-# the perf tool. OUT_DIR gets perf.txt, perf.err, top.txt and switches-before.txt,
-# switches-after.txt (a line a thread: pid, tid, voluntary, involuntary switches, name).
+# sample begins: whether those threads' share of the cores is what the others miss. PERF (default
+# bin/sparkccl-perf) is the command that runs the perf tool. OUT_DIR gets perf.txt, perf.err,
+# top.txt, switches-before.txt and switches-after.txt (a line a thread: pid, tid, voluntary,
+# involuntary switches, name) and switches.txt (the same a second over the sample).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 if [[ $# -lt 2 ]]; then
-  sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//' >&2
+  sed -n '2,/^set -euo/p' "$0" | grep '^#' | sed 's/^# \{0,1\}//' >&2
   exit 2
 fi
 OUT_DIR="$(realpath -m "$1")"
@@ -69,16 +70,17 @@ grep -E '^ +[0-9]' "$OUT_DIR/perf.txt" || true
 awk '/^top -/ {n++} n == 2 && /^%Cpu/' "$OUT_DIR/top.txt"
 awk '/^top -/ {n++} n == 2 && $1 ~ /^[0-9]+$/ && $9 + 0 > 3 {c[$12] += $9; k[$12]++}
   END {for (x in c) printf "%8.1f %3d %s\n", c[x], k[x], x}' "$OUT_DIR/top.txt" | sort -nr
-# context switches a second over the sample (top's 3 s and the reads around it, about 3 s)
-echo "context switches a second, per thread name: threads, voluntary, involuntary"
-awk 'NR == FNR {v[$2] = $3; n[$2] = $4; next}
-  ($2 in v) {name = $5; for (i = 6; i <= NF; i++) name = name " " $i
-    dv = ($3 - v[$2]) / 3; dn = ($4 - n[$2]) / 3; k[name]++; sv[name] += dv; sn[name] += dn}
-  END {for (x in k) printf "%10.0f %10.0f %4d %s\n", sv[x], sn[x], k[x], x}' \
-  "$OUT_DIR/switches-before.txt" "$OUT_DIR/switches-after.txt" | sort -nr | head -20
-echo "the 12 threads that switched most (a second): pid tid voluntary involuntary name"
+# context switches a second over the sample (top's 3 s and the reads around it, about 3 s), a
+# line a thread that lived through it
 awk 'NR == FNR {v[$2] = $3; n[$2] = $4; next}
   ($2 in v) {name = $5; for (i = 6; i <= NF; i++) name = name " " $i
     printf "%s %s %.0f %.0f %s\n", $1, $2, ($3 - v[$2]) / 3, ($4 - n[$2]) / 3, name}' \
-  "$OUT_DIR/switches-before.txt" "$OUT_DIR/switches-after.txt" | sort -k3,3nr -k4,4nr | head -12
+  "$OUT_DIR/switches-before.txt" "$OUT_DIR/switches-after.txt" >"$OUT_DIR/switches.txt"
+echo "context switches a second, per thread name: voluntary, involuntary, threads, name"
+awk '{name = $5; for (i = 6; i <= NF; i++) name = name " " $i
+    k[name]++; v[name] += $3; n[name] += $4}
+  END {for (x in k) printf "%10.0f %10.0f %4d %s\n", v[x], n[x], k[x], x}' \
+  "$OUT_DIR/switches.txt" | sort -nr | head -20
+echo "the 12 threads that switched most (a second): pid tid voluntary involuntary name"
+sort -k3,3nr -k4,4nr "$OUT_DIR/switches.txt" | head -12
 exit "$status"
