@@ -17,6 +17,7 @@ public final class Fifo implements SlotQueue, AutoCloseable {
       MethodHandles.byteBufferViewVarHandle(long[].class, ByteOrder.nativeOrder());
   private static final VarHandle INTS =
       MethodHandles.byteBufferViewVarHandle(int[].class, ByteOrder.nativeOrder());
+  private static final VarHandle ARRIVED = MethodHandles.arrayElementVarHandle(int[].class);
 
   /**
    * The last head the producer read and the last tail the consumer read. Counters only grow, so a
@@ -53,6 +54,13 @@ public final class Fifo implements SlotQueue, AutoCloseable {
    * them to the consumer, the head's clears them for the producer.
    */
   private final ByteBuffer[] sources = new ByteBuffer[FifoLayout.STEPS];
+
+  /**
+   * Per slot: how many of its step's first bytes have landed before the step is published ({@link
+   * #arrived(long, int)}), 0 while none have or nobody says. In this process only: a FIFO in memory
+   * shared with another process never sees its producer's.
+   */
+  private final int[] arrived = new int[FifoLayout.STEPS];
 
   private final int stepSize;
 
@@ -219,6 +227,24 @@ public final class Fifo implements SlotQueue, AutoCloseable {
     publish(step, source.remaining());
   }
 
+  /**
+   * Producer, before it publishes {@code step}: its slot's first {@code bytes} bytes have landed
+   * and will not change, so a consumer may read them already ({@link #arrived(long)}). A receiving
+   * proxy says so as a socket fills the slot, and the kernel sums what arrived while the rest is
+   * still on its way.
+   */
+  public void arrived(long step, int bytes) {
+    ARRIVED.setRelease(arrived, FifoLayout.slotOf(step), bytes);
+  }
+
+  /**
+   * Consumer: how many of {@code step}'s first bytes lie in its slot before it is published; 0
+   * where none have landed or the producer does not say. Only for the step it waits for next.
+   */
+  public int arrived(long step) {
+    return (int) ARRIVED.getAcquire(arrived, FifoLayout.slotOf(step));
+  }
+
   /** Consumer: what holds {@code step}'s bytes, its slot or the memory of {@link #publishFrom}. */
   public ByteBuffer bytesOf(long step) {
     int i = FifoLayout.slotOf(step);
@@ -230,6 +256,9 @@ public final class Fifo implements SlotQueue, AutoCloseable {
   @Override
   public void release(long step) {
     sources[FifoLayout.slotOf(step)] = null;
+    // before the head: the producer starts the slot's next step only after it, and a consumer
+    // waiting for that step must not read this one's count
+    ARRIVED.setRelease(arrived, FifoLayout.slotOf(step), 0);
     INTS.setRelease(control, FifoLayout.sizeOffset(FifoLayout.slotOf(step)), FifoLayout.EMPTY);
     LONGS.setVolatile(control, FifoLayout.HEAD_OFFSET, step + 1);
     producerWaker.run();

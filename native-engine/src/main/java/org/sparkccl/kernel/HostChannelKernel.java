@@ -35,6 +35,15 @@ public final class HostChannelKernel implements ChannelKernel {
   private long sendStep;
   private long recvStep;
 
+  /**
+   * The least a received step is summed in while it arrives ({@link #reduceAsItArrives}): a piece
+   * costs a wait and a call of the reducer, and a step is summed in pieces only from twice this.
+   */
+  static final int PIECE_BYTES = 64 << 10;
+
+  /** Where the piece the kernel waits for ends, in bytes of the step ({@link #pieceLanded}). */
+  private int pieceEnd;
+
   private boolean sendFromSources;
 
   /** Whether the current collective published a step from its buffers: it ends once they left. */
@@ -54,6 +63,7 @@ public final class HostChannelKernel implements ChannelKernel {
   private final BooleanSupplier sendRoom = this::sendRoom;
   private final BooleanSupplier recvFilled = this::recvFilled;
   private final BooleanSupplier sendsDone = this::sendsDone;
+  private final BooleanSupplier pieceLanded = this::pieceLanded;
   private final KernelWaiter.Check sendCheck = new SideCheck(true);
   private final KernelWaiter.Check recvCheck = new SideCheck(false);
 
@@ -194,7 +204,6 @@ public final class HostChannelKernel implements ChannelKernel {
   }
 
   private void slice(Work w, PrimitiveCall call, int src, int dst, int len) {
-    int elems = len / w.type().size();
     switch (call.kind()) {
       case SEND -> send(w, w.src(), src, len);
       case COPY_SEND -> {
@@ -208,18 +217,17 @@ public final class HostChannelKernel implements ChannelKernel {
         releaseRecv();
       }
       case RECV_REDUCE_SEND -> {
-        ByteBuffer in = awaitRecvSlot(w, len);
         ByteBuffer out = awaitSendSlot();
-        Reducer.reduce(w.type(), w.op(), in, 0, w.src(), src, out, 0, elems);
+        reduceAsItArrives(w, src, out, 0, len, false);
         publish(w, len);
         releaseRecv();
       }
       case RECV_REDUCE_COPY -> {
-        reduceFinal(w, awaitRecvSlot(w, len), src, w.dst(), dst, elems);
+        reduceAsItArrives(w, src, w.dst(), dst, len, true);
         releaseRecv();
       }
       case RECV_REDUCE_COPY_SEND -> {
-        reduceFinal(w, awaitRecvSlot(w, len), src, w.dst(), dst, elems);
+        reduceAsItArrives(w, src, w.dst(), dst, len, true);
         send(w, w.dst(), dst, len);
         releaseRecv();
       }
@@ -261,13 +269,55 @@ public final class HostChannelKernel implements ChannelKernel {
     publish(w, len);
   }
 
-  /** {@code out = in op src}, then the division of {@code avg}: the result is complete here. */
-  private static void reduceFinal(
-      Work w, ByteBuffer in, int src, ByteBuffer out, int outOffset, int elems) {
-    Reducer.reduce(w.type(), w.op(), in, 0, w.src(), src, out, outOffset, elems);
-    if (w.op() == ReduceOp.AVG) {
+  /**
+   * {@code out = in op src} for the received step of {@code len} bytes, and where {@code last} (the
+   * result is complete here) the division of {@code avg}. On the kernel's own receive FIFO it sums
+   * the step in pieces as the proxy says they land ({@link Fifo#arrived}), so that the sum of a
+   * large step overlaps its arrival instead of following it: a ring step waits for its
+   * predecessor's whole result, and the sum of each step was otherwise added to every step's time.
+   */
+  private void reduceAsItArrives(
+      Work w, int src, ByteBuffer out, int outOffset, int len, boolean last) {
+    int done = 0;
+    if (recvCalls == null && len >= 2 * PIECE_BYTES) {
+      long step = recvStep;
+      ByteBuffer slot = recvFifo.slot(step);
+      int unit = w.type().size();
+      while (len - done >= 2 * PIECE_BYTES) {
+        pieceEnd = done + PIECE_BYTES;
+        waiter.await(pieceLanded, recvCheck);
+        if (recvFifo.isFilled(step)) {
+          break; // the rest at once, after the checks of a whole step
+        }
+        int landed = Math.min(recvFifo.arrived(step), len) & -unit;
+        reduceRange(w, slot, done, src + done, out, outOffset + done, landed - done, last);
+        done = landed;
+      }
+    }
+    ByteBuffer in = awaitRecvSlot(w, len);
+    reduceRange(w, in, done, src + done, out, outOffset + done, len - done, last);
+  }
+
+  /** {@code out = in op src} over {@code bytes} bytes, and the division of {@code avg} if last. */
+  private static void reduceRange(
+      Work w,
+      ByteBuffer in,
+      int inOffset,
+      int src,
+      ByteBuffer out,
+      int outOffset,
+      int bytes,
+      boolean last) {
+    int elems = bytes / w.type().size();
+    Reducer.reduce(w.type(), w.op(), in, inOffset, w.src(), src, out, outOffset, elems);
+    if (last && w.op() == ReduceOp.AVG) {
       Reducer.divide(w.type(), out, outOffset, elems, w.nRanks());
     }
+  }
+
+  /** Whether the step the kernel sums in pieces has arrived up to {@link #pieceEnd}, or whole. */
+  private boolean pieceLanded() {
+    return recvFifo.arrived(recvStep) >= pieceEnd || recvFifo.isFilled(recvStep);
   }
 
   private boolean sendRoom() {

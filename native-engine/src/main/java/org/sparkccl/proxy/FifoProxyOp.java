@@ -110,6 +110,9 @@ abstract class FifoProxyOp extends ProxyOp {
   /** The transport finished {@code step}: give the slot to the kernel. */
   protected abstract void complete(long step, NetRequest request);
 
+  /** {@code step}, the oldest in flight, has not finished yet: what moved of it may be told. */
+  protected void inFlight(long step, NetRequest request) {}
+
   @Override
   public final Object peerKey() {
     return connection;
@@ -131,6 +134,10 @@ abstract class FifoProxyOp extends ProxyOp {
       complete(step, r);
       done++;
       moved = true;
+    }
+    if (done < posted) {
+      long step = base + done;
+      inFlight(step, requests[FifoLayout.slotOf(step)]);
     }
     if (moved) {
       clock.moved(now);

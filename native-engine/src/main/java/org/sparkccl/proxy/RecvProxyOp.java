@@ -160,6 +160,23 @@ public final class RecvProxyOp extends FifoProxyOp {
     return connection.postRecv(target != null ? target : fifo.slot(step), step);
   }
 
+  /**
+   * Tells the kernel how much of a step received into its slot has landed ({@link Fifo#arrived}),
+   * so that it sums that much while the rest arrives. Not before the header's call has been
+   * checked: bytes of a mismatched call must not be summed, even into an output the failure then
+   * discards.
+   */
+  @Override
+  protected void inFlight(long step, NetRequest request) {
+    int got = request.received();
+    int told = fifo.arrived(step);
+    if (got > told
+        && targets[FifoLayout.slotOf(step)] == null
+        && (told > 0 || !checks || request.sentFor(expected))) {
+      fifo.arrived(step, got);
+    }
+  }
+
   @Override
   protected void complete(long step, NetRequest request) {
     if (checks && !request.sentFor(expected)) {

@@ -15,6 +15,15 @@ public interface NetRequest {
   int size();
 
   /**
+   * For a receive in flight, after a {@link #test()} that returned false: how many of the payload's
+   * first bytes lie in the memory it was posted with and will not change; 0 where the transport
+   * cannot say (it receives in parts that may land in any order, or all at once).
+   */
+  default int received() {
+    return 0;
+  }
+
+  /**
    * For a completed receive: the collective the sender was running when it sent this, or null where
    * the request carries none.
    */

@@ -96,6 +96,15 @@ final class SocketRequest implements NetRequest {
     return size;
   }
 
+  /**
+   * A payload read on the control socket lands in order, so its position is the prefix that has
+   * landed; one in chunks on the data sockets counts only once complete.
+   */
+  @Override
+  public int received() {
+    return inline && payload != null ? payload.position() : 0;
+  }
+
   /** The call in the header; read after completion, while the header is this step's. */
   @Override
   public CollectiveCall call() {
