@@ -9,12 +9,12 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.List;
-import java.util.SplittableRandom;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.sparkccl.DataType;
 import org.sparkccl.ReduceOp;
+import org.sparkccl.TestBytes;
 import org.sparkccl.algorithm.ChannelPlan;
 import org.sparkccl.algorithm.Primitive;
 import org.sparkccl.algorithm.PrimitiveCall;
@@ -41,7 +41,7 @@ class SendFromSourcesTest {
     try (Fifo send = new Fifo(STEP);
         Fifo recv = new Fifo(STEP)) {
       HostChannelKernel kernel = kernel(send, recv, true);
-      byte[] input = random(BYTES, 11);
+      byte[] input = TestBytes.random(BYTES, 11);
       HostBuffer src = buffer(input);
       HostBuffer dst = buffer(new byte[BYTES]);
       CompletableFuture<Void> ran = CompletableFuture.runAsync(() -> kernel.run(work(src, dst)));
@@ -54,7 +54,8 @@ class SendFromSourcesTest {
         } else {
           assertSame(send.slot(step), sent, "a step below the minimum is copied into its slot");
         }
-        assertArrayEquals(slice(input, step * STEP, len), bytes(sent, len), "step " + step);
+        assertArrayEquals(
+            TestBytes.slice(input, step * STEP, len), TestBytes.bytes(sent, len), "step " + step);
       }
       // every step published and none released: the collective has not ended
       assertFalse(
@@ -65,7 +66,7 @@ class SendFromSourcesTest {
       assertFalse(KernelTestWaits.ended(ran), "the kernel returned with a send still in its slot");
       send.release(3);
       ran.get(30, TimeUnit.SECONDS);
-      assertArrayEquals(input, bytes(dst.memory(), BYTES), "the copy into the output");
+      assertArrayEquals(input, TestBytes.bytes(dst.memory(), BYTES), "the copy into the output");
       assertSame(send.slot(0), send.bytesOf(0), "a released step forgets the buffer");
     }
   }
@@ -75,7 +76,7 @@ class SendFromSourcesTest {
     try (Fifo send = new Fifo(STEP);
         Fifo recv = new Fifo(STEP)) {
       HostChannelKernel kernel = kernel(send, recv, false);
-      byte[] input = random(BYTES, 12);
+      byte[] input = TestBytes.random(BYTES, 12);
       CompletableFuture<Void> ran =
           CompletableFuture.runAsync(
               () -> kernel.run(work(buffer(input), buffer(new byte[BYTES]))));
@@ -83,8 +84,8 @@ class SendFromSourcesTest {
         KernelTestWaits.awaitFilled(send, step);
         assertSame(send.slot(step), send.bytesOf(step), "step " + step);
         assertArrayEquals(
-            slice(input, step * STEP, send.size(step)),
-            bytes(send.slot(step), send.size(step)),
+            TestBytes.slice(input, step * STEP, send.size(step)),
+            TestBytes.bytes(send.slot(step), send.size(step)),
             "step " + step);
       }
       // copied steps need nothing more from the kernel: it ends without waiting for the consumer
@@ -113,23 +114,5 @@ class SendFromSourcesTest {
     ByteBuffer memory = ByteBuffer.allocateDirect(content.length).order(ByteOrder.nativeOrder());
     memory.put(0, content);
     return HostBuffer.wrap(memory);
-  }
-
-  private static byte[] random(int n, long seed) {
-    byte[] b = new byte[n];
-    new SplittableRandom(seed).nextBytes(b);
-    return b;
-  }
-
-  private static byte[] slice(byte[] b, int from, int len) {
-    byte[] out = new byte[len];
-    System.arraycopy(b, from, out, 0, len);
-    return out;
-  }
-
-  private static byte[] bytes(ByteBuffer b, int len) {
-    byte[] out = new byte[len];
-    b.get(0, out, 0, len);
-    return out;
   }
 }

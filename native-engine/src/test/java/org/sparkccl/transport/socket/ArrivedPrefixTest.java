@@ -8,7 +8,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
-import java.util.SplittableRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.DisplayName;
@@ -16,6 +15,7 @@ import org.junit.jupiter.api.Test;
 import org.sparkccl.CclMismatchException;
 import org.sparkccl.DataType;
 import org.sparkccl.ReduceOp;
+import org.sparkccl.TestBytes;
 import org.sparkccl.comm.CollectiveCall;
 import org.sparkccl.fifo.Fifo;
 import org.sparkccl.proxy.RecvProxyOp;
@@ -39,7 +39,7 @@ class ArrivedPrefixTest {
   @Test
   @DisplayName("the first part is told as it lands, the step published once whole")
   void partsAreToldInOrder() throws Exception {
-    byte[] payload = random(7);
+    byte[] payload = TestBytes.random(BYTES, 7);
     try (SocketEnds ends = SocketEnds.connect(null);
         Fifo fifo = new Fifo(STEP)) {
       RecvProxyOp op = receive(ends, fifo);
@@ -48,12 +48,13 @@ class ArrivedPrefixTest {
       passUntil(op, () -> fifo.arrived(0) >= FIRST_PART);
       assertEquals(FIRST_PART, fifo.arrived(0), "told more than was written");
       assertFalse(fifo.isFilled(0), "published before the whole step arrived");
-      assertArrayEquals(slice(payload, 0, FIRST_PART), bytes(fifo.slot(0), FIRST_PART));
+      assertArrayEquals(
+          TestBytes.slice(payload, 0, FIRST_PART), TestBytes.bytes(fifo.slot(0), FIRST_PART));
 
       write(wire, ByteBuffer.wrap(payload, FIRST_PART, BYTES - FIRST_PART));
       passUntil(op, () -> fifo.isFilled(0));
       assertEquals(BYTES, fifo.size(0));
-      assertArrayEquals(payload, bytes(fifo.bytesOf(0), BYTES));
+      assertArrayEquals(payload, TestBytes.bytes(fifo.bytesOf(0), BYTES));
       fifo.release(0);
       assertEquals(0, fifo.arrived(8), "the slot's next step starts with nothing landed");
     }
@@ -62,7 +63,7 @@ class ArrivedPrefixTest {
   @Test
   @DisplayName("nothing of a mismatched call is told; the step fails once it has arrived")
   void mismatchedCallIsNotTold() throws Exception {
-    byte[] payload = random(8);
+    byte[] payload = TestBytes.random(BYTES, 8);
     CollectiveCall other =
         new CollectiveCall(
             CollectiveCall.Kind.ALL_REDUCE, 4, BYTES / 4, DataType.INT32, ReduceOp.SUM, -1);
@@ -108,23 +109,5 @@ class ArrivedPrefixTest {
       assertTrue(System.nanoTime() < deadline, "not within 30 s");
       op.progress(System.nanoTime());
     }
-  }
-
-  private static byte[] random(long seed) {
-    byte[] b = new byte[BYTES];
-    new SplittableRandom(seed).nextBytes(b);
-    return b;
-  }
-
-  private static byte[] slice(byte[] b, int from, int len) {
-    byte[] out = new byte[len];
-    System.arraycopy(b, from, out, 0, len);
-    return out;
-  }
-
-  private static byte[] bytes(ByteBuffer b, int len) {
-    byte[] out = new byte[len];
-    b.get(0, out, 0, len);
-    return out;
   }
 }
