@@ -23,6 +23,7 @@ import org.sparkccl.algorithm.PrimitiveCall;
 import org.sparkccl.comm.CollectiveCall;
 import org.sparkccl.device.HostBuffer;
 import org.sparkccl.fifo.Fifo;
+import org.sparkccl.fifo.FifoLayout;
 import org.sparkccl.idle.IdleStrategies;
 
 /**
@@ -38,6 +39,9 @@ class ReduceAsItArrivesTest {
   private static final int BYTES = 3 * HostChannelKernel.PIECE_BYTES + 4 * 1000;
 
   private static final int FIRST_PART = HostChannelKernel.PIECE_BYTES + 4 * 25 + 2;
+
+  /** The whole float32 elements of {@link #FIRST_PART}: what the kernel may sum before the rest. */
+  private static final int FIRST_ELEMS = FIRST_PART / 4;
 
   private static final int RANKS = 3;
   private static final KernelGuard GUARD = KernelTestWaits.guard("a ring kernel in a test");
@@ -55,18 +59,14 @@ class ReduceAsItArrivesTest {
           run(send, recv, Primitive.RECV_REDUCE_COPY, input, dst, ReduceOp.AVG);
 
       land(recv, received, FIRST_PART);
-      int piece = FIRST_PART / 4;
-      float[] expected = new float[input.length];
-      for (int i = 0; i < input.length; i++) {
-        expected[i] = (received[i] + input[i]) / RANKS;
-      }
+      float[] expected = sums(received, input, RANKS);
       awaitTrue(
-          () -> Arrays.equals(floats(dst.memory()), 0, piece, expected, 0, piece),
+          () -> Arrays.equals(floats(dst.memory()), 0, FIRST_ELEMS, expected, 0, FIRST_ELEMS),
           "the first part summed before the step was published");
       float[] now = floats(dst.memory());
       assertArrayEquals(
-          Arrays.copyOfRange(before, piece, before.length),
-          Arrays.copyOfRange(now, piece, now.length),
+          Arrays.copyOfRange(before, FIRST_ELEMS, before.length),
+          Arrays.copyOfRange(now, FIRST_ELEMS, now.length),
           "nothing past what landed was written");
       assertFalse(KernelTestWaits.ended(ran), "the kernel ended before the step was published");
 
@@ -74,7 +74,8 @@ class ReduceAsItArrivesTest {
       ran.get(30, TimeUnit.SECONDS);
       assertArrayEquals(expected, floats(dst.memory()));
       assertEquals(1, recv.head(), "the step was released");
-      assertEquals(0, recv.arrived(1), "a released slot forgets what had landed");
+      assertEquals(
+          0, recv.arrived(FifoLayout.STEPS), "the slot's next step starts with nothing landed");
     }
   }
 
@@ -90,13 +91,11 @@ class ReduceAsItArrivesTest {
           run(send, recv, Primitive.RECV_REDUCE_SEND, input, dst, ReduceOp.SUM);
 
       land(recv, received, FIRST_PART);
-      int piece = FIRST_PART / 4;
-      float[] expected = new float[input.length];
-      for (int i = 0; i < input.length; i++) {
-        expected[i] = received[i] + input[i];
-      }
+      float[] expected = sums(received, input, 1);
       awaitTrue(
-          () -> Arrays.equals(floats(send.slot(0), input.length), 0, piece, expected, 0, piece),
+          () ->
+              Arrays.equals(
+                  floats(send.slot(0), input.length), 0, FIRST_ELEMS, expected, 0, FIRST_ELEMS),
           "the first part summed into the send slot before the step was published");
       assertFalse(send.isFilled(0), "a partial sum went out");
 
@@ -117,6 +116,15 @@ class ReduceAsItArrivesTest {
         new CollectiveCall(CollectiveCall.Kind.ALL_REDUCE, 1, BYTES / 4, DataType.FLOAT32, op, -1);
     ChannelWork work = new ChannelWork(plan, HostBuffer.wrap(direct(input)), dst, RANKS, call);
     return CompletableFuture.runAsync(() -> kernel.run(work));
+  }
+
+  /** {@code (received + input) / divisor}, element by element, as float32 computes it. */
+  private static float[] sums(float[] received, float[] input, int divisor) {
+    float[] out = new float[input.length];
+    for (int i = 0; i < input.length; i++) {
+      out[i] = (received[i] + input[i]) / divisor;
+    }
+    return out;
   }
 
   /** As a receiving proxy: the first {@code bytes} of the step land in the slot. */
