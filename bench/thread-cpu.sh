@@ -30,26 +30,29 @@ rm -rf "$OUT_DIR" && mkdir -p "$OUT_DIR"
 read -r -a perf_cmd <<<"${PERF:-$ROOT/bin/sparkccl-perf}"
 "${perf_cmd[@]}" "$@" >"$OUT_DIR/perf.txt" 2>"$OUT_DIR/perf.err" &
 pid=$!
-switches() { # a line a thread of every java process: pid tid voluntary involuntary name
+java_threads() { # a line a thread of every java process: pid, tid, its /proc folder
   local p t
   for p in $(pgrep -x java); do
     for t in /proc/"$p"/task/*; do
-      awk -v p="$p" -v t="${t##*/}" -v name="$(cat "$t/comm" 2>/dev/null)" \
-        '/^voluntary_ctxt_switches/ {v = $2} /^nonvoluntary_ctxt_switches/ {n = $2}
-        END {if (v != "") print p, t, v, n, name}' "$t/status" 2>/dev/null || true
+      echo "$p ${t##*/} $t"
     done
+  done
+}
+switches() { # a line a thread of every java process: pid tid voluntary involuntary name
+  java_threads | while read -r p tid t; do
+    awk -v p="$p" -v t="$tid" -v name="$(cat "$t/comm" 2>/dev/null)" \
+      '/^voluntary_ctxt_switches/ {v = $2} /^nonvoluntary_ctxt_switches/ {n = $2}
+      END {if (v != "") print p, t, v, n, name}' "$t/status" 2>/dev/null || true
   done
 }
 if [[ -n "${NICE_THREADS:-}" ]]; then
   (
     for ((k = 0; k < ${SAMPLE_AFTER:-14} / 2; k++)); do
       sleep 2
-      for p in $(pgrep -x java); do
-        for t in /proc/"$p"/task/*; do
-          if [[ "$(cat "$t/comm" 2>/dev/null)" == "$NICE_THREADS"* ]]; then
-            renice -n 19 -p "${t##*/}" >/dev/null 2>&1 || true
-          fi
-        done
+      java_threads | while read -r p tid t; do
+        if [[ "$(cat "$t/comm" 2>/dev/null)" == "$NICE_THREADS"* ]]; then
+          renice -n 19 -p "$tid" >/dev/null 2>&1 || true
+        fi
       done
     done
   ) &
@@ -60,9 +63,11 @@ if ! kill -0 "$pid" 2>/dev/null; then
   wait "$pid" || true
   exit 1
 fi
+before=$(date +%s.%N)
 switches >"$OUT_DIR/switches-before.txt"
 top -H -b -d 3 -n 2 -w 200 >"$OUT_DIR/top.txt"
 switches >"$OUT_DIR/switches-after.txt"
+seconds=$(echo "$before $(date +%s.%N)" | awk '{print $2 - $1}')
 status=0
 wait "$pid" || status=$?
 grep -E '^ +[0-9]' "$OUT_DIR/perf.txt" || true
@@ -70,11 +75,11 @@ grep -E '^ +[0-9]' "$OUT_DIR/perf.txt" || true
 awk '/^top -/ {n++} n == 2 && /^%Cpu/' "$OUT_DIR/top.txt"
 awk '/^top -/ {n++} n == 2 && $1 ~ /^[0-9]+$/ && $9 + 0 > 3 {c[$12] += $9; k[$12]++}
   END {for (x in c) printf "%8.1f %3d %s\n", c[x], k[x], x}' "$OUT_DIR/top.txt" | sort -nr
-# context switches a second over the sample (top's 3 s and the reads around it, about 3 s), a
+# context switches a second over the sample (top's 3 s and the reads around it, as timed), a
 # line a thread that lived through it
-awk 'NR == FNR {v[$2] = $3; n[$2] = $4; next}
+awk -v s="$seconds" 'NR == FNR {v[$2] = $3; n[$2] = $4; next}
   ($2 in v) {name = $5; for (i = 6; i <= NF; i++) name = name " " $i
-    printf "%s %s %.0f %.0f %s\n", $1, $2, ($3 - v[$2]) / 3, ($4 - n[$2]) / 3, name}' \
+    printf "%s %s %.0f %.0f %s\n", $1, $2, ($3 - v[$2]) / s, ($4 - n[$2]) / s, name}' \
   "$OUT_DIR/switches-before.txt" "$OUT_DIR/switches-after.txt" >"$OUT_DIR/switches.txt"
 echo "context switches a second, per thread name: voluntary, involuntary, threads, name"
 awk '{name = $5; for (i = 6; i <= NF; i++) name = name " " $i

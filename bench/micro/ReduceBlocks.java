@@ -56,6 +56,12 @@ public class ReduceBlocks {
     float[] y = new float[x.length];
     int calls = Math.max(50, (int) (400L * 256 * 1024 / bytes));
     String[] names = new String[BLOCKS.length + 3];
+    for (int w = 0; w < BLOCKS.length; w++) {
+      names[w] = "blocks of " + BLOCKS[w];
+    }
+    names[BLOCKS.length] = "float views";
+    names[BLOCKS.length + 1] = "byte accessors";
+    names[BLOCKS.length + 2] = "copy";
     double[][] us = new double[names.length][5];
     for (int round = 0; round < 7; round++) {
       for (int w = 0; w < names.length; w++) {
@@ -71,10 +77,6 @@ public class ReduceBlocks {
             o.put(0, a, 0, bytes);
           }
         }
-        names[w] =
-            w < BLOCKS.length
-                ? "blocks of " + BLOCKS[w]
-                : w == BLOCKS.length ? "float views" : w == BLOCKS.length + 1 ? "byte accessors" : "copy";
         if (round >= 2) {
           us[w][round - 2] = (System.nanoTime() - t0) / 1e3 / calls;
         }
